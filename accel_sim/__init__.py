@@ -1,0 +1,1 @@
+"""accel-sim: simulator and design-space explorer for deep-learning accelerators."""

@@ -1,0 +1,186 @@
+"""Strict YAML: duplicate keys are errors, every key keeps its line, pydantic errors become ConfigErrors."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from accel_sim.errors import ConfigError
+
+KeyPath = tuple[str | int, ...]
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class YamlDoc:
+    """Parsed YAML data plus the line (1-based) of every key and list item."""
+
+    data: Any
+    lines: dict[KeyPath, int]
+    file: str
+
+    def line_of(self, key_path: KeyPath) -> int | None:
+        """Line of the longest known prefix of `key_path`."""
+        for end in range(len(key_path), -1, -1):
+            if key_path[:end] in self.lines:
+                return self.lines[key_path[:end]]
+        return None
+
+
+def format_key_path(key_path: KeyPath) -> str:
+    """('memory', 1, 'capacity') -> 'memory[1].capacity'."""
+    text = ""
+    for key in key_path:
+        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else str(key))
+    return text
+
+
+def load_yaml(path: str | Path) -> YamlDoc:
+    """Read a YAML file strictly; syntax errors and duplicate keys raise ConfigError with the line."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the file ({exc.strerror})", file=path,
+                          fix="check the path and that the file is readable") from None
+    return parse_yaml(text, str(path))
+
+
+def parse_yaml(text: str, file: str) -> YamlDoc:
+    """Parse YAML text (see load_yaml)."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"invalid YAML syntax: {problem}", file=file,
+                          line=mark.line + 1 if mark else None,
+                          fix="check indentation, colons and quotes on that line") from None
+    lines: dict[KeyPath, int] = {}
+    data = None if node is None else _build(node, (), lines, file)
+    return YamlDoc(data, lines, file)
+
+
+def _build(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], file: str) -> Any:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = yaml.SafeLoader(" ").construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, (str, int, float, bool)):
+                raise ConfigError("mapping keys must be plain scalars", file=file,
+                                  line=key_node.start_mark.line + 1, key_path=format_key_path(path),
+                                  fix="write the key as a plain word")
+            key = str(key) if not isinstance(key, str) else key
+            if key in out:
+                raise ConfigError(f"duplicate key '{key}' (first on line {lines[path + (key,)]})", file=file,
+                                  line=key_node.start_mark.line + 1, key_path=format_key_path(path + (key,)),
+                                  fix="keep one of the two entries; YAML would silently drop the first")
+            lines[path + (key,)] = key_node.start_mark.line + 1
+            out[key] = _build(value_node, path + (key,), lines, file)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(item, path + (i,), lines, file) for i, item in enumerate(node.value)]
+    return yaml.SafeLoader(" ").construct_object(node)
+
+
+def validate(model: type[ModelT], doc: YamlDoc, root: KeyPath = ()) -> ModelT:
+    """Validate `doc.data` (or the part at `root`) against a pydantic model; errors become ConfigError."""
+    data = doc.data
+    for key in root:
+        data = data[key]
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise config_error(exc, doc, model, root) from None
+
+
+def config_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], root: KeyPath = ()) -> ConfigError:
+    """The first pydantic error as a ConfigError naming file, line, key path and a fix."""
+    err = exc.errors()[0]
+    loc = root + _data_path(err["loc"], doc.data, root)
+    key_path = format_key_path(loc)
+    kind, msg = err["type"], err["msg"]
+    if kind == "extra_forbidden":
+        valid = _valid_keys(model, err["loc"][:-1])
+        unknown = str(loc[-1])
+        close = difflib.get_close_matches(unknown, valid, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        problem, fix = f"unknown key '{unknown}'", f"{hint}remove it or use one of: {', '.join(valid)}"
+    elif kind == "missing":
+        problem, fix = f"required key '{loc[-1]}' is missing", f"add '{loc[-1]}' here"
+    elif kind == "union_tag_invalid":
+        ctx = err.get("ctx", {})
+        problem = f"unknown {ctx.get('discriminator', 'kind')} {ctx.get('tag')}"
+        fix = f"use one of: {ctx.get('expected_tags')}"
+    elif kind == "union_tag_not_found":
+        problem, fix = "the entry has no 'kind'", f"add 'kind:' with one of: {err.get('ctx', {}).get('discriminator')}"
+    else:
+        problem, _, fix = msg.removeprefix("Value error, ").partition(" Fix: ")
+        fix = fix or f"give a valid value (got {err.get('input')!r})"
+    return ConfigError(problem, file=doc.file, line=doc.line_of(loc), key_path=key_path, fix=fix)
+
+
+def _data_path(loc: tuple[Any, ...], data: Any, root: KeyPath) -> KeyPath:
+    """Drop pydantic's union-tag segments so the path matches the YAML keys."""
+    for key in root:
+        data = data[key]
+    out: list[str | int] = []
+    for part in loc:
+        if isinstance(data, dict) and part in data:
+            out.append(part)
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            out.append(part)
+            data = data[part]
+        elif isinstance(data, dict) and isinstance(part, str) and part not in data and part == loc[-1]:
+            out.append(part)
+    return tuple(out)
+
+
+def _valid_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """Keys accepted by the model found at `loc` (following nested models, lists and tagged unions)."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            continue
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field = next((f for n, f in current.model_fields.items() if (f.alias or n) == part), None)
+            current = _model_in(field.annotation) if field is not None else None
+        elif isinstance(current, list):
+            current = next((m for m in current if _tag_of(m) == part), None)
+    if isinstance(current, list):
+        return []
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return [f.alias or n for n, f in current.model_fields.items()]
+    return []
+
+
+def _model_in(annotation: Any) -> Any:
+    """The model class (or list of tagged models) inside an annotation such as list[Union[...]]."""
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    models = [m for a in args for m in ([_model_in(a)] if _model_in(a) is not None else [])]
+    flat: list[Any] = []
+    for m in models:
+        flat.extend(m if isinstance(m, list) else [m])
+    if len(flat) == 1:
+        return flat[0]
+    return flat or None
+
+
+def _tag_of(model: Any) -> Any:
+    field = getattr(model, "model_fields", {}).get("kind")
+    if field is None:
+        return None
+    import typing
+
+    args = typing.get_args(field.annotation)
+    return args[0] if args else None

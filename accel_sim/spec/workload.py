@@ -1,0 +1,362 @@
+"""Workload IR: tensors and extended einsums (affine projections, map ops, reductions, recurrences).
+
+An `Einsum` writes one output access from an expression tree over input accesses; ranks of the
+iteration space that do not index the output are reduced with `reduce` (sum, max, min, prod).
+An einsum that reads its own output at a shifted index (``RM[m1+1,p] = max(RM[m1,p], LM[m1,p])``)
+is a running (prefix) reduction along that rank, as in FuseMax's 1-pass attention cascade; the
+output tensor's `init` gives the value before the first step.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable, Literal, Mapping, Union
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+TensorKind = Literal["activation", "weight", "constant"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Operators: one table each, used by the parser, the printer, the numpy evaluator and the costs.
+# ---------------------------------------------------------------------------------------------
+def _erf(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf
+
+    return erf(x)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+MAP_OPS: dict[str, tuple[int, Callable[..., np.ndarray]]] = {
+    # name: (arity, numpy implementation); arity -1 means any number of operands >= 1
+    "add": (2, np.add), "sub": (2, np.subtract), "mul": (2, np.multiply), "div": (2, np.divide),
+    "max": (-1, lambda *a: np.maximum.reduce(np.broadcast_arrays(*a))),
+    "min": (-1, lambda *a: np.minimum.reduce(np.broadcast_arrays(*a))),
+    "pow": (2, np.power), "mod": (2, np.mod),
+    "neg": (1, np.negative), "exp": (1, np.exp), "log": (1, np.log), "sqrt": (1, np.sqrt),
+    "rsqrt": (1, lambda x: 1.0 / np.sqrt(x)), "recip": (1, lambda x: 1.0 / x), "abs": (1, np.abs),
+    "relu": (1, lambda x: np.maximum(x, 0.0)), "gelu": (1, _gelu), "tanh": (1, np.tanh),
+    "sigmoid": (1, lambda x: 1.0 / (1.0 + np.exp(-x))), "silu": (1, lambda x: x / (1.0 + np.exp(-x))),
+    "erf": (1, _erf),
+    "sin": (1, np.sin), "cos": (1, np.cos), "square": (1, np.square), "floor": (1, np.floor),
+    "ceil": (1, np.ceil), "sign": (1, np.sign), "not": (1, lambda x: (x == 0).astype(float)),
+    "copy": (1, lambda x: x),
+    # comparisons, selection and ops without a numpy meaning here are still counted as one op each
+    "where": (3, np.where), "eq": (2, lambda a, b: (a == b).astype(float)),
+    "lt": (2, lambda a, b: (a < b).astype(float)), "gt": (2, lambda a, b: (a > b).astype(float)),
+    "and": (2, lambda a, b: ((a != 0) & (b != 0)).astype(float)),
+    "or": (2, lambda a, b: ((a != 0) | (b != 0)).astype(float)),
+    "clip": (-1, lambda x, *bounds: np.clip(x, *(bounds + (None, None))[:2])),
+}
+INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+REDUCE_OPS: dict[str, tuple[np.ufunc, float]] = {
+    "sum": (np.add, 0.0), "max": (np.maximum, -np.inf), "min": (np.minimum, np.inf), "prod": (np.multiply, 1.0),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Index expressions and accesses
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Affine:
+    """An affine index expression: sum(coef * rank) + offset, e.g. ``2*p + r - 1``."""
+
+    terms: tuple[tuple[str, int], ...] = ()
+    offset: int = 0
+
+    @staticmethod
+    def rank(name: str) -> Affine:
+        """The plain index ``name``."""
+        return Affine(((name, 1),))
+
+    @property
+    def ranks(self) -> tuple[str, ...]:
+        """Ranks this expression depends on."""
+        return tuple(r for r, _ in self.terms)
+
+    def value_range(self, sizes: Mapping[str, int]) -> tuple[int, int]:
+        """Smallest and largest value over the iteration space."""
+        low = high = self.offset
+        for rank, coef in self.terms:
+            span = coef * (sizes[rank] - 1)
+            low, high = low + min(0, span), high + max(0, span)
+        return low, high
+
+    def distinct_values(self, sizes: Mapping[str, int], extent: int | None = None) -> int:
+        """How many distinct in-bounds values the expression takes (sliding windows overlap)."""
+        values = np.array([self.offset], dtype=np.int64)
+        for rank, coef in self.terms:
+            values = np.unique(values[:, None] + coef * np.arange(sizes[rank], dtype=np.int64)[None, :])
+        if extent is not None:
+            values = values[(values >= 0) & (values < extent)]
+        return int(values.size)
+
+    def evaluate(self, grid: Mapping[str, np.ndarray]) -> np.ndarray | int:
+        """Values over broadcastable index arrays, one per rank."""
+        out: np.ndarray | int = self.offset
+        for rank, coef in self.terms:
+            out = out + coef * grid[rank]
+        return out
+
+    def __str__(self) -> str:
+        parts = []
+        for rank, coef in self.terms:
+            term = rank if coef in (1, -1) else f"{abs(coef)}*{rank}"
+            parts.append(("-" if coef < 0 else "+") + term)
+        if self.offset or not parts:
+            parts.append(("-" if self.offset < 0 else "+") + str(abs(self.offset)))
+        text = "".join(parts)
+        return text[1:] if text.startswith("+") else text
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """A tensor read or written at affine indices, one per tensor dimension."""
+
+    tensor: str
+    indices: tuple[Affine, ...]
+
+    @property
+    def ranks(self) -> tuple[str, ...]:
+        """Iteration ranks that index this access, in order of first use."""
+        return tuple(dict.fromkeys(r for ix in self.indices for r in ix.ranks))
+
+    def __str__(self) -> str:
+        return f"{self.tensor}[{','.join(str(i) for i in self.indices)}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A scalar constant in an expression."""
+
+    value: float
+
+    def __str__(self) -> str:
+        return repr(float(self.value)) if not float(self.value).is_integer() else str(int(self.value))
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A map operator applied elementwise to its operands."""
+
+    op: str
+    args: tuple[Expr, ...]
+
+    def __str__(self) -> str:
+        if self.op in INFIX and len(self.args) == 2:
+            return f"({self.args[0]} {INFIX[self.op]} {self.args[1]})"
+        return f"{self.op}({', '.join(str(a) for a in self.args)})"
+
+
+Expr = Union[Access, Const, Call]
+
+
+def accesses_of(expr: Expr) -> tuple[Access, ...]:
+    """Every access in an expression, left to right."""
+    if isinstance(expr, Access):
+        return (expr,)
+    if isinstance(expr, Call):
+        return tuple(a for arg in expr.args for a in accesses_of(arg))
+    return ()
+
+
+def map_ops_of(expr: Expr) -> tuple[str, ...]:
+    """Every map operator in an expression, outermost first."""
+    if isinstance(expr, Call):
+        return (expr.op,) + tuple(o for arg in expr.args for o in map_ops_of(arg))
+    return ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Tensors, einsums, views, workloads
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Tensor:
+    """A named tensor: dimension names, static shape, element width; weights live in memory."""
+
+    name: str
+    ranks: tuple[str, ...]
+    shape: tuple[int, ...]
+    bits: int = 16
+    kind: TensorKind = "activation"
+    init: float | None = None
+
+    @property
+    def elements(self) -> int:
+        """Number of elements."""
+        return math.prod(self.shape)
+
+    @property
+    def bytes(self) -> float:
+        """Storage size in bytes (sub-byte widths pack)."""
+        return self.elements * self.bits / 8
+
+
+@dataclass(frozen=True)
+class Einsum:
+    """One extended einsum: ``output = reduce_{ranks not in output}(expr)`` over an iteration space."""
+
+    name: str
+    output: Access
+    expr: Expr
+    rank_sizes: tuple[tuple[str, int], ...]
+    reduce: str = "sum"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rank_sizes, Mapping):
+            object.__setattr__(self, "rank_sizes", tuple(self.rank_sizes.items()))
+
+    @cached_property
+    def sizes(self) -> dict[str, int]:
+        """Rank name -> size of the iteration space."""
+        return dict(self.rank_sizes)
+
+    @cached_property
+    def inputs(self) -> tuple[Access, ...]:
+        """Accesses read by the expression (the output, if it is read, marks a recurrence)."""
+        return accesses_of(self.expr)
+
+    @cached_property
+    def reduced_ranks(self) -> tuple[str, ...]:
+        """Ranks that are reduced (they do not index the output)."""
+        out = set(self.output.ranks)
+        return tuple(r for r, _ in self.rank_sizes if r not in out)
+
+    @cached_property
+    def recurrence_rank(self) -> str | None:
+        """The rank a running reduction steps along, when the einsum reads its own output."""
+        for acc in self.inputs:
+            if acc.tensor != self.output.tensor:
+                continue
+            for out_ix, in_ix in zip(self.output.indices, acc.indices):
+                if out_ix.terms == in_ix.terms and out_ix.offset != in_ix.offset and out_ix.terms:
+                    return out_ix.terms[0][0]
+        return None
+
+    @property
+    def iteration_points(self) -> int:
+        """Points of the iteration space (one operator application each)."""
+        return math.prod(s for _, s in self.rank_sizes)
+
+    @cached_property
+    def op(self) -> str:
+        """Principal operator: 'mac' for a contraction (product of two tensors summed), else the map op."""
+        args = self.expr.args if isinstance(self.expr, Call) else ()
+        if (isinstance(self.expr, Call) and self.expr.op == "mul" and self.reduce == "sum"
+                and len(args) == 2 and all(isinstance(a, Access) for a in args) and self.reduced_ranks):
+            return "mac"
+        if isinstance(self.expr, Call):
+            return self.expr.op
+        return self.reduce if self.reduced_ranks else "copy"
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates (zero unless this einsum is a contraction)."""
+        return self.iteration_points if self.op == "mac" else 0
+
+    @property
+    def ops(self) -> int:
+        """Scalar operator applications: map ops plus reduction steps (a MAC counts as one)."""
+        if self.op == "mac":
+            return self.iteration_points
+        per_point = len(map_ops_of(self.expr)) + (1 if self.reduced_ranks else 0)
+        return self.iteration_points * max(per_point, 1)
+
+    def footprint(self, access: Access, tensor: Tensor) -> int:
+        """Distinct in-bounds elements of `tensor` that `access` touches (the compulsory traffic)."""
+        return math.prod(ix.distinct_values(self.sizes, extent)
+                         for ix, extent in zip(access.indices, tensor.shape))
+
+    def __str__(self) -> str:
+        body = str(self.expr)
+        if isinstance(self.expr, Call) and self.expr.op in INFIX and body.startswith("(") and body.endswith(")"):
+            body = body[1:-1]
+        prefix = f"{self.reduce}: " if self.reduce != "sum" and self.reduced_ranks else ""
+        return f"{self.output} = {prefix}{body}"
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A zero-compute data-movement node (reshape, transpose, slice, gather, ...) from ONNX."""
+
+    output: str
+    sources: tuple[str, ...]
+    op: str
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Tensors plus einsums in topological order; views are free; `unsupported` lists untranslated ops."""
+
+    name: str
+    tensors: tuple[Tensor, ...]
+    einsums: tuple[Einsum, ...]
+    views: tuple[View, ...] = ()
+    unsupported: tuple[str, ...] = field(default=())
+
+    @cached_property
+    def tensor_map(self) -> dict[str, Tensor]:
+        """Tensor name -> Tensor."""
+        return {t.name: t for t in self.tensors}
+
+    def tensor(self, name: str) -> Tensor:
+        """The tensor called `name`."""
+        return self.tensor_map[name]
+
+    def einsum(self, name: str) -> Einsum:
+        """The einsum called `name`."""
+        for e in self.einsums:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    @property
+    def total_macs(self) -> int:
+        """Multiply-accumulates of all einsums."""
+        return sum(e.macs for e in self.einsums)
+
+    @property
+    def total_ops(self) -> int:
+        """Operator applications of all einsums."""
+        return sum(e.ops for e in self.einsums)
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        """Bipartite networkx view: tensor nodes ('tensor') and einsum/view nodes ('einsum', 'view')."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        for t in self.tensors:
+            g.add_node(t.name, type="tensor", tensor=t)
+        for e in self.einsums:
+            g.add_node(e.name, type="einsum", einsum=e)
+            for acc in e.inputs:
+                if acc.tensor != e.output.tensor:
+                    g.add_edge(acc.tensor, e.name)
+            g.add_edge(e.name, e.output.tensor)
+        for v in self.views:
+            node = f"view:{v.output}"
+            g.add_node(node, type="view", view=v)
+            for s in v.sources:
+                g.add_edge(s, node)
+            g.add_edge(node, v.output)
+        return g
+
+    def producers(self) -> dict[str, str]:
+        """Tensor name -> name of the einsum or view that writes it."""
+        out = {e.output.tensor: e.name for e in self.einsums}
+        out.update({v.output: f"view:{v.output}" for v in self.views})
+        return out
+
+    def evaluate_numpy(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Compute every tensor with numpy from the given inputs (for tests and teaching; small sizes)."""
+        from accel_sim.spec.numeric import evaluate_workload
+
+        return evaluate_workload(self, inputs)
