@@ -300,6 +300,8 @@ class Workload:
     einsums: tuple[Einsum, ...]
     views: tuple[View, ...] = ()
     unsupported: tuple[str, ...] = field(default=())
+    items_per_run: int = 1  # what one run delivers: a batch of inferences, or of decoded tokens
+    item_unit: str = "inference"
 
     @cached_property
     def tensor_map(self) -> dict[str, Tensor]:
@@ -348,6 +350,16 @@ class Workload:
                 g.add_edge(s, node)
             g.add_edge(node, v.output)
         return g
+
+    @cached_property
+    def storage_class(self) -> dict[str, Literal["weights", "activations"]]:
+        """Tensor name -> 'weights' or 'activations'; a view of weights only (a transpose, a gather) is weights."""
+        out: dict[str, Literal["weights", "activations"]] = {
+            t.name: ("weights" if t.kind in ("weight", "constant") else "activations") for t in self.tensors}
+        for view in self.views:
+            if view.sources and all(out.get(s) == "weights" for s in view.sources):
+                out[view.output] = "weights"
+        return out
 
     def producers(self) -> dict[str, str]:
         """Tensor name -> name of the einsum or view that writes it."""

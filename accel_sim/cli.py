@@ -1,0 +1,131 @@
+"""accel-sim command line: run | workload | validate | list. Bad input exits 2 with one paragraph, no traceback."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from accel_sim.errors import AccelSimError
+from accel_sim.reports.tables import jsonable
+
+DEFAULT_ARCH = "tpu_v1"
+DEFAULT_WORKLOAD = "llama2-7b-decode"
+TABLE_ROWS = 40
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `accel-sim` console script; returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except AccelSimError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="accel-sim", description="Simulate and explore deep-learning accelerators.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="evaluate a workload on an architecture and write a report")
+    run.add_argument("arch", nargs="?", default=DEFAULT_ARCH, help=f"arch config (default: {DEFAULT_ARCH})")
+    run.add_argument("workload", nargs="?", default=DEFAULT_WORKLOAD,
+                     help=f"ONNX model, einsum cascade or zoo recipe (default: {DEFAULT_WORKLOAD})")
+    run.add_argument("--json", action="store_true", help="print the summary as JSON only")
+    run.add_argument("-o", "--output", type=Path, help="report folder (default: reports/<arch>__<workload>)")
+    run.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                     help="override a spec field by key path, e.g. memory.unified_buffer.capacity='8 MiB'; "
+                          "paths starting with 'workload.' change a recipe or cascade")
+    run.add_argument("--strict", action="store_true", help="unsupported ONNX operators are errors")
+    run.add_argument("--all", action="store_true", help="print every einsum, not only the heaviest")
+    run.set_defaults(handler=_cmd_run)
+
+    wl = sub.add_parser("workload", help="summarize a workload file")
+    wl.add_argument("file")
+    wl.add_argument("--json", action="store_true", help="print a JSON object")
+    wl.add_argument("--strict", action="store_true", help="unsupported ONNX operators are errors")
+    wl.set_defaults(handler=_cmd_workload)
+
+    val = sub.add_parser("validate", help="check config and workload files; exit 2 on the first bad one")
+    val.add_argument("files", nargs="+")
+    val.add_argument("--strict", action="store_true", help="unsupported ONNX operators are errors")
+    val.set_defaults(handler=_cmd_validate)
+
+    lst = sub.add_parser("list", help="list shipped architectures, workloads, zoo presets and engine kinds")
+    lst.set_defaults(handler=_cmd_list)
+    return parser
+
+
+def _split_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
+    arch, workload = [], []
+    for item in overrides:
+        (workload if item.startswith("workload.") else arch).append(item.removeprefix("workload."))
+    return arch, workload
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from accel_sim.evaluate import evaluate
+    from accel_sim.io.load import load_arch, load_workload
+    from accel_sim.reports.tables import write_report
+
+    arch_overrides, workload_overrides = _split_overrides(args.overrides)
+    arch = load_arch(args.arch, arch_overrides)
+    workload = load_workload(args.workload, strict=args.strict, overrides=workload_overrides)
+    result = evaluate(arch, workload)
+    out_dir = args.output or Path("reports") / f"{_slug(arch.name)}__{_slug(workload.name)}"
+    write_report(result, out_dir)
+    if args.json:
+        print(json.dumps(jsonable(result.summary()), indent=2))
+        return 0
+    from accel_sim.reports.tables import print_run
+
+    print_run(result, out_dir, rows=None if args.all else TABLE_ROWS)
+    return 0
+
+
+def _cmd_workload(args: argparse.Namespace) -> int:
+    from accel_sim.io.load import load_workload
+    from accel_sim.reports.tables import print_workload, workload_summary
+
+    workload = load_workload(args.file, strict=args.strict)
+    if args.json:
+        print(json.dumps(jsonable(workload_summary(workload)), indent=2))
+    else:
+        print_workload(workload)
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from accel_sim.io.load import file_kind, load_arch, load_workload
+
+    for name in args.files:
+        kind = file_kind(name)
+        if kind == "arch":
+            arch = load_arch(name)
+            print(f"ok  {name}: architecture '{arch.name}', {len(arch.memory)} memory levels, "
+                  f"{len(arch.engines)} engines")
+        else:
+            workload = load_workload(name, strict=args.strict)
+            note = f", {len(workload.unsupported)} unsupported operators" if workload.unsupported else ""
+            print(f"ok  {name}: {kind} workload '{workload.name}', {len(workload.einsums)} einsums, "
+                  f"{workload.total_macs:,} MACs{note}")
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from accel_sim.reports.tables import print_listing
+
+    print_listing()
+    return 0
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "unnamed"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

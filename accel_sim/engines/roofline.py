@@ -1,0 +1,115 @@
+"""Roofline: the lower bound on cycles that every engine model must respect.
+
+For one einsum on one engine the bound is the largest of
+- compute: operator applications / the engine's peak per cycle (scaled to the arch clock), and
+- for every memory level: the einsum's compulsory traffic through that level / the level's bandwidth.
+Compulsory traffic is each distinct tensor element the einsum touches, moved once (inputs read, output
+written), counted at every level whose `holds` admits the tensor's class (weights or activations).
+This is the classic per-layer roofline (Williams et al., CACM 2009) applied level by level.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from accel_sim.errors import InfeasibleError
+
+if TYPE_CHECKING:
+    from accel_sim.spec.arch import Arch, MemoryLevel
+    from accel_sim.spec.workload import Einsum, Workload
+
+COMPUTE = "compute"
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Compulsory bytes an einsum reads and writes, split by storage class."""
+
+    read_bytes: dict[str, float]   # storage class -> bytes
+    write_bytes: dict[str, float]
+
+    def through(self, level: MemoryLevel) -> tuple[float, float]:
+        """(read, write) bytes that cross `level`, given the tensor classes it holds."""
+        return (sum(self.read_bytes.get(c, 0.0) for c in level.holds),
+                sum(self.write_bytes.get(c, 0.0) for c in level.holds))
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Roofline bound of one einsum on one engine; cycles are in the arch clock."""
+
+    einsum: str
+    engine: str
+    op: str
+    macs: int
+    ops: int
+    compute_cycles: float
+    level_bytes: dict[str, float]    # memory level -> bytes read + written through it
+    level_cycles: dict[str, float]
+    level_energy_j: dict[str, float]
+
+    @property
+    def cycles(self) -> float:
+        """The bound: the slowest of compute and every level."""
+        return max([self.compute_cycles, *self.level_cycles.values()])
+
+    @property
+    def kind(self) -> str:
+        """What bounds it: 'compute' or the name of the memory level."""
+        candidates = {COMPUTE: self.compute_cycles, **self.level_cycles}
+        return max(candidates, key=candidates.__getitem__)
+
+    @property
+    def traffic_bytes(self) -> float:
+        """Bytes through the outermost level (the denominator of operational intensity)."""
+        return next(iter(self.level_bytes.values()), 0.0)
+
+
+def compulsory_traffic(einsum: Einsum, workload: Workload) -> Traffic:
+    """Distinct bytes of every tensor the einsum reads and of its output, by storage class."""
+    reads: dict[str, float] = {}
+    writes: dict[str, float] = {}
+    seen: set[str] = set()
+    for access in einsum.inputs:
+        if access.tensor in seen or access.tensor == einsum.output.tensor:
+            continue
+        seen.add(access.tensor)
+        tensor = workload.tensor(access.tensor)
+        cls = workload.storage_class[tensor.name]
+        reads[cls] = reads.get(cls, 0.0) + einsum.footprint(access, tensor) * tensor.bits / 8
+    out = workload.tensor(einsum.output.tensor)
+    cls = workload.storage_class[out.name]
+    writes[cls] = einsum.footprint(einsum.output, out) * out.bits / 8
+    return Traffic(reads, writes)
+
+
+def bound_on(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str) -> Bound:
+    """Roofline bound of `einsum` on the named engine (compute peak is infinite cycles if it cannot run it)."""
+    engine = next(e for e in arch.engines if e.name == engine_name)
+    ops = einsum.macs if einsum.op == "mac" else einsum.ops
+    peak = engine.peak_per_cycle(einsum)
+    clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
+    compute_cycles = ops / peak * clock_ratio if peak > 0 else math.inf
+    traffic = compulsory_traffic(einsum, workload)
+    level_bytes, level_cycles, level_energy = {}, {}, {}
+    for level in arch.memory:
+        read, write = traffic.through(level)
+        level_bytes[level.name] = read + write
+        level_cycles[level.name] = (read + write) / level.bandwidth_bytes_per_s * arch.clock_hz
+        write_energy = level.read_energy_j_per_bit if level.write_energy_j_per_bit is None \
+            else level.write_energy_j_per_bit
+        level_energy[level.name] = 8 * (read * level.read_energy_j_per_bit + write * write_energy)
+    return Bound(einsum.name, engine.name, einsum.op, einsum.macs, ops, compute_cycles,
+                 level_bytes, level_cycles, level_energy)
+
+
+def roofline(einsum: Einsum, workload: Workload, arch: Arch) -> Bound:
+    """The lowest roofline bound of `einsum` over the arch's engines that can run it."""
+    bounds = [bound_on(einsum, workload, arch, e.name) for e in arch.engines if e.peak_per_cycle(einsum) > 0]
+    if not bounds:
+        kinds = ", ".join(f"{e.name} ({e.kind})" for e in arch.engines)
+        raise InfeasibleError(
+            f"no engine of arch '{arch.name}' can run einsum '{einsum.name}' (operator '{einsum.op}'); "
+            f"its engines are {kinds}. Fix: add an engine that supports '{einsum.op}', e.g. a 'vector' engine.")
+    return min(bounds, key=lambda b: b.cycles)

@@ -1,0 +1,94 @@
+"""Workload and arch files, told apart by content: ONNX models, einsum cascades, zoo recipes, arch configs."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Sequence
+
+from accel_sim.errors import ConfigError
+
+FileKind = Literal["onnx", "einsum", "recipe", "arch"]
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SEARCH_DIRS = {"arch": REPO_ROOT / "arch_configs", "workload": REPO_ROOT / "workloads"}
+
+
+def file_kind(path: str | Path) -> FileKind:
+    """Which of the four input formats a file holds, judged by its content."""
+    path = Path(path)
+    try:
+        head = path.read_bytes()[:4096]
+    except OSError as exc:
+        raise ConfigError(f"cannot read the file ({exc.strerror})", file=path,
+                          fix="check the path; `accel-sim list` shows the shipped configs and workloads") from None
+    if path.suffix == ".onnx":
+        return "onnx"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "onnx"
+    from accel_sim.io.yaml import parse_yaml
+
+    data = parse_yaml(path.read_text(), str(path)).data
+    if not isinstance(data, dict):
+        raise ConfigError("the file is not a YAML mapping", file=path, line=1,
+                          fix="start the file with keys such as 'einsums:', 'zoo:' or 'memory:'")
+    if "einsums" in data:
+        return "einsum"
+    if "zoo" in data:
+        return "recipe"
+    if "engines" in data or "memory" in data:
+        return "arch"
+    raise ConfigError("cannot tell what kind of file this is", file=path, line=1,
+                      fix="an arch config has 'memory:' and 'engines:', an einsum cascade 'einsums:', "
+                          "a workload recipe 'zoo:'")
+
+
+def resolve(path: str | Path, area: Literal["arch", "workload"]) -> Path:
+    """A path as given, or a bare name of a shipped config/workload ('tpu_v1', 'gemm.einsum')."""
+    candidate = Path(path)
+    if candidate.exists():
+        return candidate
+    for name in (f"{path}", f"{path}.yaml", f"{path}.einsum.yaml", f"{path}.onnx"):
+        shipped = SEARCH_DIRS[area] / name
+        if shipped.exists():
+            return shipped
+    return candidate
+
+
+def load_workload(path: str | Path, *, strict: bool = False, overrides: Sequence[str] = ()):  # -> Workload
+    """Load an ONNX model, einsum cascade or zoo recipe (`strict`: unsupported ONNX ops are errors)."""
+    path = resolve(path, "workload")
+    kind = file_kind(path)
+    if kind == "onnx":
+        if overrides:
+            raise ConfigError("--set cannot change an ONNX model", file=path,
+                              fix="drop the workload.* assignments, or use a zoo recipe or einsum cascade")
+        from accel_sim.io.onnx import load_onnx
+
+        return load_onnx(path, strict=strict)
+    from accel_sim.io.yaml import YamlDoc, apply_overrides, load_yaml
+
+    doc = load_yaml(path)
+    if overrides:
+        doc = YamlDoc(apply_overrides(doc.data, overrides, doc.file), doc.lines, doc.file)
+    if kind == "einsum":
+        from accel_sim.io.einsum import parse_cascade
+
+        return parse_cascade(doc)
+    if kind == "recipe":
+        from accel_sim.zoo.recipe import load_recipe
+
+        return load_recipe(doc)
+    raise ConfigError("this is an architecture config, not a workload", file=path,
+                      fix="pass it as ARCH (the first argument) and a workload file second")
+
+
+def load_arch(path: str | Path, overrides: Sequence[str] = ()):  # -> Arch
+    """Load and validate an architecture config, applying `--set PATH=VALUE` overrides."""
+    path = resolve(path, "arch")
+    kind = file_kind(path)
+    if kind != "arch":
+        raise ConfigError(f"this is a workload file ({kind}), not an architecture config", file=path,
+                          fix="pass an arch config (see arch_configs/) as ARCH and the workload second")
+    from accel_sim.io.arch import load_arch as load
+
+    return load(path, overrides)

@@ -1,0 +1,145 @@
+"""Report files (CSV, JSON, PNG) and rich tables for the terminal."""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from accel_sim.evaluate import Result
+    from accel_sim.spec.workload import Workload
+
+
+def workload_summary(workload: Workload) -> dict[str, object]:
+    """Counts of a workload: einsums, views, MACs, ops, weight and activation bytes, unsupported operators."""
+    produced_by_view = {v.output for v in workload.views}
+    weights = [t for t in workload.tensors
+               if workload.storage_class[t.name] == "weights" and t.name not in produced_by_view]
+    outputs = {e.output.tensor for e in workload.einsums}
+    return {
+        "name": workload.name,
+        "einsums": len(workload.einsums),
+        "views": len(workload.views),
+        "tensors": len(workload.tensors),
+        "total_macs": workload.total_macs,
+        "total_ops": workload.total_ops,
+        "weight_bytes": sum(t.bytes for t in weights),
+        "activation_bytes": sum(workload.tensor(name).bytes for name in outputs),
+        "ops_by_type": dict(Counter(e.op for e in workload.einsums).most_common()),
+        "unsupported_ops": list(workload.unsupported),
+        "per_einsum": [{"name": e.name, "op": e.op, "macs": e.macs, "ops": e.ops, "einsum": str(e)}
+                       for e in workload.einsums],
+    }
+
+
+def jsonable(value: object) -> object:
+    """JSON-safe copy: numpy scalars become Python numbers, infinities and NaN become null."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def write_report(result: Result, out_dir: Path) -> None:
+    """Write per_einsum.csv, summary.json and roofline.png into `out_dir`."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result.per_einsum().to_csv(out_dir / "per_einsum.csv", index=False)
+    (out_dir / "summary.json").write_text(json.dumps(jsonable(result.summary()), indent=2) + "\n")
+    fig = result.plot_roofline()
+    fig.savefig(out_dir / "roofline.png", dpi=120)
+
+
+def _si(value: float, unit: str = "") -> str:
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}{unit}"
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
+                           (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}".rstrip()
+    return f"{value:.3g}{unit}"
+
+
+def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
+    """Per-einsum table (the heaviest `rows`, or all), totals, and where the report went."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    frame = result.per_einsum()
+    shown = frame if rows is None or len(frame) <= rows else frame.nlargest(rows, "cycles")
+    table = Table(title=f"{result.workload.name} on {result.arch.name}: roofline bound per einsum",
+                  show_lines=False)
+    for name, justify in (("einsum", "left"), ("engine", "left"), ("op", "left"), ("MACs", "right"),
+                          ("bytes", "right"), ("bound cycles", "right"), ("bound by", "left")):
+        table.add_column(name, justify=justify)
+    for row in shown.itertuples():
+        table.add_row(str(row.einsum), str(row.engine), str(row.op), _si(row.macs), _si(row.bytes, "B"),
+                      _si(row.cycles), str(row.bound))
+    console.print(table)
+    if len(shown) < len(frame):
+        console.print(f"[dim]{len(frame) - len(shown)} lighter einsums not shown "
+                      f"(--all prints them; all are in per_einsum.csv)[/dim]")
+    summary = result.summary()
+    totals = Table(title="totals", show_header=False)
+    totals.add_column("metric")
+    totals.add_column("value", justify="right")
+    for label, value in (("einsums", f"{summary['einsums']}"), ("MACs", _si(summary["total_macs"])),
+                         ("cycles", _si(summary["cycles"])), ("latency", _si(summary["latency_s"], "s")),
+                         ("throughput", f"{summary['throughput_per_s']:.4g} {summary['throughput_unit']}"),
+                         ("data-movement energy", _si(summary["energy_j"], "J")),
+                         ("area", "not given" if summary["area_mm2"] is None else f"{summary['area_mm2']} mm²")):
+        totals.add_row(label, value)
+    for kind, cycles in summary["cycles_by_bound"].items():
+        totals.add_row(f"cycles bound by {kind}", f"{100 * cycles / summary['cycles']:.1f} %")
+    console.print(totals)
+    console.print(f"report: {out_dir}/ (per_einsum.csv, summary.json, roofline.png)")
+
+
+def print_workload(workload: Workload) -> None:
+    """Human summary of a workload file."""
+    from rich.console import Console
+    from rich.table import Table
+
+    summary = workload_summary(workload)
+    table = Table(title=f"workload {workload.name}", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    for label, key in (("einsums", "einsums"), ("views (zero compute)", "views"), ("tensors", "tensors")):
+        table.add_row(label, str(summary[key]))
+    table.add_row("MACs", f"{summary['total_macs']:,}")
+    table.add_row("operator applications", f"{summary['total_ops']:,}")
+    table.add_row("weight bytes", _si(summary["weight_bytes"], "B"))
+    table.add_row("activation bytes", _si(summary["activation_bytes"], "B"))
+    table.add_row("einsums by operator", ", ".join(f"{k} {v}" for k, v in summary["ops_by_type"].items()))
+    unsupported = summary["unsupported_ops"]
+    table.add_row("unsupported operators", ", ".join(unsupported) if unsupported else "none")
+    Console().print(table)
+
+
+def print_listing() -> None:
+    """Shipped architecture configs, workloads, zoo presets and engine kinds."""
+    import typing
+
+    from rich.console import Console
+
+    from accel_sim.io.load import SEARCH_DIRS
+    from accel_sim.spec.arch import AnyEngine
+    from accel_sim.zoo import list_presets
+
+    console = Console()
+    console.print("[bold]architectures[/bold] (arch_configs/): " +
+                  ", ".join(sorted(p.stem for p in SEARCH_DIRS["arch"].glob("*.yaml"))))
+    console.print("[bold]workloads[/bold] (workloads/): " +
+                  ", ".join(sorted(p.name for p in SEARCH_DIRS["workload"].glob("*")
+                                   if p.suffix in (".yaml", ".onnx"))))
+    console.print("[bold]zoo presets[/bold]: " + ", ".join(list_presets()))
+    union = typing.get_args(typing.get_args(AnyEngine)[0])
+    kinds = [typing.get_args(m.model_fields["kind"].annotation)[0] for m in union]
+    console.print("[bold]engine kinds[/bold]: " + ", ".join(kinds))
