@@ -1,0 +1,1 @@
+"""Speed and memory measurements; `make bench` runs them all (`python -m benchmarks`)."""
