@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Sequence, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -184,3 +184,81 @@ def _tag_of(model: Any) -> Any:
 
     args = typing.get_args(field.annotation)
     return args[0] if args else None
+
+
+def apply_overrides(data: Any, assignments: Sequence[str], file: str) -> Any:
+    """A copy of `data` with each 'PATH=VALUE' applied; list items are addressed by index or by `name`.
+
+    PATH uses dots (`memory.unified_buffer.capacity`, `engines.0.rows`); VALUE is read as YAML
+    ("128" -> 128, "32 MiB" -> "32 MiB", "[weights]" -> a list). The last key of a mapping may be new
+    (optional keys are often absent); the model's validation then judges it. `data` is not modified.
+    """
+    for assignment in assignments:
+        data = _apply_one(data, assignment, file)
+    return data
+
+
+def _apply_one(data: Any, assignment: str, file: str) -> Any:
+    path_text, sep, value_text = assignment.partition("=")
+    path_text = path_text.strip()
+    where = f"--set '{assignment}'"
+    if not sep or not path_text:
+        raise ConfigError(f"{where} is not an assignment", file=file, key_path=path_text,
+                          fix="write --set PATH=VALUE, e.g. --set memory.unified_buffer.capacity='8 MiB'")
+    try:
+        value = yaml.safe_load(value_text) if value_text.strip() else None
+    except yaml.YAMLError:
+        raise ConfigError(f"{where}: the value is not valid YAML", file=file, key_path=path_text,
+                          fix="quote the value, e.g. --set 'PATH=\"a: b\"'") from None
+    keys = path_text.split(".")
+    if any(not key for key in keys):
+        raise ConfigError(f"{where}: the path has an empty segment", file=file, key_path=path_text,
+                          fix="separate keys with single dots, e.g. memory.0.capacity")
+    return _set_in(data, keys, value, (), where, path_text, file)
+
+
+def _set_in(node: Any, keys: list[str], value: Any, done: KeyPath, where: str, path_text: str, file: str) -> Any:
+    """A copy of `node` with `value` at `keys`; only the containers along the path are copied."""
+    if not keys:
+        return value
+    key, rest = keys[0], keys[1:]
+    here = format_key_path(done) or "the top level"
+    if isinstance(node, dict):
+        if key not in node and rest:
+            valid = [str(k) for k in node]
+            close = difflib.get_close_matches(key, valid, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(f"{where}: no key '{key}' under {here}", file=file, key_path=path_text,
+                              fix=f"{hint}use one of: {', '.join(valid) or '(none: the mapping is empty)'}")
+        out = dict(node)
+        out[key] = _set_in(node.get(key), rest, value, done + (key,), where, path_text, file)
+        return out
+    if isinstance(node, list):
+        index = _list_index(node, key)
+        if index == -1:
+            raise ConfigError(f"{where}: several items in {here} are named '{key}'", file=file,
+                              key_path=path_text, fix="address the item by its index instead, e.g. 0")
+        if index is None:
+            names = [str(item["name"]) for item in node if isinstance(item, dict) and "name" in item]
+            close = difflib.get_close_matches(key, names, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            choices = f"an index 0..{len(node) - 1}" if node else "no index (the list is empty)"
+            raise ConfigError(f"{where}: no item '{key}' in {here}", file=file, key_path=path_text,
+                              fix=f"{hint}use {choices}" + (f" or one of the names: {', '.join(names)}"
+                                                            if names else ""))
+        out_list = list(node)
+        out_list[index] = _set_in(node[index], rest, value, done + (index,), where, path_text, file)
+        return out_list
+    raise ConfigError(f"{where}: {here} is a single value ({node!r}), it has no key '{key}'", file=file,
+                      key_path=path_text, fix=f"end the path at {format_key_path(done)}")
+
+
+def _list_index(items: list[Any], key: str) -> int | None:
+    """Position of the item addressed by `key` (an index, else the item named `key`); -1 if ambiguous."""
+    if key.lstrip("-").isdigit():
+        index = int(key)
+        return index if 0 <= index < len(items) else None
+    matches = [i for i, item in enumerate(items) if isinstance(item, dict) and str(item.get("name")) == key]
+    if len(matches) > 1:
+        return -1
+    return matches[0] if matches else None
