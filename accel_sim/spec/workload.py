@@ -151,8 +151,24 @@ class Call:
 
     def __str__(self) -> str:
         if self.op in INFIX and len(self.args) == 2:
-            return f"({self.args[0]} {INFIX[self.op]} {self.args[1]})"
+            # Parenthesize only what precedence and left associativity need, so the text reads back
+            # as the same tree: a lower-precedence operand, or an equal-precedence right operand.
+            left, right = self.args
+            prec = _PRECEDENCE[self.op]
+            left_text = f"({left})" if _precedence(left) < prec else str(left)
+            right_text = f"({right})" if _precedence(right) <= prec else str(right)
+            return f"{left_text} {INFIX[self.op]} {right_text}"
         return f"{self.op}({', '.join(str(a) for a in self.args)})"
+
+
+_PRECEDENCE = {"add": 1, "sub": 1, "mul": 2, "div": 2}
+
+
+def _precedence(expr: Expr) -> int:
+    """Binding strength of an expression's printed form (atoms and calls bind tightest)."""
+    if isinstance(expr, Call) and expr.op in INFIX and len(expr.args) == 2:
+        return _PRECEDENCE[expr.op]
+    return 3
 
 
 Expr = Union[Access, Const, Call]
@@ -276,8 +292,6 @@ class Einsum:
 
     def __str__(self) -> str:
         body = str(self.expr)
-        if isinstance(self.expr, Call) and self.expr.op in INFIX and body.startswith("(") and body.endswith(")"):
-            body = body[1:-1]
         prefix = f"{self.reduce}: " if self.reduce != "sum" and self.reduced_ranks else ""
         return f"{self.output} = {prefix}{body}"
 
