@@ -57,6 +57,10 @@ def parse_yaml(text: str, file: str) -> YamlDoc:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
+        start = getattr(exc, "context_mark", None)
+        if start is not None and mark is not None and start.line != mark.line:
+            # an unclosed bracket or quote is noticed lines later; name where it began too
+            problem += f" ({getattr(exc, 'context', None) or 'the construct'} that began on line {start.line + 1})"
         raise ConfigError(f"invalid YAML syntax: {problem}", file=file,
                           line=mark.line + 1 if mark else None,
                           fix="check indentation, colons and quotes on that line") from None
@@ -102,9 +106,15 @@ def validate(model: type[ModelT], doc: YamlDoc, root: KeyPath = ()) -> ModelT:
 def config_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], root: KeyPath = ()) -> ConfigError:
     """The first pydantic error as a ConfigError naming file, line, key path and a fix."""
     err = exc.errors()[0]
-    loc = root + _data_path(err["loc"], doc.data, root)
-    key_path = format_key_path(loc)
+    ctx = err.get("ctx", {})
+    # validators may point below the field they check (e.g. the duplicate name in a list) via ctx['at']
+    raw_loc = tuple(err["loc"]) + tuple(ctx.get("at", ()))
     kind, msg = err["type"], err["msg"]
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        # point at the tag key itself, whose line is the one to fix
+        raw_loc += (str(ctx.get("discriminator", "kind")).strip("'"),)
+    loc = root + _data_path(raw_loc, doc.data, root)
+    key_path = format_key_path(loc)
     if kind == "extra_forbidden":
         valid = _valid_keys(model, err["loc"][:-1])
         unknown = str(loc[-1])
@@ -114,11 +124,21 @@ def config_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], roo
     elif kind == "missing":
         problem, fix = f"required key '{loc[-1]}' is missing", f"add '{loc[-1]}' here"
     elif kind == "union_tag_invalid":
-        ctx = err.get("ctx", {})
-        problem = f"unknown {ctx.get('discriminator', 'kind')} {ctx.get('tag')}"
+        tag_key = str(ctx.get("discriminator", "kind")).strip("'")
+        problem = f"unknown {tag_key} '{ctx.get('tag')}'"
         fix = f"use one of: {ctx.get('expected_tags')}"
     elif kind == "union_tag_not_found":
-        problem, fix = "the entry has no 'kind'", f"add 'kind:' with one of: {err.get('ctx', {}).get('discriminator')}"
+        tag_key = str(ctx.get("discriminator", "kind")).strip("'")
+        tags = ", ".join(repr(t) for t in _tags_at(model, err["loc"]))
+        problem, fix = f"the entry has no '{tag_key}'", f"add '{tag_key}:' with one of: {tags}"
+    elif kind == "literal_error":
+        problem, fix = f"{err.get('input')!r} is not allowed here", f"use one of: {ctx.get('expected')}"
+    elif kind in ("tuple_type", "list_type"):
+        problem = f"expected a list, got {type(err.get('input')).__name__} {err.get('input')!r}"
+        fix = "write a YAML list, one '- item' per line"
+    elif kind in ("model_type", "dict_type", "model_attributes_type"):
+        problem = f"expected a mapping of keys, got {type(err.get('input')).__name__} {err.get('input')!r}"
+        fix = "write 'key: value' lines indented under it"
     else:
         problem, _, fix = msg.removeprefix("Value error, ").partition(" Fix: ")
         fix = fix or f"give a valid value (got {err.get('input')!r})"
@@ -144,6 +164,22 @@ def _data_path(loc: tuple[Any, ...], data: Any, root: KeyPath) -> KeyPath:
 
 def _valid_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """Keys accepted by the model found at `loc` (following nested models, lists and tagged unions)."""
+    current = _model_at(model, loc)
+    if isinstance(current, list):
+        return []
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return [f.alias or n for n, f in current.model_fields.items()]
+    return []
+
+
+def _tags_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[Any]:
+    """Tags (e.g. engine kinds) of the tagged union found at `loc`."""
+    current = _model_at(model, loc)
+    return [_tag_of(m) for m in current] if isinstance(current, list) else []
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> Any:
+    """The model class, or list of tagged models, that validates the data at `loc`."""
     current: Any = model
     for part in loc:
         if isinstance(part, int) or current is None:
@@ -153,11 +189,7 @@ def _valid_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
             current = _model_in(field.annotation) if field is not None else None
         elif isinstance(current, list):
             current = next((m for m in current if _tag_of(m) == part), None)
-    if isinstance(current, list):
-        return []
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return [f.alias or n for n, f in current.model_fields.items()]
-    return []
+    return current
 
 
 def _model_in(annotation: Any) -> Any:

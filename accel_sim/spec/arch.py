@@ -78,11 +78,11 @@ def _located(message: str, *at: str | int) -> PydanticCustomError:
     return PydanticCustomError("spec_invalid", message, {"at": at})
 
 
-def _unique_names(items: tuple[Any, ...], what: str) -> None:
+def _unique_names(items: tuple[Any, ...], what: str, key: str) -> None:
     first: dict[str, int] = {}
     for index, item in enumerate(items):
         if item.name in first:
-            raise _located(f"duplicate {what} name '{item.name}' (first used by entry {first[item.name]}). "
+            raise _located(f"duplicate {what} name '{item.name}' (first used by {key}[{first[item.name]}]). "
                            f"Fix: give each {what} a distinct name", index, "name")
         first[item.name] = index
 
@@ -185,15 +185,15 @@ class Arch(BaseModel):
     def _check_memory(cls, levels: tuple[MemoryLevel, ...]) -> tuple[MemoryLevel, ...]:
         if not levels:
             raise ValueError("no memory levels. Fix: list at least one level, outermost (e.g. DRAM) first")
-        _unique_names(levels, "memory level")
+        _unique_names(levels, "memory level", "memory")
         outer: tuple[int, MemoryLevel] | None = None
         for index, level in enumerate(levels):
             if level.capacity_bytes is None:
                 continue
             if outer is not None and level.capacity_bytes > outer[1].capacity_bytes:
                 raise _located(
-                    f"level '{level.name}' ({level.capacity_bytes:g} bytes) is larger than the outer level "
-                    f"'{outer[1].name}' (memory[{outer[0]}], {outer[1].capacity_bytes:g} bytes); levels go "
+                    f"level '{level.name}' ({level.capacity_bytes:,.0f} bytes) is larger than the outer level "
+                    f"'{outer[1].name}' (memory[{outer[0]}], {outer[1].capacity_bytes:,.0f} bytes); levels go "
                     f"outer -> inner with non-increasing capacity. Fix: list the levels outermost first, "
                     f"or correct the capacity", index, "capacity")
             outer = (index, level)
@@ -205,7 +205,7 @@ class Arch(BaseModel):
         if not engines:
             raise ValueError("no engines. Fix: add at least one engine, e.g. {name: mxu, kind: systolic, "
                              "rows: 128, cols: 128}")
-        _unique_names(engines, "engine")
+        _unique_names(engines, "engine", "engines")
         return engines
 
     def engine_clock_hz(self, engine: EngineBase | str) -> float:
