@@ -420,16 +420,16 @@ def _check_graph(einsums: Sequence[Einsum], doc: YamlDoc) -> None:
     ndims: dict[str, tuple[int, int]] = {}
     for i, e in enumerate(einsums):
         path: KeyPath = ("einsums", i)
-        if e.name in names:
-            raise _error_at(doc, path, f"einsum name '{e.name}' is already used by einsums[{names[e.name]}]",
-                            "give this einsum a unique name with the mapping form {name: ..., expr: ...}")
-        names[e.name] = i
         out = e.output.tensor
         if out in writers:
             raise _error_at(doc, path, f"tensor '{out}' is written by two einsums (first by einsums[{writers[out]}])",
                             "write each tensor once; give one of the outputs a new name, or express a running "
                             "reduction as one einsum that reads its previous step")
         writers[out] = i
+        if e.name in names:
+            raise _error_at(doc, path, f"einsum name '{e.name}' is already used by einsums[{names[e.name]}]",
+                            "give this einsum a unique name with the mapping form {name: ..., expr: ...}")
+        names[e.name] = i
         for acc in (*e.inputs, e.output):
             first = ndims.setdefault(acc.tensor, (len(acc.indices), i))
             if first[0] != len(acc.indices):
