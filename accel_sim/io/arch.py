@@ -19,7 +19,7 @@ def arch_from_doc(doc: YamlDoc, overrides: Sequence[str] = ()) -> Arch:
     """Validate a parsed arch document (after overrides); errors name file, line, key path and fix."""
     if not isinstance(doc.data, dict):
         found = "an empty file" if doc.data is None else f"a YAML {type(doc.data).__name__}"
-        raise ConfigError(f"an architecture config must be a YAML mapping, but this is {found}",
+        raise ConfigError(f"the file is not a YAML mapping: an architecture config needs keys, but this is {found}",
                           file=doc.file, line=doc.line_of(()) or 1,
                           fix="write top-level keys: name, clock, technology_nm, memory (a list of levels) "
                               "and engines (a list of engines)")

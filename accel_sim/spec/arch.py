@@ -42,10 +42,17 @@ def _si(dimension: Dimension, per_bit: bool = False) -> Callable[[Any], Any]:
     return convert
 
 
-def _positive(value: float | int | None) -> float | int | None:
-    if value is not None and not value > 0:
-        raise ValueError(f"must be greater than zero (got {value}). Fix: give a positive value")
-    return value
+def _positive(unit: str = "", example: str = "") -> Callable[[Any], Any]:
+    """An after-validator rejecting zero and negative values (quoted in `unit`, fix showing `example`)."""
+
+    def check(value: float | int | None) -> float | int | None:
+        if value is not None and not value > 0:
+            shown = f"{value:g}{' ' + unit if unit else ''}"
+            raise ValueError(f"must be greater than zero (got {shown}). "
+                             f"Fix: give a positive value{', e.g. ' + example if example else ''}")
+        return value
+
+    return check
 
 
 def _non_negative(value: float | None) -> float | None:
@@ -64,13 +71,14 @@ def _area_mm2(value: Any) -> Any:
     return float(f"{_si('area')(value) * 1e6:.12g}")
 
 
-Bytes = Annotated[float, BeforeValidator(_si("bytes")), AfterValidator(_positive)]
-BytesPerSecond = Annotated[float, BeforeValidator(_si("bandwidth")), AfterValidator(_positive)]
-Hertz = Annotated[float, BeforeValidator(_si("frequency")), AfterValidator(_positive)]
+Bytes = Annotated[float, BeforeValidator(_si("bytes")), AfterValidator(_positive("bytes", "'24 MiB'"))]
+BytesPerSecond = Annotated[float, BeforeValidator(_si("bandwidth")),
+                           AfterValidator(_positive("bytes/s", "'900 GB/s'"))]
+Hertz = Annotated[float, BeforeValidator(_si("frequency")), AfterValidator(_positive("Hz", "'700 MHz'"))]
 JoulesPerBit = Annotated[float, BeforeValidator(_si("energy", per_bit=True)), AfterValidator(_non_negative)]
-SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(_positive)]
-PositiveFloat = Annotated[float, AfterValidator(_positive)]
-PositiveInt = Annotated[int, AfterValidator(_positive)]
+SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(_positive("mm^2", "'331 mm2'"))]
+PositiveFloat = Annotated[float, AfterValidator(_positive())]
+PositiveInt = Annotated[int, AfterValidator(_positive())]
 
 
 def _located(message: str, *at: str | int) -> PydanticCustomError:
