@@ -1,0 +1,64 @@
+"""Regenerate the broken ONNX inputs of this folder: `python tests/data/bad/make_onnx_cases.py`.
+
+Each file is a few hundred bytes; its sidecar `<stem>.expect.yaml` (written here too) gives the CLI
+arguments and the substrings the error must contain (see tests/test_bad_inputs.py).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+from onnx import TensorProto, helper
+
+HERE = Path(__file__).parent
+
+
+def _matmul_model(m: int | str) -> onnx.ModelProto:
+    """Y[m, 8] = A[m, 4] @ W[4, 8], with `m` a fixed size or a symbolic (dynamic) dimension."""
+    a = helper.make_tensor_value_info("A", TensorProto.FLOAT, [m, 4])
+    w = helper.make_tensor_value_info("W", TensorProto.FLOAT, [4, 8])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [m, 8])
+    node = helper.make_node("MatMul", ["A", "W"], ["Y"], name="proj")
+    graph = helper.make_graph([node], "matmul", [a, w], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _custom_op_model() -> onnx.ModelProto:
+    """Relu followed by an operator of a custom domain that no importer knows."""
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 4])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 4])
+    nodes = [helper.make_node("Relu", ["X"], ["R"], name="act"),
+             helper.make_node("FancyNorm", ["R"], ["Y"], name="fancy", domain="com.example")]
+    graph = helper.make_graph(nodes, "custom", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
+
+
+CASES: dict[str, tuple[bytes, str]] = {
+    # name: (file bytes, expect.yaml text)
+    "onnx_truncated.onnx": (
+        _matmul_model(3).SerializeToString()[:-9],
+        '{args: [workload, "{file}"], contains: ["onnx_truncated.onnx", "not a readable ONNX model", "Fix:"]}\n'),
+    "onnx_not_a_model.onnx": (
+        b"name: tpu\nclock: 1 GHz\n# a YAML file saved with an .onnx suffix\n",
+        '{args: [workload, "{file}"], contains: ["onnx_not_a_model.onnx", "not a readable ONNX model", '
+        '"Fix:"]}\n'),
+    "onnx_unknown_op_strict.onnx": (
+        _custom_op_model().SerializeToString(),
+        '{args: [workload, "{file}", "--strict"], contains: ["onnx_unknown_op_strict.onnx", "graph.node[1]", '
+        '"FancyNorm", "fancy", "without --strict"]}\n'),
+    "onnx_dynamic_matmul.onnx": (
+        _matmul_model("batch").SerializeToString(),
+        '{args: [workload, "{file}"], contains: ["onnx_dynamic_matmul.onnx", "graph.node[0]", "proj", '
+        '"no static shape", "[batch, 4]", "static input shapes"]}\n'),
+}
+
+
+def main() -> None:
+    """Write every case and its sidecar next to this script."""
+    for name, (data, expect) in CASES.items():
+        (HERE / name).write_bytes(data)
+        (HERE / (name.removesuffix(".onnx") + ".expect.yaml")).write_text(expect)
+
+
+if __name__ == "__main__":
+    main()
