@@ -132,7 +132,7 @@ def _inferred(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
             continue
         shape = info.get(node.input[0], (None, 0))[0]
         out_shape = info.get(node.output[0], (None, 0))[0]
-        if shape is None or None in shape or (out_shape is not None and None not in out_shape):
+        if not _static(shape) or _static(out_shape):
             continue
         bound = helper.make_tensor_value_info(node.output[0], TensorProto.INT64, [len(shape), math.prod(shape)])
         model.graph.value_info.append(bound)
@@ -140,9 +140,16 @@ def _inferred(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
     return _infer(model, path) if bounded else inferred
 
 
-def _value_infos(model: onnx.ModelProto) -> dict[str, tuple[tuple[int | None, ...] | None, int]]:
-    """Name -> (shape with None for unknown dims, or None for unknown rank; ONNX element type)."""
-    out: dict[str, tuple[tuple[int | None, ...] | None, int]] = {}
+Shape = tuple[int | str | None, ...] | None  # a dim is a size, a symbolic name or unknown; None: unknown rank
+
+
+def _static(shape: Shape) -> bool:
+    return shape is not None and all(isinstance(d, int) for d in shape)
+
+
+def _value_infos(model: onnx.ModelProto) -> dict[str, tuple[Shape, int]]:
+    """Name -> (shape, ONNX element type) of every initializer, graph input/output and value_info."""
+    out: dict[str, tuple[Shape, int]] = {}
     for init in model.graph.initializer:
         out[init.name] = (tuple(int(d) for d in init.dims), init.data_type)
     for vi in (*model.graph.input, *model.graph.value_info, *model.graph.output):
@@ -151,8 +158,9 @@ def _value_infos(model: onnx.ModelProto) -> dict[str, tuple[tuple[int | None, ..
             continue
         shape = None
         if ttype.HasField("shape"):
-            shape = tuple(int(d.dim_value) if d.HasField("dim_value") else None for d in ttype.shape.dim)
-        if vi.name in out and (shape is None or None in shape):
+            shape = tuple(int(d.dim_value) if d.HasField("dim_value") else (d.dim_param or None)
+                          for d in ttype.shape.dim)
+        if vi.name in out and not _static(shape):
             continue
         out[vi.name] = (shape, ttype.elem_type)
     return out
@@ -201,7 +209,7 @@ class _Graph:
         if name in self.tensors:
             return self.tensors[name].shape
         shape = self.info.get(name, (None, 0))[0]
-        if shape is None or None in shape:
+        if not _static(shape):
             if name in self.unsupported_outputs:
                 raise ConfigError(
                     f"tensor '{name}' read by {node.op_type} node '{self.node_name(node, index)}' comes from an "
@@ -248,7 +256,7 @@ class _Graph:
                 continue
             if allow_unknown:
                 shape = self.info.get(out, (None, 0))[0]
-                if shape is None or None in shape:
+                if not _static(shape):
                     continue
             self.tensor(out, node, index, kind)
             names.append(out)
@@ -285,7 +293,7 @@ class _Graph:
         """The frozen result; unused graph inputs with static shapes are kept as tensors."""
         for name in self.graph_inputs:
             shape = self.info.get(name, (None, 0))[0]
-            if name not in self.tensors and shape is not None and None not in shape:
+            if name not in self.tensors and _static(shape):
                 self.tensor(name, NodeProto(), -1)
         return Workload(self.name, tuple(self.tensors.values()), tuple(self.einsums), tuple(self.views),
                         tuple(self.unsupported))
