@@ -1,0 +1,50 @@
+"""Workload recipes: YAML files that name a zoo preset and override its parameters.
+
+    zoo: llama2-7b
+    phase: decode
+    batch: 8
+    kv_len: 1024
+    weight_bits: 4      # or a dtype: int4, int8, fp16, bf16, fp32
+
+The keys are `zoo` plus the parameters of the presets' generators (see `accel_sim.zoo.parameters`);
+a key no generator has is an error, and so is a parameter the named preset does not take.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from accel_sim.errors import ConfigError
+from accel_sim.io.yaml import YamlDoc, validate
+from accel_sim.spec.workload import Workload
+from accel_sim.zoo import PRESETS, build, parameter_types
+
+
+def _recipe_model() -> type[BaseModel]:
+    """A strict pydantic model: `zoo` plus every generator parameter, each optional (preset default)."""
+    fields: dict[str, Any] = {"zoo": (str, ...)}
+    for preset in PRESETS.values():
+        for key, hint in parameter_types(preset.spec_type).items():
+            fields.setdefault(key, (Optional[int | str] if key.endswith("_bits") else Optional[hint], None))
+    return create_model("Recipe", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+Recipe = _recipe_model()
+
+
+def load_recipe(doc: YamlDoc) -> Workload:
+    """The workload a recipe describes; bad recipes raise ConfigError with file, line, key path and fix."""
+    if not isinstance(doc.data, dict):
+        raise ConfigError("a workload recipe must be a YAML mapping", file=doc.file, line=1,
+                          fix="write 'zoo: <preset>' and parameters such as 'batch: 8', one per line")
+    recipe = validate(Recipe, doc)
+    params = {key: getattr(recipe, key) for key in recipe.model_fields_set if key != "zoo"}
+    try:
+        return build(recipe.zoo, **params)
+    except ConfigError as exc:
+        if exc.file is not None:
+            raise
+        key = exc.key_path if exc.key_path in doc.data else "zoo"
+        raise ConfigError(exc.problem, fix=exc.fix, file=doc.file, line=doc.line_of((key,)),
+                          key_path=exc.key_path or "zoo") from None
