@@ -62,11 +62,9 @@ def _non_negative(value: float | None) -> float | None:
 
 
 def _area_mm2(value: Any) -> Any:
-    """Area in mm^2; a bare number is ambiguous (SI would be m^2), so a unit is required."""
-    if value is None:
-        return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise ValueError(f"area {value} has no unit. Fix: write it with a unit, e.g. '331 mm2'")
+    """Area in mm^2, the unit the field name carries: a bare number is mm^2, a unit string is converted."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
     # m^2 -> mm^2, rounded to 12 significant digits to drop binary noise (331 mm2 -> 331.0, not 330.999...)
     return float(f"{_si('area')(value) * 1e6:.12g}")
 

@@ -345,18 +345,20 @@ class Workload:
 
     @cached_property
     def graph(self) -> nx.DiGraph:
-        """Bipartite networkx view: tensor nodes ('tensor') and einsum/view nodes ('einsum', 'view')."""
+        """Bipartite networkx view: tensor nodes ('tensor') and 'einsum:NAME' / 'view:OUTPUT' nodes."""
         import networkx as nx
 
         g = nx.DiGraph()
         for t in self.tensors:
             g.add_node(t.name, type="tensor", tensor=t)
         for e in self.einsums:
-            g.add_node(e.name, type="einsum", einsum=e)
+            # prefixed like views: an einsum is usually named after the tensor it writes
+            node = f"einsum:{e.name}"
+            g.add_node(node, type="einsum", einsum=e)
             for acc in e.inputs:
                 if acc.tensor != e.output.tensor:
-                    g.add_edge(acc.tensor, e.name)
-            g.add_edge(e.name, e.output.tensor)
+                    g.add_edge(acc.tensor, node)
+            g.add_edge(node, e.output.tensor)
         for v in self.views:
             node = f"view:{v.output}"
             g.add_node(node, type="view", view=v)
