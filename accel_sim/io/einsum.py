@@ -16,6 +16,7 @@ A cascade file is a YAML mapping::
 
 Einsum text is ``OUT[indices] = [reduce:] expression``:
 
+- A 0-d (scalar) output or input has empty brackets: ``LOSS[] = E[m,p]``.
 - Indices are affine in the ranks: ``I[n, c, 2*p + r - 3, 2*q + s - 3]``, ``RM[m1+1, p]``,
   ``K[e, m1*M0 + m0]``. An upper-cased rank name (``M0``, ``M1``) is that rank's size, a constant:
   ``RNV[f, M1, p]`` reads the last step of a recurrence along ``m1``. ``//`` and ``%`` are not affine;
@@ -68,6 +69,7 @@ _REDUCE_PREFIX = re.compile(r"^\s*([A-Za-z_]\w*)\s*:(.*)$", re.DOTALL)
 _KEYWORD_OPS = tuple(sorted(op for op in MAP_OPS if keyword.iskeyword(op)))
 _KEYWORD_CALL = re.compile(r"\b(" + "|".join(_KEYWORD_OPS) + r")(?=\s*\()") if _KEYWORD_OPS else None
 _KEYWORD_PREFIX = "op__"
+_EMPTY_INDEX = re.compile(r"\[\s*\]")
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow", ast.Mod: "mod"}
 _EXAMPLE = "e.g. Z[m,n] = A[m,k] * B[k,n]"
 
@@ -232,6 +234,7 @@ class _Parser:
 
     def parse(self, text: str, part: str) -> ast.expr:
         source = text.strip()
+        source = _EMPTY_INDEX.sub("[()]", source)  # Z[] (a scalar) is not Python; Z[()] is, with no indices
         if _KEYWORD_CALL is not None:
             source = _KEYWORD_CALL.sub(lambda m: _KEYWORD_PREFIX + m.group(1), source)
         if not source:

@@ -53,6 +53,9 @@ def _apply(einsum: Einsum, values: dict[str, np.ndarray], fixed: Mapping[str, in
     index = tuple(np.broadcast_to(ix.evaluate(grid), full_shape) for ix in einsum.output.indices)
     if ufunc is None:
         out[index] = result
+    elif not index:
+        # a scalar output: ufunc.at cannot scatter with an empty index tuple
+        out[()] = ufunc(out[()], ufunc.reduce(result, axis=None))
     else:
         ufunc.at(out, index, result)
 

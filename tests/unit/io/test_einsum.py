@@ -182,6 +182,13 @@ def test_recurrence_reads_its_previous_step() -> None:
     assert e.reduced_ranks == ()
 
 
+def test_scalar_output_is_written_with_empty_brackets() -> None:
+    """'S[] = X[m]' sums X into a 0-d tensor: 0 + 1 + 2 = 3, and prints back as 'S[] = X[m]'."""
+    w = cascade("ranks: {m: 3}\neinsums: ['S[] = X[m]']\n")
+    assert (w.tensor("S").shape, format_einsum(w.einsums[0])) == ((), "S[] = X[m]")
+    assert w.evaluate_numpy({"X": np.arange(3.0)})["S"] == 3.0
+
+
 # ---------------------------------------------------------------------------------------------
 # Tensors: shapes, dimension names, settings, overrides
 # ---------------------------------------------------------------------------------------------
