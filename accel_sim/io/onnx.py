@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+import onnx.inliner
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
 from accel_sim.errors import ConfigError
@@ -72,6 +73,7 @@ def load_onnx(path: str | Path, *, strict: bool = False) -> Workload:
             graph.unsupported_outputs.update(node.output)
             graph.register_outputs(node, index, allow_unknown=True)
             continue
+        graph.same_shape_fallback(node)
         handler(graph, node, index)
     return graph.workload()
 
@@ -262,6 +264,16 @@ class _Graph:
             names.append(out)
         return names
 
+    def same_shape_fallback(self, node: NodeProto) -> None:
+        """Give a shape-preserving node's output its input's shape when inference left it unknown.
+
+        ONNX shape inference skips some function-defined operators (GroupNormalization-21, Mish, ...).
+        """
+        out, src = node.output[0] if node.output else "", node.input[0] if node.input else ""
+        if (node.op_type in _SHAPE_PRESERVING and out and not _static(self.info.get(out, (None, 0))[0])
+                and _static(self.info.get(src, (None, 0))[0])):
+            self.info[out] = (self.info[src][0], self.info.get(out, (None, 0))[1] or self.info[src][1])
+
     def const(self, name: str) -> np.ndarray | None:
         """Values of a small constant tensor (initializer or Constant output), or None when not constant."""
         if not name:
@@ -299,6 +311,13 @@ class _Graph:
                         tuple(self.unsupported))
 
 
+_SHAPE_PRESERVING = {
+    "Relu", "Gelu", "Erf", "Tanh", "Sigmoid", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Sin", "Cos",
+    "HardSigmoid", "HardSwish", "LeakyRelu", "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "Floor", "Ceil",
+    "Sign", "Round", "ThresholdedRelu", "Shrink", "Softmax", "LogSoftmax", "Hardmax", "LayerNormalization",
+    "RMSNormalization", "BatchNormalization", "InstanceNormalization", "GroupNormalization", "LpNormalization",
+    "MeanVarianceNormalization", "LRN", "CumSum", "Identity", "Dropout",
+}
 _FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE}
 
 
@@ -509,7 +528,7 @@ def _epilogue(g: _Graph, name: str, y: str, acc: str, bias: Access | None, alpha
 
 
 def _einsum(g: _Graph, node: NodeProto, index: int) -> None:
-    equation = _attrs(node)["equation"].replace(" ", "")
+    equation = _attrs(node)["equation"].decode().replace(" ", "")
     lhs, _, rhs = equation.partition("->")
     terms = lhs.split(",")
     shapes = [g.tensor(n, node, index).shape for n in node.input]

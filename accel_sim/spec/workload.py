@@ -54,6 +54,15 @@ MAP_OPS: dict[str, tuple[int, Callable[..., np.ndarray]]] = {
     "and": (2, lambda a, b: ((a != 0) & (b != 0)).astype(float)),
     "or": (2, lambda a, b: ((a != 0) | (b != 0)).astype(float)),
     "clip": (-1, lambda x, *bounds: np.clip(x, *(bounds + (None, None))[:2])),
+    # further ONNX elementwise operators (io/onnx.py); bitwise ops act on the integer value
+    "tan": (1, np.tan), "asin": (1, np.arcsin), "acos": (1, np.arccos), "atan": (1, np.arctan),
+    "sinh": (1, np.sinh), "cosh": (1, np.cosh), "asinh": (1, np.arcsinh), "acosh": (1, np.arccosh),
+    "atanh": (1, np.arctanh), "round": (1, np.round),
+    "isnan": (1, lambda x: np.isnan(x).astype(float)), "isinf": (1, lambda x: np.isinf(x).astype(float)),
+    "bitand": (2, lambda a, b: np.bitwise_and(a.astype(np.int64), b.astype(np.int64)).astype(float)),
+    "bitor": (2, lambda a, b: np.bitwise_or(a.astype(np.int64), b.astype(np.int64)).astype(float)),
+    "bitxor": (2, lambda a, b: np.bitwise_xor(a.astype(np.int64), b.astype(np.int64)).astype(float)),
+    "bitnot": (1, lambda x: np.invert(x.astype(np.int64)).astype(float)),
 }
 INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 REDUCE_OPS: dict[str, tuple[np.ufunc, float]] = {
