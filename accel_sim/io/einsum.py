@@ -129,7 +129,8 @@ class CascadeSpec(BaseModel):
     name: str | None = None
     ranks: dict[str, RankSize]
     default_bits: Bits = 16
-    tensors: dict[str, TensorSpec] = Field(default_factory=dict)
+    # validated entry by entry (TensorSpec, in parse_cascade) so an unknown key lists TensorSpec's keys
+    tensors: dict[str, Any] = Field(default_factory=dict)
     einsums: list[EinsumSpec] = Field(min_length=1)
 
     @field_validator("ranks")
@@ -378,7 +379,8 @@ def parse_cascade(doc: YamlDoc, sizes_override: Mapping[str, int] | None = None)
     sizes = _override(spec.ranks, sizes_override or {}, doc)
     einsums = tuple(_parse_entry(entry, i, sizes, doc) for i, entry in enumerate(spec.einsums))
     _check_graph(einsums, doc)
-    tensors = _tensors(einsums, spec, sizes, doc)
+    settings = {name: validate(TensorSpec, doc, root=("tensors", name)) for name in spec.tensors}
+    tensors = _tensors(einsums, settings, spec.default_bits, sizes, doc)
     name = spec.name if spec.name is not None else _stem(doc.file)
     return Workload(name, tensors, einsums)
 
@@ -447,9 +449,10 @@ def _check_graph(einsums: Sequence[Einsum], doc: YamlDoc) -> None:
                                 "writes later", f"list einsums[{j}] before einsums[{i}] (producers first)")
 
 
-def _tensors(einsums: Sequence[Einsum], spec: CascadeSpec, sizes: Mapping[str, int], doc: YamlDoc) -> tuple[Tensor, ...]:
+def _tensors(einsums: Sequence[Einsum], settings: Mapping[str, TensorSpec], default_bits: int,
+             sizes: Mapping[str, int], doc: YamlDoc) -> tuple[Tensor, ...]:
     layouts = _inferred_layouts(einsums)
-    for name in spec.tensors:
+    for name in settings:
         if name not in layouts:
             close = [t for t in layouts if t.lower() == name.lower()]
             hint = f"did you mean '{close[0]}'? " if close else ""
@@ -458,7 +461,7 @@ def _tensors(einsums: Sequence[Einsum], spec: CascadeSpec, sizes: Mapping[str, i
     recurrent = {e.output.tensor for e in einsums if e.recurrence_rank is not None}
     tensors = []
     for name, (ranks, shape) in layouts.items():
-        ts = spec.tensors.get(name, TensorSpec())
+        ts = settings.get(name, TensorSpec())
         path: KeyPath = ("tensors", name)
         if ts.shape is not None:
             if len(ts.shape) != len(shape):
@@ -473,7 +476,7 @@ def _tensors(einsums: Sequence[Einsum], spec: CascadeSpec, sizes: Mapping[str, i
         if ts.init is not None and name not in recurrent:
             raise _error_at(doc, path + ("init",), f"'{name}' has an init but no einsum reads its previous step",
                             "remove 'init' (it is the value before the first step of a running reduction)")
-        tensors.append(Tensor(name, ranks, shape, ts.bits if ts.bits is not None else spec.default_bits,
+        tensors.append(Tensor(name, ranks, shape, ts.bits if ts.bits is not None else default_bits,
                               ts.kind, ts.init))
     _check_writes_in_bounds(einsums, {t.name: t for t in tensors}, doc)
     return tuple(tensors)

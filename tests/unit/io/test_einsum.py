@@ -219,6 +219,21 @@ def test_bits_accept_dtype_names() -> None:
     assert w.tensor("X").bits == 4
 
 
+def test_tensor_ranks_and_kind_can_be_given() -> None:
+    """'ranks: [ROW, COL]' replaces the inferred ('M','N'); kind 'constant' is kept; both round-trip."""
+    w = cascade("ranks: {m: 2, n: 3}\ntensors: {X: {ranks: [ROW, COL], kind: constant}}\n"
+                "einsums: ['Y[m,n] = X[m,n]']\n")
+    assert (w.tensor("X").ranks, w.tensor("X").kind) == (("ROW", "COL"), "constant")
+    assert cascade(dump_cascade(w)) == w
+
+
+def test_unknown_tensor_setting_lists_the_valid_ones() -> None:
+    """'bit' under a tensor is an unknown key; the fix suggests 'bits' and lists the keys."""
+    err = _error("ranks: {m: 2}\ntensors:\n  X: {bit: 8}\neinsums: ['Y[m] = X[m]']\n")
+    assert (err.key_path, err.line) == ("tensors.X.bit", 3)
+    assert "did you mean 'bits'" in err.fix and "shape" in err.fix
+
+
 def test_explicit_shape_uses_rank_size_expressions() -> None:
     """conv2d's input is [N, C, 2*P, 2*Q] = [1, 3, 224, 224], not the inferred 226 (the last reads are padding)."""
     w = load_einsum_file(REPO / "workloads" / "conv2d.einsum.yaml")
