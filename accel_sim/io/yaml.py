@@ -105,7 +105,12 @@ def validate(model: type[ModelT], doc: YamlDoc, root: KeyPath = ()) -> ModelT:
 
 def config_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], root: KeyPath = ()) -> ConfigError:
     """The first pydantic error as a ConfigError naming file, line, key path and a fix."""
-    err = exc.errors()[0]
+    errors = exc.errors()
+    err = errors[0]
+    if err["type"] == "missing":
+        # a misspelt required key is both missing and unknown; the unknown one can say "did you mean"
+        err = next((e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == err["loc"][:-1]),
+                   err)
     ctx = err.get("ctx", {})
     # validators may point below the field they check (e.g. the duplicate name in a list) via ctx['at']
     raw_loc = tuple(err["loc"]) + tuple(ctx.get("at", ()))
