@@ -89,7 +89,7 @@ def resnet(spec: ResNetSpec) -> Workload:
             block = _bottleneck if kind == "bottleneck" else _basic
             x = block(g, spec, name, x, width, stride)
     _head(g, spec, x)
-    return g.workload(workload_name(spec))
+    return g.workload(workload_name(spec), items_per_run=spec.batch, item_unit="image")
 
 
 def _conv(g: GraphBuilder, spec: ResNetSpec, name: str, x: _FMap, c_out: int, kernel: int, stride: int,

@@ -63,11 +63,12 @@ class GraphBuilder:
         self.views.append(View(output, tuple(sources), op))
         return output
 
-    def workload(self, name: str) -> Workload:
+    def workload(self, name: str, items_per_run: int = 1, item_unit: str = "inference") -> Workload:
         """Freeze everything emitted so far (einsum names must differ from each other and from tensors)."""
         names = [e.name for e in self.einsums]
         clashes = (set(names) & set(self.tensors)) | {n for n, c in Counter(names).items() if c > 1}
         if clashes:
             raise ValueError(f"zoo generator reused names {sorted(clashes)[:5]} for einsums")
-        return Workload(name, tuple(self.tensors.values()), tuple(self.einsums), tuple(self.views))
+        return Workload(name, tuple(self.tensors.values()), tuple(self.einsums), tuple(self.views),
+                        items_per_run=items_per_run, item_unit=item_unit)
 

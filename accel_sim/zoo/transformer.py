@@ -166,7 +166,9 @@ def transformer(spec: TransformerSpec) -> Workload:
         _lm_head(g, spec, dims, x)
     if spec.pooler:
         _pooler(g, spec, dims, x)
-    return g.workload(workload_name(spec))
+    # a decode step yields one token per sequence; a prefill pass processes whole sequences
+    unit = "token" if spec.phase == "decode" else "sequence"
+    return g.workload(workload_name(spec), items_per_run=spec.batch, item_unit=unit)
 
 
 # ---------------------------------------------------------------------------------------------
