@@ -106,7 +106,8 @@ def _read(path: Path) -> onnx.ModelProto:
     if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.node:
         raise ConfigError("not a readable ONNX model (no IR version or no graph nodes)", file=path, fix=fix)
     try:
-        onnx.checker.check_model(model)
+        # by path, so that external-data locations resolve against the model's folder (not read)
+        onnx.checker.check_model(str(path))
     except (onnx.checker.ValidationError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"the ONNX model fails onnx.checker: {first}", file=path,
