@@ -54,7 +54,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from accel_sim.errors import ConfigError
 from accel_sim.io.yaml import KeyPath, YamlDoc, format_key_path, load_yaml, validate
 from accel_sim.spec.workload import (
-    MAP_OPS, REDUCE_OPS, Access, Affine, Call, Const, Einsum, Expr, Tensor, TensorKind, Workload,
+    MAP_OPS, REDUCE_OPS, Access, Affine, Call, Const, Einsum, Expr, Tensor, TensorKind, Workload, accesses_of,
 )
 from accel_sim.units import parse_bits
 
@@ -188,7 +188,7 @@ def parse_einsum(text: str, sizes: Mapping[str, int], *, name: str | None = None
     output = parser.access(out_node)
     expr = parser.expr(parser.parse(rhs, "right-hand side"))
     ranks = dict.fromkeys(output.ranks)
-    for acc in _accesses(expr):
+    for acc in accesses_of(expr):
         ranks.update(dict.fromkeys(acc.ranks))
     einsum = Einsum(name or output.tensor, output, expr, tuple((r, sizes[r]) for r in ranks), reduce)
     if prefix and reduce != "sum" and not einsum.reduced_ranks:
@@ -196,14 +196,6 @@ def parse_einsum(text: str, sizes: Mapping[str, int], *, name: str | None = None
                           "remove the prefix, or drop a rank from the left-hand side to reduce over it")
     _check_self_reads(einsum, where)
     return einsum
-
-
-def _accesses(expr: Expr) -> tuple[Access, ...]:
-    if isinstance(expr, Access):
-        return (expr,)
-    if isinstance(expr, Call):
-        return tuple(a for arg in expr.args for a in _accesses(arg))
-    return ()
 
 
 def _check_self_reads(einsum: Einsum, where: _Where) -> None:
