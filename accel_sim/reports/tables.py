@@ -71,14 +71,14 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(width=None if Console().is_terminal else 132)
     frame = result.per_einsum()
     shown = frame if rows is None or len(frame) <= rows else frame.nlargest(rows, "cycles")
     table = Table(title=f"{result.workload.name} on {result.arch.name}: roofline bound per einsum",
                   show_lines=False)
     for name, justify in (("einsum", "left"), ("engine", "left"), ("op", "left"), ("MACs", "right"),
                           ("bytes", "right"), ("bound cycles", "right"), ("bound by", "left")):
-        table.add_column(name, justify=justify)
+        table.add_column(name, justify=justify, overflow="fold")
     for row in shown.itertuples():
         table.add_row(str(row.einsum), str(row.engine), str(row.op), _si(row.macs), _si(row.bytes, "B"),
                       _si(row.cycles), str(row.bound))
