@@ -56,7 +56,8 @@ def write_report(result: Result, out_dir: Path) -> None:
     fig.savefig(out_dir / "roofline.png", dpi=120)
 
 
-def _si(value: float, unit: str = "") -> str:
+def si_format(value: float, unit: str = "") -> str:
+    """A number with an SI prefix and 3 significant digits: 4.59e13 -> "45.9 T"."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}{unit}"
     for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
@@ -80,8 +81,8 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
                           ("bytes", "right"), ("bound cycles", "right"), ("bound by", "left")):
         table.add_column(name, justify=justify, overflow="fold")
     for row in shown.itertuples():
-        table.add_row(str(row.einsum), str(row.engine), str(row.op), _si(row.macs), _si(row.bytes, "B"),
-                      _si(row.cycles), str(row.bound))
+        table.add_row(str(row.einsum), str(row.engine), str(row.op), si_format(row.macs), si_format(row.bytes, "B"),
+                      si_format(row.cycles), str(row.bound))
     console.print(table)
     if len(shown) < len(frame):
         console.print(f"[dim]{len(frame) - len(shown)} lighter einsums not shown "
@@ -90,10 +91,10 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
     totals = Table(title="totals", show_header=False)
     totals.add_column("metric")
     totals.add_column("value", justify="right")
-    for label, value in (("einsums", f"{summary['einsums']}"), ("MACs", _si(summary["total_macs"])),
-                         ("cycles", _si(summary["cycles"])), ("latency", _si(summary["latency_s"], "s")),
+    for label, value in (("einsums", f"{summary['einsums']}"), ("MACs", si_format(summary["total_macs"])),
+                         ("cycles", si_format(summary["cycles"])), ("latency", si_format(summary["latency_s"], "s")),
                          ("throughput", f"{summary['throughput_per_s']:.4g} {summary['throughput_unit']}"),
-                         ("data-movement energy", _si(summary["energy_j"], "J")),
+                         ("data-movement energy", si_format(summary["energy_j"], "J")),
                          ("area", "not given" if summary["area_mm2"] is None else f"{summary['area_mm2']} mm²")):
         totals.add_row(label, value)
     for kind, cycles in summary["cycles_by_bound"].items():
@@ -115,8 +116,8 @@ def print_workload(workload: Workload) -> None:
         table.add_row(label, str(summary[key]))
     table.add_row("MACs", f"{summary['total_macs']:,}")
     table.add_row("operator applications", f"{summary['total_ops']:,}")
-    table.add_row("weight bytes", _si(summary["weight_bytes"], "B"))
-    table.add_row("activation bytes", _si(summary["activation_bytes"], "B"))
+    table.add_row("weight bytes", si_format(summary["weight_bytes"], "B"))
+    table.add_row("activation bytes", si_format(summary["activation_bytes"], "B"))
     table.add_row("einsums by operator", ", ".join(f"{k} {v}" for k, v in summary["ops_by_type"].items()))
     unsupported = summary["unsupported_ops"]
     table.add_row("unsupported operators", ", ".join(unsupported) if unsupported else "none")
