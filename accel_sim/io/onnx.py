@@ -59,8 +59,8 @@ _UNSUPPORTED_FIX = ("rerun without --strict to import the rest (the node is then
 def load_onnx(path: str | Path, *, strict: bool = False) -> Workload:
     """Import an ONNX model as a Workload (einsums + views); unsupported ops are listed or, if strict, raise."""
     path = Path(path)
-    model = _inferred(_read(path), path)
-    graph = _Graph(path, model)
+    model = _read(path)
+    graph = _Graph(path, model, _inferred(model, path))
     for index, node in enumerate(model.graph.node):
         handler = _HANDLERS.get(node.op_type) if node.domain in _STANDARD_DOMAINS else None
         if handler is None:
@@ -140,7 +140,66 @@ def _inferred(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
         bound = helper.make_tensor_value_info(node.output[0], TensorProto.INT64, [len(shape), math.prod(shape)])
         model.graph.value_info.append(bound)
         bounded = True
-    return _infer(model, path) if bounded else inferred
+    if bounded:
+        inferred = _infer(model, path)
+        info = _value_infos(inferred)
+    if all(_static(info.get(o, (None, 0))[0]) for node in model.graph.node for o in node.output if o):
+        return inferred
+    folded = _fold_shape_arithmetic(model, info)
+    return _infer(folded, path) if folded is not None else inferred
+
+
+# Never evaluated while folding: random or data-producing ops, and ops with subgraphs.
+_NO_FOLD = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli", "Multinomial",
+            "If", "Loop", "Scan"}
+
+
+def _fold_shape_arithmetic(model: onnx.ModelProto, info: dict[str, tuple[Shape, int]]) -> onnx.ModelProto | None:
+    """A copy of `model` where shape arithmetic on small constants (TorchScript's Shape->Gather->Div->Concat
+    chains) is replaced by initializers, so that shape inference sees through it; None if nothing folds.
+
+    The copy only feeds shape inference: every node of the original is still imported.
+    """
+    from onnx.reference import ReferenceEvaluator
+
+    values: dict[str, np.ndarray] = {}
+    for init in model.graph.initializer:
+        if math.prod(init.dims) <= _MAX_CONST_ELEMENTS and init.data_location != TensorProto.EXTERNAL:
+            values[init.name] = numpy_helper.to_array(init)
+    folded: set[int] = set()
+    opsets = {o.domain or "": o.version for o in model.opset_import}
+    for index, node in enumerate(model.graph.node):
+        if node.domain not in _STANDARD_DOMAINS or node.op_type in _NO_FOLD:
+            continue
+        shape = info.get(node.input[0], (None, 0))[0] if node.input else None
+        if node.op_type in ("Shape", "Size") and _static(shape):
+            at = _attrs(node)
+            dims = np.array(shape, dtype=np.int64)
+            outputs = [dims[at.get("start", 0): at.get("end", len(dims))] if node.op_type == "Shape"
+                       else np.array(int(np.prod(dims)), dtype=np.int64)]
+        elif all(not name or name in values for name in node.input) and (node.input or node.op_type == "Constant"):
+            try:
+                outputs = ReferenceEvaluator(node, opsets=opsets).run(
+                    None, {name: values[name] for name in node.input if name})
+            except Exception:  # an op the reference cannot run: leave it to shape inference
+                continue
+        else:
+            continue
+        if any(np.asarray(v).size > _MAX_CONST_ELEMENTS for v in outputs):
+            continue
+        values.update({name: np.asarray(v) for name, v in zip(node.output, outputs) if name})
+        folded.add(index)
+    if not folded:
+        return None
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    del copy.graph.node[:]
+    copy.graph.node.extend(n for k, n in enumerate(model.graph.node) if k not in folded)
+    for k in sorted(folded):
+        for name in model.graph.node[k].output:
+            if name:
+                copy.graph.initializer.append(numpy_helper.from_array(values[name], name))
+    return copy
 
 
 Shape = tuple[int | str | None, ...] | None  # a dim is a size, a symbolic name or unknown; None: unknown rank
@@ -175,12 +234,13 @@ def _value_infos(model: onnx.ModelProto) -> dict[str, tuple[Shape, int]]:
 class _Graph:
     """Accumulates the workload while walking the nodes (private; the result is a frozen Workload)."""
 
-    def __init__(self, path: Path, model: onnx.ModelProto) -> None:
+    def __init__(self, path: Path, model: onnx.ModelProto, shapes: onnx.ModelProto) -> None:
         self.path = path
         self.name = model.graph.name or path.stem
         self.opset = next((o.version for o in model.opset_import if o.domain in _STANDARD_DOMAINS), 1)
-        self.info = _value_infos(model)
-        self.initializers = {init.name: init for init in model.graph.initializer}
+        self.info = _value_infos(shapes)
+        # folded shape arithmetic appears as initializers of `shapes`: readable as operand values
+        self.initializers = {init.name: init for init in shapes.graph.initializer}
         self.kinds = _input_kinds(model)
         self.consts: dict[str, np.ndarray] = {}
         self.tensors: dict[str, Tensor] = {}

@@ -455,3 +455,34 @@ def test_summary_counts(tmp_path: Path) -> None:
     summary = import_summary(load_onnx(path))
     assert (summary["macs"], summary["einsums"], summary["weight_bytes"]) == (64, 1, 64)
     assert math.isclose(summary["ops"], 64)
+
+
+def test_shape_arithmetic_is_folded_for_shape_inference(tmp_path: Path) -> None:
+    """TorchScript-style Shape -> Gather -> Cast -> Div -> Floor -> Cast -> Concat -> Reshape (ONNX shape inference
+    leaves it symbolic) is folded:
+    X[2, 6, 4] reshaped to [2, 3, 8] then @ W[8, 5] gives 2*3*5*8 = 240 MACs, and every node is still imported."""
+    nodes = [helper.make_node("Shape", ["X"], ["s"]),
+             helper.make_node("Gather", ["s", "i1"], ["c"], axis=0),
+             helper.make_node("Cast", ["c"], ["cf"], to=TensorProto.FLOAT),
+             helper.make_node("Div", ["cf", "two"], ["hf"]),
+             helper.make_node("Floor", ["hf"], ["hfl"]),
+             helper.make_node("Cast", ["hfl"], ["half"], to=TensorProto.INT64),
+             helper.make_node("Unsqueeze", ["half", "ax0"], ["h1"]),
+             helper.make_node("Concat", ["b", "h1", "eight"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["X", "shape"], ["R"]),
+             helper.make_node("MatMul", ["R", "W"], ["Y"])]
+    inits = {"i1": np.array(1), "two": np.array(2.0, np.float32), "ax0": np.array([0]), "b": np.array([2]),
+             "eight": np.array([8])}
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, (2, 6, 4)),
+                                           helper.make_tensor_value_info("W", TensorProto.FLOAT, (8, 5))],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, (2, 3, 5))],
+                              [numpy_helper.from_array(v, n) for n, v in inits.items()])
+    path = tmp_path / "fold.onnx"
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    assert not any(vi.name == "R" and len(vi.type.tensor_type.shape.dim) == 3
+                   for vi in inferred.graph.value_info), "shape inference alone already resolves R"
+    onnx.save(model, path)
+    workload = load_onnx(path)
+    assert workload.tensor("R").shape == (2, 3, 8) and workload.total_macs == 240
+    assert len(workload.views) + len(workload.einsums) == len(nodes)
