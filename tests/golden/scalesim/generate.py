@@ -54,6 +54,7 @@ CONV = {
     "cdeep": (7, 7, 3, 3, 64, 48, 1),          # deep, small spatial
     "cwide": (9, 9, 3, 3, 4, 130, 1),          # many filters
     "ctiny": (4, 4, 3, 3, 2, 3, 1),            # tiny, 2x2 ofmap
+    "r_conv": (30, 30, 3, 3, 32, 64, 1),       # ResNet-like 3x3, 28x28 ofmap
 }
 GEMM = {
     "g16": (16, 16, 16),
@@ -71,6 +72,7 @@ GEMM = {
     "gemv3": (1, 64, 100),
     "g_big": (256, 256, 32),
     "g_mid": (96, 130, 48),
+    "bert_qkv": (128, 768, 256),               # transformer projection (short sequence)
 }
 
 ARR = {  # rows x cols
@@ -148,6 +150,12 @@ def build_cases() -> list[dict]:
     for bw in (1, 2, 8, 32, 128):
         for df in DATAFLOWS:
             plan.append(("g_rect", "16x16", f"sweep{bw}", df))
+    # F. moderate, realistic layers (about a second of SCALE-Sim CPU each)
+    for layer, arr, mem in [
+        ("r_conv", "32x32", "gen"), ("bert_qkv", "128x128", "gen"), ("r_conv", "16x16", "mid"),
+    ]:
+        for df in DATAFLOWS:
+            plan.append((layer, arr, mem, df))
     cases = []
     for i, (layer, arr, mem, df) in enumerate(plan):
         cases.append(_case(layer, arr, mem, df) | {"case_id": f"c{i:03d}"})
