@@ -25,6 +25,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AccelSimError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error of ours
+        sys.stderr.close()
+        return 0
 
 
 def _parser() -> argparse.ArgumentParser:
