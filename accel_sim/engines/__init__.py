@@ -1,0 +1,14 @@
+"""Engine families. Each is a pydantic spec with a `kind` tag; `AnyEngine` is their discriminated union."""
+from __future__ import annotations
+
+from typing import Annotated, Union
+
+from pydantic import Field
+
+from accel_sim.engines.systolic import SystolicEngine
+from accel_sim.engines.vector import VectorEngine
+
+# New engine families are added to this one line.
+AnyEngine = Annotated[Union[SystolicEngine, VectorEngine], Field(discriminator="kind")]
+
+__all__ = ["AnyEngine", "SystolicEngine", "VectorEngine"]

@@ -1,97 +1,17 @@
 """Architecture specs: memory levels outer -> inner and compute engines, frozen and validated once.
 
 Python attribute names carry SI units (`capacity_bytes`, `clock_hz`); YAML keys are short and take unit
-strings (`capacity: 24 MiB`, `clock: 700 MHz`) through aliases. The conversion lives in the annotated types
-below, one per dimension. Validator messages end with " Fix: ..." so `accel_sim.io.yaml.config_error` can
-split problem and fix; a `PydanticCustomError` whose context has `at` points the error at a sub-location
-(e.g. the duplicate `memory[2].name`), so its line is the offending line.
+strings (`capacity: 24 MiB`, `clock: 700 MHz`) through aliases; the annotated types live in `spec/fields.py`.
+Engine families are defined in `accel_sim/engines/` and joined in the `AnyEngine` union there.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, Literal, Union
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
-from pydantic_core import PydanticCustomError
-
-from accel_sim.spec.workload import Einsum
-from accel_sim.units import Dimension, example_quantity, parse_quantity
-
-_SPEC = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-TensorClass = Literal["weights", "activations"]
-
-
-# ---------------------------------------------------------------------------------------------
-# One annotated type per dimension: unit strings -> SI floats, with a fix on failure
-# ---------------------------------------------------------------------------------------------
-def _si(dimension: Dimension, per_bit: bool = False) -> Callable[[Any], Any]:
-    """A before-validator converting a number or unit string of `dimension` to SI."""
-
-    def convert(value: Any) -> Any:
-        if value is None:  # optional fields; required ones reject None in their float schema
-            return None
-        text = value
-        if per_bit and isinstance(value, str):
-            # "10 pJ/bit" reads naturally for per-bit energies; the key already says per bit
-            text = value.strip().removesuffix("/bit").removesuffix("/b")
-        try:
-            return parse_quantity(text, dimension)
-        except ValueError as exc:
-            raise ValueError(f"{exc}. Fix: write a number with a {dimension} unit, "
-                             f"e.g. {example_quantity(dimension)}") from None
-
-    return convert
-
-
-def _positive(unit: str = "", example: str = "") -> Callable[[Any], Any]:
-    """An after-validator rejecting zero and negative values (quoted in `unit`, fix showing `example`)."""
-
-    def check(value: float | int | None) -> float | int | None:
-        if value is not None and not value > 0:
-            shown = f"{value:g}{' ' + unit if unit else ''}"
-            raise ValueError(f"must be greater than zero (got {shown}). "
-                             f"Fix: give a positive value{', e.g. ' + example if example else ''}")
-        return value
-
-    return check
-
-
-def _non_negative(value: float | None) -> float | None:
-    if value is not None and not value >= 0:
-        raise ValueError(f"must not be negative (got {value}). Fix: give zero or a positive value")
-    return value
-
-
-def _area_mm2(value: Any) -> Any:
-    """Area in mm^2, the unit the field name carries: a bare number is mm^2, a unit string is converted."""
-    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        return value
-    # m^2 -> mm^2, rounded to 12 significant digits to drop binary noise (331 mm2 -> 331.0, not 330.999...)
-    return float(f"{_si('area')(value) * 1e6:.12g}")
-
-
-Bytes = Annotated[float, BeforeValidator(_si("bytes")), AfterValidator(_positive("bytes", "'24 MiB'"))]
-BytesPerSecond = Annotated[float, BeforeValidator(_si("bandwidth")),
-                           AfterValidator(_positive("bytes/s", "'900 GB/s'"))]
-Hertz = Annotated[float, BeforeValidator(_si("frequency")), AfterValidator(_positive("Hz", "'700 MHz'"))]
-JoulesPerBit = Annotated[float, BeforeValidator(_si("energy", per_bit=True)), AfterValidator(_non_negative)]
-SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(_positive("mm^2", "'331 mm2'"))]
-PositiveFloat = Annotated[float, AfterValidator(_positive())]
-PositiveInt = Annotated[int, AfterValidator(_positive())]
-
-
-def _located(message: str, *at: str | int) -> PydanticCustomError:
-    """A validation error placed at the sub-location `at` of the field being validated."""
-    return PydanticCustomError("spec_invalid", message, {"at": at})
-
-
-def _unique_names(items: tuple[Any, ...], what: str, key: str) -> None:
-    first: dict[str, int] = {}
-    for index, item in enumerate(items):
-        if item.name in first:
-            raise _located(f"duplicate {what} name '{item.name}' (first used by {key}[{first[item.name]}]). "
-                           f"Fix: give each {what} a distinct name", index, "name")
-        first[item.name] = index
-
+from accel_sim.engines import AnyEngine
+from accel_sim.engines.base import EngineBase
+from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
+                                   SquareMillimetres, TensorClass, located, unique_names)
 
 # ---------------------------------------------------------------------------------------------
 # Memory
@@ -99,7 +19,7 @@ def _unique_names(items: tuple[Any, ...], what: str, key: str) -> None:
 class MemoryLevel(BaseModel):
     """One level of the memory hierarchy: size, bandwidth, per-bit access energy, tensor classes held."""
 
-    model_config = _SPEC
+    model_config = SPEC_CONFIG
 
     name: str
     technology: str | None = None  # "DDR3", "LPDDR5", "HBM2", "SRAM", ...: free text for reports
@@ -127,56 +47,12 @@ class MemoryLevel(BaseModel):
 
 
 # ---------------------------------------------------------------------------------------------
-# Engines
-# ---------------------------------------------------------------------------------------------
-class EngineBase(BaseModel):
-    """Fields every engine has; subclasses add their parameters, a `kind` tag and their peak."""
-
-    model_config = _SPEC
-
-    name: str
-    clock_hz: Hertz | None = Field(None, alias="clock")  # None: runs at the arch clock
-
-    def peak_per_cycle(self, einsum: Einsum) -> float:
-        """Operator applications per cycle for this einsum; 0.0 means the engine cannot run it."""
-        raise NotImplementedError(f"{type(self).__name__} does not define peak_per_cycle")
-
-
-class SystolicEngine(EngineBase):
-    """A rows x cols array of multiply-accumulate units (TPU MXU, Eyeriss-style PE arrays)."""
-
-    kind: Literal["systolic"]
-    rows: PositiveInt
-    cols: PositiveInt
-    dataflow: Literal["os", "ws", "is"] = "ws"
-
-    def peak_per_cycle(self, einsum: Einsum) -> float:
-        """rows * cols MACs per cycle for contractions; other operators do not run on the array."""
-        return float(self.rows * self.cols) if einsum.op == "mac" else 0.0
-
-
-class VectorEngine(EngineBase):
-    """SIMD lanes for elementwise, reduction, softmax and normalization operators (and MACs)."""
-
-    kind: Literal["vector"]
-    lanes: PositiveInt
-
-    def peak_per_cycle(self, einsum: Einsum) -> float:
-        """One operator application per lane per cycle, for every operator."""
-        return float(self.lanes)
-
-
-# New engine families are added to this one line.
-AnyEngine = Annotated[Union[SystolicEngine, VectorEngine], Field(discriminator="kind")]
-
-
-# ---------------------------------------------------------------------------------------------
 # Architecture
 # ---------------------------------------------------------------------------------------------
 class Arch(BaseModel):
     """An accelerator: clock, technology node, memory levels outer -> inner, and compute engines."""
 
-    model_config = _SPEC
+    model_config = SPEC_CONFIG
 
     name: str
     source: str | None = None  # citation of the design
@@ -191,13 +67,13 @@ class Arch(BaseModel):
     def _check_memory(cls, levels: tuple[MemoryLevel, ...]) -> tuple[MemoryLevel, ...]:
         if not levels:
             raise ValueError("no memory levels. Fix: list at least one level, outermost (e.g. DRAM) first")
-        _unique_names(levels, "memory level", "memory")
+        unique_names(levels, "memory level", "memory")
         outer: tuple[int, MemoryLevel] | None = None
         for index, level in enumerate(levels):
             if level.capacity_bytes is None:
                 continue
             if outer is not None and level.capacity_bytes > outer[1].capacity_bytes:
-                raise _located(
+                raise located(
                     f"level '{level.name}' ({level.capacity_bytes:,.0f} bytes) is larger than the outer level "
                     f"'{outer[1].name}' (memory[{outer[0]}], {outer[1].capacity_bytes:,.0f} bytes); levels go "
                     f"outer -> inner with non-increasing capacity. Fix: list the levels outermost first, "
@@ -211,7 +87,7 @@ class Arch(BaseModel):
         if not engines:
             raise ValueError("no engines. Fix: add at least one engine, e.g. {name: mxu, kind: systolic, "
                              "rows: 128, cols: 128}")
-        _unique_names(engines, "engine", "engines")
+        unique_names(engines, "engine", "engines")
         return engines
 
     def engine_clock_hz(self, engine: EngineBase | str) -> float:

@@ -1,0 +1,96 @@
+"""Systolic arrays: output-, weight- and input-stationary dataflows as one model with a dataflow parameter.
+
+A contraction is seen in its im2col (GEMM) view: M = output pixels (rows of the streamed operand),
+N = filters (output channels), K = reduction (window x channels). Per dataflow the array's rows, its
+columns and time take (os: M, N, K), (ws: K, N, M), (is: K, M, N); the spatial extents are cut into
+folds of rows x cols that run one after another (SCALE-Sim, Samajdar et al., ISPASS 2020, Sec. III).
+Each fold costs its temporal extent plus the cycles to fill and drain the array:
+os: T + R + C - 2 (operands skew in over R + C - 2 cycles while outputs accumulate in place);
+ws/is: 2R + C + T - 2 (R cycles to load the stationary operand, then T streamed rows and R + C - 2 of skew).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from accel_sim.engines.base import EngineBase
+from accel_sim.spec.fields import PositiveInt
+from accel_sim.spec.workload import Einsum
+
+Dataflow = Literal["os", "ws", "is"]
+DATAFLOWS: tuple[Dataflow, ...] = ("os", "ws", "is")
+IntArray = np.ndarray
+
+
+class SystolicEngine(EngineBase):
+    """A rows x cols array of multiply-accumulate units (TPU MXU, Eyeriss-style PE arrays)."""
+
+    kind: Literal["systolic"]
+    rows: PositiveInt
+    cols: PositiveInt
+    dataflow: Dataflow = "ws"
+
+    def peak_per_cycle(self, einsum: Einsum) -> float:
+        """rows * cols MACs per cycle for contractions; other operators do not run on the array."""
+        return float(self.rows * self.cols) if einsum.op == "mac" else 0.0
+
+
+def spatial_temporal(m: IntArray, n: IntArray, k: IntArray, dataflow: Dataflow) -> tuple[IntArray, IntArray, IntArray]:
+    """(extent on array rows, extent on array columns, temporal extent) of an M x N x K GEMM."""
+    return {"os": (m, n, k), "ws": (k, n, m), "is": (k, m, n)}[dataflow]
+
+
+@dataclass(frozen=True)
+class FoldPlan:
+    """How a batch of GEMMs folds onto a rows x cols array; every field is an array (one entry per GEMM)."""
+
+    rows: IntArray
+    cols: IntArray
+    spatial_rows: IntArray   # Sr
+    spatial_cols: IntArray   # Sc
+    temporal: IntArray       # T
+    row_folds: IntArray      # ceil(Sr / rows)
+    col_folds: IntArray      # ceil(Sc / cols)
+    cycles_per_fold: IntArray
+
+    @property
+    def folds(self) -> IntArray:
+        """Folds run one after another."""
+        return self.row_folds * self.col_folds
+
+    @property
+    def compute_cycles(self) -> IntArray:
+        """Cycles of all folds, fill and drain included, with operands always on time."""
+        return self.folds * self.cycles_per_fold
+
+    @property
+    def fill_drain_cycles(self) -> IntArray:
+        """The part of compute_cycles spent filling and draining the array."""
+        return self.compute_cycles - self.folds * self.temporal
+
+    @property
+    def mapping_efficiency(self) -> np.ndarray:
+        """Mean fraction of PEs that hold work, over folds."""
+        return self.spatial_rows * self.spatial_cols / (self.folds * self.rows * self.cols)
+
+    @property
+    def utilization(self) -> np.ndarray:
+        """MACs / (PEs x compute cycles)."""
+        macs = self.spatial_rows * self.spatial_cols * self.temporal
+        return macs / (self.rows * self.cols * self.compute_cycles)
+
+
+def fold_plan(m: IntArray, n: IntArray, k: IntArray, rows: IntArray | int, cols: IntArray | int,
+              dataflow: Dataflow) -> FoldPlan:
+    """Fold a batch of M x N x K GEMMs onto rows x cols arrays with one dataflow (all inputs broadcast)."""
+    m, n, k, rows, cols = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (m, n, k, rows, cols)))
+    sr, sc, t = spatial_temporal(m, n, k, dataflow)
+    row_folds = -(-sr // rows)
+    col_folds = -(-sc // cols)
+    if dataflow == "os":
+        per_fold = t + rows + cols - 2
+    else:
+        per_fold = 2 * rows + cols + t - 2
+    return FoldPlan(rows, cols, sr, sc, t, row_folds, col_folds, per_fold)

@@ -1,0 +1,92 @@
+"""Validated field types shared by every spec: unit strings -> SI floats, positivity, located errors.
+
+Validator messages end with " Fix: ..." so `accel_sim.io.yaml.config_error` can split problem and fix; a
+`PydanticCustomError` whose context has `at` points the error at a sub-location (e.g. the duplicate
+`memory[2].name`), so its line is the offending line.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Callable, Literal
+
+from pydantic import AfterValidator, BeforeValidator, ConfigDict
+from pydantic_core import PydanticCustomError
+
+from accel_sim.units import Dimension, example_quantity, parse_quantity
+
+SPEC_CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+TensorClass = Literal["weights", "activations"]
+
+
+# ---------------------------------------------------------------------------------------------
+# One annotated type per dimension: unit strings -> SI floats, with a fix on failure
+# ---------------------------------------------------------------------------------------------
+def _si(dimension: Dimension, per_bit: bool = False) -> Callable[[Any], Any]:
+    """A before-validator converting a number or unit string of `dimension` to SI."""
+
+    def convert(value: Any) -> Any:
+        if value is None:  # optional fields; required ones reject None in their float schema
+            return None
+        text = value
+        if per_bit and isinstance(value, str):
+            # "10 pJ/bit" reads naturally for per-bit energies; the key already says per bit
+            text = value.strip().removesuffix("/bit").removesuffix("/b")
+        try:
+            return parse_quantity(text, dimension)
+        except ValueError as exc:
+            raise ValueError(f"{exc}. Fix: write a number with a {dimension} unit, "
+                             f"e.g. {example_quantity(dimension)}") from None
+
+    return convert
+
+
+def _positive(unit: str = "", example: str = "") -> Callable[[Any], Any]:
+    """An after-validator rejecting zero and negative values (quoted in `unit`, fix showing `example`)."""
+
+    def check(value: float | int | None) -> float | int | None:
+        if value is not None and not value > 0:
+            shown = f"{value:g}{' ' + unit if unit else ''}"
+            raise ValueError(f"must be greater than zero (got {shown}). "
+                             f"Fix: give a positive value{', e.g. ' + example if example else ''}")
+        return value
+
+    return check
+
+
+def _non_negative(value: float | None) -> float | None:
+    if value is not None and not value >= 0:
+        raise ValueError(f"must not be negative (got {value}). Fix: give zero or a positive value")
+    return value
+
+
+def _area_mm2(value: Any) -> Any:
+    """Area in mm^2, the unit the field name carries: a bare number is mm^2, a unit string is converted."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    # m^2 -> mm^2, rounded to 12 significant digits to drop binary noise (331 mm2 -> 331.0, not 330.999...)
+    return float(f"{_si('area')(value) * 1e6:.12g}")
+
+
+Bytes = Annotated[float, BeforeValidator(_si("bytes")), AfterValidator(_positive("bytes", "'24 MiB'"))]
+BytesPerSecond = Annotated[float, BeforeValidator(_si("bandwidth")),
+                           AfterValidator(_positive("bytes/s", "'900 GB/s'"))]
+Hertz = Annotated[float, BeforeValidator(_si("frequency")), AfterValidator(_positive("Hz", "'700 MHz'"))]
+JoulesPerBit = Annotated[float, BeforeValidator(_si("energy", per_bit=True)), AfterValidator(_non_negative)]
+SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(_positive("mm^2", "'331 mm2'"))]
+PositiveFloat = Annotated[float, AfterValidator(_positive())]
+PositiveInt = Annotated[int, AfterValidator(_positive())]
+
+
+def located(message: str, *at: str | int) -> PydanticCustomError:
+    """A validation error placed at the sub-location `at` of the field being validated."""
+    return PydanticCustomError("spec_invalid", message, {"at": at})
+
+
+def unique_names(items: tuple[Any, ...], what: str, key: str) -> None:
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        if item.name in first:
+            raise located(f"duplicate {what} name '{item.name}' (first used by {key}[{first[item.name]}]). "
+                           f"Fix: give each {what} a distinct name", index, "name")
+        first[item.name] = index
+
+
