@@ -131,7 +131,7 @@ def print_listing() -> None:
     from rich.console import Console
 
     from accel_sim.io.load import SEARCH_DIRS
-    from accel_sim.spec.arch import AnyEngine
+    from accel_sim.engines import AnyEngine
     from accel_sim.zoo import list_presets
 
     console = Console()

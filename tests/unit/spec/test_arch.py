@@ -11,7 +11,8 @@ from pydantic import ValidationError
 from accel_sim.errors import ConfigError
 from accel_sim.io.arch import arch_from_doc, load_arch
 from accel_sim.io.yaml import parse_yaml
-from accel_sim.spec.arch import Arch, MemoryLevel, SystolicEngine, VectorEngine
+from accel_sim.engines import SystolicEngine, VectorEngine
+from accel_sim.spec.arch import Arch, MemoryLevel
 from accel_sim.spec.workload import Access, Affine, Call, Einsum
 
 REPO = Path(__file__).resolve().parents[3]
