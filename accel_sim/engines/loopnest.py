@@ -1,0 +1,310 @@
+"""Loop-nest analysis: tile footprints, reuse and accesses per (level, tensor), vectorized over candidates.
+
+Every engine model scores its mappings here. The loop nest is the one `accel_sim.spec.mapping` describes
+(Timeloop's convention, Parashar et al., ISPASS 2019); below the innermost memory level the PEs form a
+virtual last level whose per-PE tile is one element (the operand register).
+
+For a tensor kept at level l (not bypassed):
+- tile(l): elements of the tensor touched by the loops of level l and every loop inside it. For one index
+  sum(c_r * x_r) + o over rank tiles t_r the extent is min(prod t_r, sum |c_r| (t_r - 1) + 1), clipped to
+  the tensor's dimension: the span of a sliding window (conv rows 2p + r span 2(t_p - 1) + t_r for t_r >= 2)
+  without counting the gaps a stride leaves (I[2p] touches t_p rows). The minimum of the two is exact
+  for one term and for two terms with a unit coefficient (plain and strided convolutions); otherwise it is
+  an upper bound.
+- changes(l): how often the tile is replaced, from the loops of the levels above in their loop order:
+  the product of all their factors except the innermost run of loops that do not index the tensor (those
+  leave the tile in place: stationarity); an irrelevant loop outside a relevant one re-fetches.
+- traffic goes between l and its parent, the nearest outer level that keeps the tensor:
+  inputs: fill(l) = tile(l) x instances x changes(l), read(parent) = union tile x changes(l), where for levels
+  below the spatial fan-out each PE holds its own copy (instances) and PEs that share data are served by one
+  read (multicast: the union tile spans the spatial factors; ranks the tensor does not use add nothing);
+  outputs: each change sends the tile up; the first visit of an output tile is a `write` at the parent,
+  later visits are `update`s that need the partial sum read back (a `read` at the parent and a `fill` at l);
+  PEs along a spatial rank the output does not use reduce their partial sums before the write.
+- The tile of a tensor's outermost kept level is its backing store: it gets no fills.
+With imperfect factors (product above the rank size) tiles are clipped to the rank size; traffic counts the
+full tiles (an upper bound on the partial last tile), while MACs count only real iterations.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Collection, Mapping as MappingType, Sequence
+
+import numpy as np
+
+from accel_sim.errors import InfeasibleError
+from accel_sim.spec.mapping import Mapping, MappingBatch, rank_names, tensor_names
+from accel_sim.spec.workload import Access, Einsum, Tensor
+
+if TYPE_CHECKING:
+    from accel_sim.spec.arch import Arch
+
+
+@dataclass(frozen=True)
+class LoopnestAnalysis:
+    """Per-candidate results; axis names: B candidates, L memory levels (outer -> inner), T tensors."""
+
+    level_names: tuple[str, ...]
+    tensor_names: tuple[str, ...]
+    tile_elements: np.ndarray      # int64 (B, L, T): tile per instance where kept, else 0
+    read_elements: np.ndarray      # int64 (B, L, T): read out of the level (to inner levels/PEs, or drained up)
+    fill_elements: np.ndarray      # int64 (B, L, T): written into the level from its parent
+    update_elements: np.ndarray    # int64 (B, L, T): partial sums written from inner onto an earlier value
+    write_elements: np.ndarray     # int64 (B, L, T): first writes of output elements from inner
+    occupancy_bytes: np.ndarray    # float (B, L): kept tiles' bytes per instance, x2 where double-buffered
+    fits: np.ndarray               # bool (B, L): occupancy within the level's capacity
+    level_bytes: np.ndarray        # float (B, L): bytes read and written at the level
+    level_cycles: np.ndarray       # float (B, L): level_bytes at the level's bandwidth, in arch clock cycles
+    level_energy_j: np.ndarray     # float (B, L): access energy at the level's per-bit read/write energies
+    iterations: np.ndarray         # int64 (B,): real points of the iteration space the mapping runs
+    macs: np.ndarray               # int64 (B,): iterations for a contraction, else 0
+    padded_iterations: np.ndarray  # int64 (B,): points including the padding of imperfect factors
+    compute_cycles: np.ndarray     # int64 (B,): temporal iterations (one operation per PE per cycle)
+    used_pes: np.ndarray           # int64 (B,): product of the spatial factors
+    pes: int                       # PEs of the engine (product of the axis sizes)
+
+    @property
+    def spatial_utilization(self) -> np.ndarray:
+        """Used PEs / PEs."""
+        return self.used_pes / self.pes
+
+    @property
+    def utilization(self) -> np.ndarray:
+        """Real iterations / (PEs x compute cycles)."""
+        return self.iterations / (self.pes * self.compute_cycles)
+
+    def accesses(self, i: int) -> dict[tuple[str, str, str], float]:
+        """Candidate i's non-zero accesses as {(level, tensor, action): elements} (the `Cost.accesses` form)."""
+        out: dict[tuple[str, str, str], float] = {}
+        for action, arr in (("read", self.read_elements), ("fill", self.fill_elements),
+                            ("update", self.update_elements), ("write", self.write_elements)):
+            for li, lv in enumerate(self.level_names):
+                for ti, t in enumerate(self.tensor_names):
+                    if arr[i, li, ti]:
+                        out[(lv, t, action)] = float(arr[i, li, ti])
+        return out
+
+
+def tile_footprint(tile: np.ndarray, access: Access, shape: Sequence[int], ranks: Sequence[str]) -> np.ndarray:
+    """Elements of `access` touched by rank tiles `tile` (..., R), clipped to the tensor's `shape`."""
+    r_ix = {r: i for i, r in enumerate(ranks)}
+    out = np.ones(tile.shape[:-1], dtype=np.int64)
+    for index, extent in zip(access.indices, shape):
+        terms = [(r_ix[r], c) for r, c in index.terms if c != 0]
+        if not terms:
+            continue
+        combos = np.prod([tile[..., i] for i, _ in terms], axis=0)
+        span = 1 + sum(abs(c) * (tile[..., i] - 1) for i, c in terms)
+        out = out * np.minimum(np.minimum(combos, span), extent)
+    return out
+
+
+def _changes(temporal: np.ndarray, order: np.ndarray, relevant: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """(times the tile of `level` changes, distinct tile positions) from the loops of the levels above it."""
+    b = temporal.shape[0]
+    rows = np.arange(b)
+    changes = np.ones(b, dtype=np.int64)
+    in_run = np.ones(b, dtype=bool)
+    for lv in range(level - 1, -1, -1):
+        for j in range(order.shape[2] - 1, -1, -1):
+            r = order[:, lv, j]
+            f = temporal[rows, lv, r]
+            # a loop of factor 1 is no loop: it neither moves the tile nor ends the stationary run
+            in_run = in_run & (~relevant[r] | (f == 1))
+            changes = np.where(in_run, changes, changes * f)
+    positions = np.prod(temporal[:, :level, :][:, :, relevant], axis=(1, 2)) if level else np.ones(b, np.int64)
+    return changes, positions.astype(np.int64)
+
+
+def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes: MappingType[str, int],
+            batch: MappingBatch, double_buffered: Collection[str] = ()) -> LoopnestAnalysis:
+    """Footprints, fills, reads, updates, capacity and MACs of every candidate in `batch` (no per-candidate loop).
+
+    `tensors` gives shapes and widths (a workload's `tensor_map`); `axes` the engine's axis sizes;
+    `double_buffered` names the levels whose tiles take twice their size (one filling while one is used).
+    """
+    b, n_l, n_r = batch.temporal.shape
+    sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
+    temporal, spatial_all = batch.temporal, batch.spatial.prod(axis=1)            # (B,L,R), (B,R)
+    inner = np.cumprod(temporal[:, ::-1, :], axis=1)[:, ::-1, :]                  # levels l.. inner
+    below = np.arange(n_l)[None, :] > batch.fanout[:, None]                        # (B,L): per-PE levels
+    # level n_l is the PEs: one element per PE, the fan-out above it
+    inst_tile = np.concatenate([np.where(below[..., None], inner, inner * spatial_all[:, None, :]),
+                                np.ones((b, 1, n_r), np.int64)], axis=1)
+    union_tile = np.concatenate([inner * spatial_all[:, None, :], spatial_all[:, None, :]], axis=1)
+    inst_tile, union_tile = np.minimum(inst_tile, sizes), np.minimum(union_tile, sizes)
+    used_pes = spatial_all.prod(axis=1)
+    instances = np.where(np.concatenate([below, np.ones((b, 1), bool)], axis=1), used_pes[:, None], 1)
+
+    n_t = len(batch.tensor_names)
+    counts = {a: np.zeros((b, n_l, n_t), dtype=np.int64) for a in ("read", "fill", "update", "write")}
+    tile_elements = np.zeros((b, n_l, n_t), dtype=np.int64)
+    accesses: dict[str, Access] = {}
+    for acc in einsum.inputs:
+        accesses.setdefault(acc.tensor, acc)
+    out_name = einsum.output.tensor
+    for ti, name in enumerate(batch.tensor_names):
+        access = einsum.output if name == out_name else accesses[name]
+        shape = tensors[name].shape
+        relevant = np.isin(np.array(batch.rank_names), access.ranks)
+        kept = np.concatenate([~batch.bypass[:, :, ti], np.ones((b, 1), bool)], axis=1)   # (B, L+1)
+        parent = np.full((b, n_l + 1), -1, dtype=np.int64)
+        last = np.full(b, -1, dtype=np.int64)
+        for lv in range(n_l + 1):
+            parent[:, lv] = last
+            last = np.where(kept[:, lv], lv, last)
+        for lv in range(n_l + 1):
+            changes, positions = _changes(temporal, batch.order, relevant, lv)
+            own = tile_footprint(inst_tile[:, lv], access, shape, batch.rank_names) * instances[:, lv]
+            union = tile_footprint(union_tile[:, lv], access, shape, batch.rank_names)
+            active = kept[:, lv] & (parent[:, lv] >= 0)
+            if lv < n_l:
+                tile_elements[:, lv, ti] = np.where(kept[:, lv], own // instances[:, lv], 0)
+            if name == out_name:
+                again = changes - positions     # returns to an output tile already written once
+                for p in range(lv):
+                    at_p = active & (parent[:, lv] == p)
+                    counts["write"][:, p, ti] += np.where(at_p, union * positions, 0)
+                    counts["update"][:, p, ti] += np.where(at_p, union * again, 0)
+                    counts["read"][:, p, ti] += np.where(at_p, union * again, 0)
+                if lv < n_l:
+                    counts["read"][:, lv, ti] += np.where(active, own * changes, 0)
+                    counts["fill"][:, lv, ti] += np.where(active, own * again, 0)
+            else:
+                for p in range(lv):
+                    counts["read"][:, p, ti] += np.where(active & (parent[:, lv] == p), union * changes, 0)
+                if lv < n_l:
+                    counts["fill"][:, lv, ti] += np.where(active, own * changes, 0)
+
+    bits = np.array([tensors[t].bits for t in batch.tensor_names], dtype=np.float64)
+    doubled = np.array([2.0 if m.name in double_buffered else 1.0 for m in arch.memory])
+    occupancy = (tile_elements * bits).sum(axis=2) / 8 * doubled
+    capacity = np.array([np.inf if m.capacity_bytes is None else m.capacity_bytes for m in arch.memory])
+    read_bits = (counts["read"] * bits).sum(axis=2)
+    write_bits = ((counts["fill"] + counts["update"] + counts["write"]) * bits).sum(axis=2)
+    bandwidth = np.array([m.bandwidth_bytes_per_s for m in arch.memory])
+    read_e = np.array([m.read_energy_j_per_bit for m in arch.memory])
+    write_e = np.array([m.write_energy_j_per_bit for m in arch.memory])
+    level_bytes = (read_bits + write_bits) / 8
+
+    coverage = temporal.prod(axis=1) * spatial_all
+    iterations = np.minimum(coverage, sizes).prod(axis=1)
+    pes = math.prod(axes[a] for a in batch.axis_names)
+    return LoopnestAnalysis(
+        batch.level_names, batch.tensor_names, tile_elements, counts["read"], counts["fill"], counts["update"],
+        counts["write"], occupancy, occupancy <= capacity, level_bytes, level_bytes / bandwidth * arch.clock_hz,
+        read_bits * read_e + write_bits * write_e, iterations,
+        iterations if einsum.op == "mac" else np.zeros_like(iterations), coverage.prod(axis=1),
+        temporal.prod(axis=(1, 2)), used_pes, pes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Systolic dataflows as mappings
+# ---------------------------------------------------------------------------------------------
+SYSTOLIC_ROLES = {"os": ("M", "N", "K"), "ws": ("K", "N", "M"), "is": ("K", "M", "N")}  # (rows, cols, time)
+
+
+def gemm_roles(einsum: Einsum, tensors: MappingType[str, Tensor] | None = None
+               ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(M, N, K, batch) ranks of a contraction in its im2col view (N indexes the weight-like operand)."""
+    if einsum.op != "mac":
+        raise InfeasibleError(f"einsum '{einsum.name}' is not a contraction (operator '{einsum.op}'), so it has "
+                              f"no GEMM view. Fix: run it on an engine for '{einsum.op}', e.g. a vector engine")
+    a, w = einsum.inputs
+    if tensors is not None:
+        weights = [acc for acc in (a, w) if tensors[acc.tensor].kind in ("weight", "constant")]
+        if len(weights) == 1:
+            w = weights[0]
+            a = einsum.inputs[0] if einsum.inputs[1] is w else einsum.inputs[1]
+    out = einsum.output.ranks
+    n = tuple(r for r in out if r in w.ranks and r not in a.ranks)
+    batch = tuple(r for r in out if r in w.ranks and r in a.ranks)
+    m = tuple(r for r in out if r not in w.ranks)
+    return m, n, einsum.reduced_ranks, batch
+
+
+def _balanced(size: int) -> np.ndarray:
+    """Tile sizes worth trying for a rank: ceil(size / n) for every fold count n (the smallest per count)."""
+    return np.unique(-(-size // np.arange(1, size + 1, dtype=np.int64)))
+
+
+def split_fold(ranks: Sequence[str], sizes: MappingType[str, int], capacity: int) -> dict[str, int]:
+    """Per-rank spatial factors with product <= capacity and the fewest folds prod(ceil(size / factor)).
+
+    SCALE-Sim folds the flattened extent prod(sizes) into ceil(prod / capacity) folds; a per-rank tiling can
+    only reach that count when the ranks factor suitably, so this searches every balanced factor per rank
+    (least padding on ties) when the combinations are few (<= 1e6) and otherwise fills the array greedily,
+    innermost (last) rank first, each with the balanced factor for its fold count.
+    """
+    if not ranks:
+        return {}
+    candidates = [_balanced(sizes[r]) for r in ranks]
+    if math.prod(len(c) for c in candidates) <= 1_000_000:
+        grids = np.meshgrid(*candidates, indexing="ij")
+        factors = np.stack([g.ravel() for g in grids], axis=1)
+        folds = np.prod(-(-np.array([sizes[r] for r in ranks]) // factors), axis=1)
+        fits = factors.prod(axis=1) <= capacity
+        padded = folds * factors.prod(axis=1)
+        key = np.where(fits, folds * (padded.max() + 1) + padded, np.iinfo(np.int64).max)
+        best = factors[int(np.argmin(key))]
+        return {r: int(f) for r, f in zip(ranks, best)}
+    out: dict[str, int] = {}
+    left = capacity
+    for r in reversed(ranks):
+        n = -(-sizes[r] // max(left, 1))
+        out[r] = -(-sizes[r] // n)
+        left //= out[r]
+    return {r: out[r] for r in ranks}
+
+
+def systolic_mapping(einsum: Einsum, arch: Arch, rows: int, cols: int, dataflow: str,
+                     roles: tuple[Sequence[str], Sequence[str], Sequence[str], Sequence[str]],
+                     storage_class: MappingType[str, str] | None = None, fold_level: str | None = None) -> Mapping:
+    """A systolic dataflow (os | ws | is) as a Mapping on axes 'rows' and 'cols', folds as SCALE-Sim runs them.
+
+    `roles` is (M, N, K, batch) from `gemm_roles`. The dataflow's row and column roles are unrolled on the
+    array (per-rank factors from `split_fold`), its time role runs as the innermost level's loops, and the
+    folds run at `fold_level` (default: the level outside the innermost): batch ranks outermost, then the
+    column fold, then the row fold (SCALE-Sim: `for col fold: for row fold:`). Levels whose `holds` does not
+    admit a tensor's storage class ('weights' / 'activations', e.g. `Workload.storage_class`) bypass it.
+    """
+    if dataflow not in SYSTOLIC_ROLES:
+        raise InfeasibleError(f"unknown systolic dataflow '{dataflow}'. Fix: use one of os, ws, is")
+    m, n, k, batch = (tuple(r) for r in roles)
+    named = {"M": m, "N": n, "K": k}
+    listed = [*m, *n, *k, *batch]
+    if sorted(listed) != sorted(rank_names(einsum)):
+        raise InfeasibleError(f"GEMM roles M={list(m)}, N={list(n)}, K={list(k)}, batch={list(batch)} do not "
+                              f"cover the ranks {list(rank_names(einsum))} of einsum '{einsum.name}' exactly once. "
+                              f"Fix: derive them with gemm_roles(einsum)")
+    row_role, col_role, time_role = (named[x] for x in SYSTOLIC_ROLES[dataflow])
+    sizes = einsum.sizes
+    row_f, col_f = split_fold(row_role, sizes, rows), split_fold(col_role, sizes, cols)
+    inner = arch.memory[-1].name
+    fold = fold_level if fold_level is not None else arch.memory[max(len(arch.memory) - 2, 0)].name
+    temporal: dict[str, dict[str, int]] = {lv.name: {} for lv in arch.memory}
+    for r in batch:
+        temporal[fold][r] = sizes[r]
+    for r, f in (*col_f.items(), *row_f.items()):
+        temporal[fold][r] = -(-sizes[r] // f)
+    for r in time_role:
+        temporal[inner][r] = sizes[r]
+    fold_loops = [*batch, *col_role, *row_role]
+    if fold == inner:
+        orders = {inner: _permutation(einsum, [*fold_loops, *time_role])}
+    else:
+        orders = {fold: _permutation(einsum, fold_loops), inner: _permutation(einsum, list(time_role))}
+    bypass = {}
+    if storage_class is not None:
+        for level in arch.memory:
+            skip = [t for t in tensor_names(einsum) if storage_class.get(t, "activations") not in level.holds]
+            if skip:
+                bypass[level.name] = skip
+    return Mapping.of({lv: f for lv, f in temporal.items() if f}, orders,
+                      {"rows": row_f, "cols": col_f}, bypass, inner)
+
+
+def _permutation(einsum: Einsum, innermost: list[str]) -> list[str]:
+    """All ranks, those not listed first (their factor is 1 at that level), then `innermost` in order."""
+    return [r for r in rank_names(einsum) if r not in innermost] + innermost
