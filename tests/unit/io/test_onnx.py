@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from accel_sim.errors import ConfigError
+from accel_sim.io import onnx as onnx_reader
 from accel_sim.io.onnx import import_summary, load_onnx
 from accel_sim.spec.workload import Workload
 
@@ -486,3 +489,111 @@ def test_shape_arithmetic_is_folded_for_shape_inference(tmp_path: Path) -> None:
     workload = load_onnx(path)
     assert workload.tensor("R").shape == (2, 3, 8) and workload.total_macs == 240
     assert len(workload.views) + len(workload.einsums) == len(nodes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading shapes only: large inline tensors stay in the file
+# ---------------------------------------------------------------------------------------------
+def _inline_weight_model(tmp_path: Path, rows: int, cols: int, name: str = "inline.onnx") -> Path:
+    """X[4, rows] @ W[rows, cols] with W inline (raw_data in the file), then a Reshape by a small shape."""
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["Y"]), helper.make_node("Reshape", ["Y", "shape"], ["R"])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, (4, rows))],
+        [helper.make_tensor_value_info("R", TensorProto.FLOAT, (2, 2 * cols))],
+        [TensorProto(name="W", data_type=TensorProto.FLOAT, dims=[rows, cols]),
+         numpy_helper.from_array(np.array([2, -1], np.int64), "shape")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.graph.initializer[0].raw_data = np.arange(rows * cols, dtype=np.float32).tobytes()
+    path = tmp_path / name
+    onnx.save(model, path)
+    return path
+
+
+# Peak RSS in KiB: VmHWM is this process's own high-water mark (ru_maxrss also holds the parent's peak at
+# fork/exec time, which would hide the child's growth when pytest is large); ru_maxrss off Linux.
+_RSS_CHILD = """
+import resource, sys
+from accel_sim.io.onnx import load_onnx
+def peak_kib():
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+load_onnx(sys.argv[1])  # warm-up: lazy imports and first-use allocations of onnx and numpy
+before = peak_kib()
+workload = load_onnx(sys.argv[2])
+print(workload.total_macs, peak_kib() - before)
+"""
+
+
+def test_inline_weights_are_never_read_into_memory(tmp_path: Path) -> None:
+    """Importing a model with a 64 MiB inline weight (4096 x 4096 fp32) raises the child process's peak RSS by
+    under 16 MiB, a quarter of the weight (reading it once, as onnx.load does, costs the full 64 MiB; measured
+with the previous importer: +108 MiB); the MACs
+    are still 4 * 4096 * 4096 (output elements x K)."""
+    small, big = _inline_weight_model(tmp_path, 8, 8, "small.onnx"), _inline_weight_model(tmp_path, 4096, 4096)
+    assert big.stat().st_size > 64 * 2**20
+    proc = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(small), str(big)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[3], check=True)
+    macs, growth_kib = (int(v) for v in proc.stdout.split())
+    assert macs == 4 * 4096 * 4096
+    assert growth_kib < 16 * 1024
+
+
+def test_large_inline_tensor_is_read_as_a_reference_to_its_own_bytes(tmp_path: Path) -> None:
+    """A 300 x 400 fp32 weight (480,000 bytes > the 64 KiB inline limit) is read as external data whose
+    location/offset/length point at its raw bytes inside the .onnx file; the 2-element Reshape shape keeps
+    its values, so R gets shape [2, 800] and the MatMul 4 * 400 * 300 MACs."""
+    path = _inline_weight_model(tmp_path, 300, 400)
+    model = onnx_reader.read_model(path)
+    weight, shape = model.graph.initializer
+    where = {e.key: e.value for e in weight.external_data}
+    assert weight.data_location == TensorProto.EXTERNAL and not weight.raw_data and where["location"] == path.name
+    start, length = int(where["offset"]), int(where["length"])
+    values = np.frombuffer(path.read_bytes()[start:start + length], np.float32)
+    np.testing.assert_array_equal(values, np.arange(300 * 400, dtype=np.float32))
+    assert numpy_helper.to_array(shape).tolist() == [2, -1]
+    workload = load_onnx(path)
+    assert workload.tensor("R").shape == (2, 800) and workload.total_macs == 4 * 400 * 300
+
+
+def test_large_constant_node_value_stays_in_the_file(tmp_path: Path) -> None:
+    """A Constant node holding a 200 x 100 fp32 tensor (80,000 bytes) imports as a constant view of that shape
+    and feeds a MatMul of 200 * 3 * 100 = 60,000 MACs, its values unread."""
+    value = numpy_helper.from_array(np.ones((200, 100), np.float32))
+    nodes = [helper.make_node("Constant", [], ["C"], value=value), helper.make_node("MatMul", ["C", "X"], ["Y"])]
+    path = _save(tmp_path, nodes, {"X": (100, 3)}, {"Y": None})
+    assert onnx_reader.read_model(path).graph.node[0].attribute[0].t.data_location == TensorProto.EXTERNAL
+    workload = load_onnx(path)
+    assert workload.tensor("C").shape == (200, 100) and workload.total_macs == 60_000
+
+
+def test_mid_sized_tensors_past_the_inline_budget_are_left_in_the_file(tmp_path: Path, monkeypatch) -> None:
+    """With the inline budget lowered to 100 KB, five 40,000-byte weights (each under the 64 KiB limit) keep
+    their values only until 100 KB are kept: the first three are inline, the last two are references."""
+    monkeypatch.setattr(onnx_reader, "_INLINE_BUDGET_BYTES", 100_000)
+    nodes = [helper.make_node("Sum", [f"w{k}" for k in range(5)], ["Y"])]
+    path = _save(tmp_path, nodes, {}, {"Y": None}, inits={f"w{k}": np.ones((100, 100), np.float32) for k in range(5)})
+    locations = [t.data_location for t in onnx_reader.read_model(path).graph.initializer]
+    assert locations == [TensorProto.DEFAULT] * 3 + [TensorProto.EXTERNAL] * 2
+
+
+def test_external_data_file_that_is_missing_raises(tmp_path: Path) -> None:
+    """A model saved with external data whose .bin file was removed fails the checker's location rule, named
+    with the tensor, the location and the fix."""
+    path = _inline_weight_model(tmp_path, 300, 400)
+    onnx.save(onnx.load(path), path, save_as_external_data=True, location="weights.bin", size_threshold=1024)
+    assert load_onnx(path).total_macs == 4 * 400 * 300
+    (tmp_path / "weights.bin").unlink()
+    with pytest.raises(ConfigError) as info:
+        load_onnx(path)
+    assert "'W'" in info.value.problem and "weights.bin" in info.value.problem and "next to the .onnx" in info.value.fix
+
+
+def test_file_truncated_inside_an_inline_weight_is_unreadable(tmp_path: Path) -> None:
+    """Cutting the file in the middle of the weight's raw bytes gives 'not a readable ONNX model'."""
+    path = _inline_weight_model(tmp_path, 300, 400)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ConfigError, match="not a readable ONNX model"):
+        load_onnx(path)
