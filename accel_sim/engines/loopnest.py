@@ -100,21 +100,21 @@ def tile_footprint(tile: np.ndarray, access: Access, shape: Sequence[int], ranks
     return out
 
 
-def _changes(temporal: np.ndarray, order: np.ndarray, relevant: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
-    """(times the tile of `level` changes, distinct tile positions) from the loops of the levels above it."""
-    b = temporal.shape[0]
-    rows = np.arange(b)
-    changes = np.ones(b, dtype=np.int64)
-    in_run = np.ones(b, dtype=bool)
-    for lv in range(level - 1, -1, -1):
-        for j in range(order.shape[2] - 1, -1, -1):
-            r = order[:, lv, j]
-            f = temporal[rows, lv, r]
-            # a loop of factor 1 is no loop: it neither moves the tile nor ends the stationary run
-            in_run = in_run & (~relevant[r] | (f == 1))
-            changes = np.where(in_run, changes, changes * f)
-    positions = np.prod(temporal[:, :level, :][:, :, relevant], axis=(1, 2)) if level else np.ones(b, np.int64)
-    return changes, positions.astype(np.int64)
+def _changes(ordered: np.ndarray, uses: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """(times the tile of `level` changes, distinct tile positions) from the loops of the levels above it.
+
+    `ordered` (B, L, R) holds each level's loop factors in loop order, `uses` (B, L, R) whether that loop's rank
+    indexes the tensor.
+    """
+    b = ordered.shape[0]
+    factors = ordered[:, :level].reshape(b, -1)
+    relevant = uses[:, :level].reshape(b, -1)
+    # a loop of factor 1 is no loop: it neither moves the tile nor ends the stationary run
+    transparent = ~relevant | (factors == 1)
+    stationary = np.logical_and.accumulate(transparent[:, ::-1], axis=1)[:, ::-1]
+    changes = np.where(stationary, 1, factors).prod(axis=1)
+    positions = np.where(relevant, factors, 1).prod(axis=1)
+    return changes, positions
 
 
 def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes: MappingType[str, int],
@@ -134,6 +134,7 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
                                 np.ones((b, 1, n_r), np.int64)], axis=1)
     union_tile = np.concatenate([inner * spatial_all[:, None, :], spatial_all[:, None, :]], axis=1)
     inst_tile, union_tile = np.minimum(inst_tile, sizes), np.minimum(union_tile, sizes)
+    ordered = np.take_along_axis(temporal, batch.order, axis=2)                      # factors in loop order
     used_pes = spatial_all.prod(axis=1)
     instances = np.where(np.concatenate([below, np.ones((b, 1), bool)], axis=1), used_pes[:, None], 1)
 
@@ -148,6 +149,7 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
         access = einsum.output if name == out_name else accesses[name]
         shape = tensors[name].shape
         relevant = np.isin(np.array(batch.rank_names), access.ranks)
+        uses = relevant[batch.order]
         kept = np.concatenate([~batch.bypass[:, :, ti], np.ones((b, 1), bool)], axis=1)   # (B, L+1)
         parent = np.full((b, n_l + 1), -1, dtype=np.int64)
         last = np.full(b, -1, dtype=np.int64)
@@ -155,7 +157,7 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
             parent[:, lv] = last
             last = np.where(kept[:, lv], lv, last)
         for lv in range(n_l + 1):
-            changes, positions = _changes(temporal, batch.order, relevant, lv)
+            changes, positions = _changes(ordered, uses, lv)
             own = tile_footprint(inst_tile[:, lv], access, shape, batch.rank_names) * instances[:, lv]
             union = tile_footprint(union_tile[:, lv], access, shape, batch.rank_names)
             active = kept[:, lv] & (parent[:, lv] >= 0)
