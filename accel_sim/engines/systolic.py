@@ -94,3 +94,41 @@ def fold_plan(m: IntArray, n: IntArray, k: IntArray, rows: IntArray | int, cols:
     else:
         per_fold = 2 * rows + cols + t - 2
     return FoldPlan(rows, cols, sr, sc, t, row_folds, col_folds, per_fold)
+
+
+@dataclass(frozen=True)
+class SramTraffic:
+    """Words each operand SRAM serves when the folds of a FoldPlan run as a real array runs them (arrays, one per GEMM).
+
+    Streamed operands are re-read once per fold of the other spatial axis; the stationary operand is
+    loaded once per fold; output-stationary arrays write each output once, while weight- and
+    input-stationary arrays write a partial sum per K fold and read it back to accumulate (the first
+    K fold has nothing to read).
+    """
+
+    ifmap_reads: IntArray
+    filter_reads: IntArray
+    ofmap_writes: IntArray
+    ofmap_reads: IntArray
+
+    @property
+    def total(self) -> IntArray:
+        """All SRAM accesses."""
+        return self.ifmap_reads + self.filter_reads + self.ofmap_writes + self.ofmap_reads
+
+
+def sram_traffic(plan: FoldPlan, m: IntArray, n: IntArray, k: IntArray, dataflow: Dataflow) -> SramTraffic:
+    """Physical SRAM reads and writes per operand of a batch of M x N x K GEMMs folded as `plan` says."""
+    m, n, k = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (m, n, k)))
+    fr, fc = plan.row_folds, plan.col_folds
+    outputs = m * n
+    if dataflow == "os":
+        # Each column fold (a slice of N) re-streams the whole ifmap; each row fold (a slice of M) the filter.
+        return SramTraffic(fc * m * k, fr * k * n, outputs, np.zeros_like(outputs))
+    if dataflow == "ws":
+        # Filter tiles are stationary: loaded once; the ifmap streams once per N fold.
+        ifmap, filt = fc * m * k, k * n
+    else:
+        # Ifmap tiles are stationary: loaded once; the filter streams once per M fold.
+        ifmap, filt = m * k, fc * k * n
+    return SramTraffic(ifmap, filt, fr * outputs, (fr - 1) * outputs)
