@@ -28,8 +28,10 @@ full tiles (an upper bound on the partial last tile), while MACs count only real
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Sequence
+from collections.abc import Mapping as MappingType
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Collection, Mapping as MappingType, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 

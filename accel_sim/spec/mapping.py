@@ -20,8 +20,10 @@ mapper generates and `accel_sim.engines.loopnest.analyze` scores in one vectoriz
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping as MappingType
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping as MappingType, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -191,6 +193,17 @@ class MappingBatch:
                     spatial[i, ai, r_ix[rank]] = f
             fanout[i] = levels.index(m.fanout_level(arch))
         return MappingBatch(ranks, levels, axis_names, tensors, temporal, order, spatial, bypass, fanout)
+
+    def legal(self, einsum: Einsum, axes: MappingType[str, int]) -> np.ndarray:
+        """bool (B,): the candidates `Mapping.check` would accept (the vectorized form, for mapper batches)."""
+        sizes = np.array([einsum.sizes[r] for r in self.rank_names], dtype=np.int64)
+        covered = (self.temporal.prod(axis=1) * self.spatial.prod(axis=1) >= sizes).all(axis=1)
+        within = (self.spatial.prod(axis=2) <= np.array([axes[a] for a in self.axis_names])).all(axis=1)
+        positive = (self.temporal >= 1).all(axis=(1, 2)) & (self.spatial >= 1).all(axis=(1, 2))
+        stored = (~self.bypass).any(axis=1).all(axis=1)
+        n_r = len(self.rank_names)
+        permutations = (np.sort(self.order, axis=2) == np.arange(n_r)).all(axis=(1, 2))
+        return covered & within & positive & stored & permutations
 
     def mapping(self, i: int) -> Mapping:
         """Candidate `i` as a named Mapping (every rank's temporal factor listed, spatial factors above 1)."""

@@ -41,12 +41,13 @@ def gemm(m: int, n: int, k: int) -> tuple[Einsum, dict[str, Tensor]]:
 def conv(c: int, k: int, p: int, rs: int, stride: int, pad: int = 0) -> tuple[Einsum, dict[str, Tensor]]:
     """O[k,p,q] = I[c, stride*p + r - pad, stride*q + s - pad] * W[k,c,r,s], input H = stride*(p-1) + rs - 2 pad."""
     h = stride * (p - 1) + rs - 2 * pad
-    ix = lambda out, win: Affine(((out, stride), (win, 1)), -pad)  # noqa: E731
+    ix = lambda out, win: Affine(((out, stride), (win, 1)), -pad)
     e = Einsum("conv", Access("O", (R("k"), R("p"), R("q"))),
                Call("mul", (Access("I", (R("c"), ix("p", "r"), ix("q", "s"))),
                             Access("W", (R("k"), R("c"), R("r"), R("s"))))),
                {"k": k, "p": p, "q": p, "c": c, "r": rs, "s": rs})
-    return e, {"I": Tensor("I", ("C", "H", "W"), (c, h, h), 8), "W": Tensor("W", ("K", "C", "R", "S"), (k, c, rs, rs), 8),
+    return e, {"I": Tensor("I", ("C", "H", "W"), (c, h, h), 8),
+               "W": Tensor("W", ("K", "C", "R", "S"), (k, c, rs, rs), 8),
                "O": Tensor("O", ("K", "P", "Q"), (k, p, p), 32)}
 
 
@@ -105,7 +106,8 @@ def test_reduction_loop_outside_output_tile_causes_partial_sum_updates():
 
 
 def test_output_written_once_when_reduction_is_innermost_fold():
-    """Order (n, k): k is innermost and Z does not use it, so Z leaves SRAM once per n tile: 64 x 32 writes, no updates."""
+    """Order (n, k): k is innermost and Z does not use it, so Z leaves SRAM once per n tile:
+    64 x 32 writes, no updates."""
     e, t = gemm(64, 32, 48)
     a = run(e, t, make_arch(), [WS])
     assert (at(a, "write", "dram", "Z"), at(a, "update", "dram", "Z"), at(a, "read", "dram", "Z")) == (2048, 0, 0)
@@ -136,7 +138,8 @@ def test_output_stationary_multicasts_inputs_across_columns():
 
 def test_strided_sliding_window_tile_extent():
     """Stride 2: input rows for a P-tile of 4 and an R-tile of 3 span 2 x (4 - 1) + (3 - 1) + 1 = 9; channels 2;
-    so a (c=2, p=4, r=3, q=1, s=1) tile touches 2 x 9 x 1 = 18 elements; with R-tile 1 the stride gaps are not data: 4 rows."""
+    so a (c=2, p=4, r=3, q=1, s=1) tile touches 2 x 9 x 1 = 18 elements; with R-tile 1 the stride gaps are not
+    data: 2 x 4 rows = 8."""
     e, t = conv(c=2, k=4, p=8, rs=3, stride=2)
     ranks = rank_names(e)
     tile = np.array([[{"k": 1, "p": 4, "q": 1, "c": 2, "r": 3, "s": 1}[r] for r in ranks],
@@ -257,6 +260,7 @@ def test_fills_cover_compulsory_footprint_and_macs_are_exact(work, seed, levels)
     a = run(e, t, arch, mappings)
     assert (a.macs == e.macs).all()
     batch = MappingBatch.from_mappings(mappings, e, arch, AXES)
+    assert batch.legal(e, AXES).all()
     for ti, name in enumerate(a.tensor_names):
         access = e.output if name == e.output.tensor else next(x for x in e.inputs if x.tensor == name)
         need = e.footprint(access, t[name])

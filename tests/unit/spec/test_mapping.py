@@ -101,3 +101,21 @@ def test_cost_tables_list_every_entry():
     assert len(frame) == 3 + 1 + 1 + 2
     assert frame.query("metric == 'accesses'")["value"].tolist() == [3.0]
     assert cost.to_dict()["cycles"]["total"] == 7
+
+
+def test_vectorized_legality_agrees_with_check():
+    """legal() marks exactly the candidates check() accepts: the legal one, and not the under-covering (m 2 x 3 < 8),
+    over-wide (8 PEs on a 4-PE axis) or everywhere-bypassed ones."""
+    full = {"dram": {"m": 8, "n": 6, "k": 4}}
+    candidates = [LEGAL, Mapping.of({"dram": {"m": 2, "n": 6, "k": 4}, "sram": {"m": 3}}),
+                  Mapping.of(full, spatial={"rows": {"k": 4, "m": 2}}),
+                  Mapping.of(full, bypass={"dram": ["A"], "sram": ["A"]})]
+    batch = MappingBatch.from_mappings(candidates, GEMM, ARCH, AXES)
+    accepted = []
+    for m in candidates:
+        try:
+            m.check(GEMM, ARCH, AXES)
+            accepted.append(True)
+        except InfeasibleError:
+            accepted.append(False)
+    assert batch.legal(GEMM, AXES).tolist() == accepted == [True, False, False, False]
