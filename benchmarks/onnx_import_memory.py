@@ -1,9 +1,10 @@
 """Peak memory and time of ONNX import: every shared model plus a synthetic model with multi-GB weights.
 
 Each import runs in its own Python process so that its peak resident set size (VmHWM, or ru_maxrss off
-Linux) belongs to that import alone. The synthetic model gathers from a 4 GiB embedding table and multiplies by 2 GiB and 1 GiB
-weight matrices stored as external data in a sparse file (no disk blocks are written), plus a 2 GiB
-weight declared as a plain graph input (shapes only): an importer that loads weights cannot stay small.
+Linux) belongs to that import alone. The synthetic model gathers from a 4 GiB embedding table and
+multiplies by 2 GiB and 1 GiB weight matrices stored as external data in a sparse file (no disk blocks
+are written), plus a 2 GiB weight declared as a plain graph input (shapes only): an importer that loads
+weights cannot stay small.
 A second synthetic model carries 1.5 GiB of float weights INLINE (raw_data inside the .onnx file, written
 with onnx.save): the importer must leave those bytes in the file too (they are never paged in).
 
@@ -146,7 +147,8 @@ def main() -> int:
         models = (sorted(MODELS.glob("*.onnx")) if MODELS.is_dir() else []) + [synthetic, inline]
         baseline = _run(_BASELINE)
         print(f"python + accel_sim.io.onnx imported, no model: peak RSS {baseline.get('peak_mb', float('nan')):.0f} MB")
-        print(f"{'model':56s} {'peak RSS MB':>11s} {'ru_maxrss MB':>12s} {'import s':>9s} {'GMACs':>9s} {'einsums':>7s} {'views':>6s}")
+        print(f"{'model':56s} {'peak RSS MB':>11s} {'ru_maxrss MB':>12s} {'import s':>9s} {'GMACs':>9s} "
+              f"{'einsums':>7s} {'views':>6s}")
         worst = 0
         for path in models:
             row = _run(_CHILD, str(path))
@@ -154,8 +156,8 @@ def main() -> int:
                 print(f"{path.name:56s} ERROR {row['error']}")
                 worst = 1
                 continue
-            print(f"{path.name:56s} {row['peak_mb']:11.0f} {row['maxrss_mb']:12.0f} {row['import_s']:9.3f} {row['macs'] / 1e9:9.3f} "
-                  f"{row['einsums']:7d} {row['views']:6d}")
+            print(f"{path.name:56s} {row['peak_mb']:11.0f} {row['maxrss_mb']:12.0f} {row['import_s']:9.3f} "
+                  f"{row['macs'] / 1e9:9.3f} {row['einsums']:7d} {row['views']:6d}")
             if row["peak_mb"] > BUDGET_MB:
                 worst = 1
         weights_gb = sum(f.stat().st_size for f in Path(tmp).glob("*.bin")) / 2**30

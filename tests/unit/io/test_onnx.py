@@ -14,8 +14,8 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from accel_sim.errors import ConfigError
-from accel_sim.io import onnx as onnx_reader
-from accel_sim.io.onnx import import_summary, load_onnx
+from accel_sim.io.onnx import import_summary, load_onnx, wire
+from accel_sim.io.onnx import reader as onnx_reader
 from accel_sim.spec.workload import Workload
 
 MODELS = (Path(__file__).resolve().parents[3] / ".." / "shared" / "models").resolve()
@@ -572,7 +572,7 @@ def test_large_constant_node_value_stays_in_the_file(tmp_path: Path) -> None:
 def test_mid_sized_tensors_past_the_inline_budget_are_left_in_the_file(tmp_path: Path, monkeypatch) -> None:
     """With the inline budget lowered to 100 KB, five 40,000-byte weights (each under the 64 KiB limit) keep
     their values only until 100 KB are kept: the first three are inline, the last two are references."""
-    monkeypatch.setattr(onnx_reader, "_INLINE_BUDGET_BYTES", 100_000)
+    monkeypatch.setattr(wire, "_INLINE_BUDGET_BYTES", 100_000)
     nodes = [helper.make_node("Sum", [f"w{k}" for k in range(5)], ["Y"])]
     path = _save(tmp_path, nodes, {}, {"Y": None}, inits={f"w{k}": np.ones((100, 100), np.float32) for k in range(5)})
     locations = [t.data_location for t in onnx_reader.read_model(path).graph.initializer]

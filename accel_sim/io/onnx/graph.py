@@ -1,0 +1,265 @@
+"""The import state: tensors, einsums and views collected node by node, and the helpers every op uses."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import NodeProto, TensorProto, helper, numpy_helper
+
+from accel_sim.errors import ConfigError
+from accel_sim.spec.workload import Access, Affine, Einsum, Expr, Tensor, TensorKind, View, Workload
+
+# Element widths of ONNX element types (onnx/onnx.proto3, TensorProto.DataType). STRING has no fixed
+# width; 64 bits stands for a pointer-sized handle.
+ELEM_BITS: dict[int, int] = {
+    TensorProto.FLOAT: 32, TensorProto.UINT8: 8, TensorProto.INT8: 8, TensorProto.UINT16: 16,
+    TensorProto.INT16: 16, TensorProto.INT32: 32, TensorProto.INT64: 64, TensorProto.STRING: 64,
+    TensorProto.BOOL: 8, TensorProto.FLOAT16: 16, TensorProto.DOUBLE: 64, TensorProto.UINT32: 32,
+    TensorProto.UINT64: 64, TensorProto.COMPLEX64: 64, TensorProto.COMPLEX128: 128,
+    TensorProto.BFLOAT16: 16, TensorProto.FLOAT8E4M3FN: 8, TensorProto.FLOAT8E4M3FNUZ: 8,
+    TensorProto.FLOAT8E5M2: 8, TensorProto.FLOAT8E5M2FNUZ: 8, TensorProto.UINT4: 4, TensorProto.INT4: 4,
+    TensorProto.FLOAT4E2M1: 4,
+}
+for _name, _bits in (("FLOAT8E8M0", 8), ("UINT2", 2), ("INT2", 2)):  # newer onnx releases only
+    if hasattr(TensorProto, _name):
+        ELEM_BITS[getattr(TensorProto, _name)] = _bits
+
+# Largest initializer whose values are read as an operand (axes, k, ...): structural constants are
+# tiny, weights are not, and reading a weight would break the 400 MB import budget.
+MAX_CONST_ELEMENTS = 100_000
+STANDARD_DOMAINS = ("", "ai.onnx")
+
+
+Shape = tuple[int | str | None, ...] | None  # a dim is a size, a symbolic name or unknown; None: unknown rank
+
+
+def is_static(shape: Shape) -> bool:
+    """Every dim known."""
+    return shape is not None and all(isinstance(d, int) for d in shape)
+
+
+def value_infos(model: onnx.ModelProto) -> dict[str, tuple[Shape, int]]:
+    """Name -> (shape, ONNX element type) of every initializer, graph input/output and value_info."""
+    out: dict[str, tuple[Shape, int]] = {}
+    for init in model.graph.initializer:
+        out[init.name] = (tuple(int(d) for d in init.dims), init.data_type)
+    for vi in (*model.graph.input, *model.graph.value_info, *model.graph.output):
+        ttype = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            continue
+        shape = None
+        if ttype.HasField("shape"):
+            shape = tuple(int(d.dim_value) if d.HasField("dim_value") else (d.dim_param or None)
+                          for d in ttype.shape.dim)
+        if vi.name in out and not is_static(shape):
+            continue
+        out[vi.name] = (shape, ttype.elem_type)
+    return out
+
+
+class Graph:
+    """Accumulates the workload while walking the nodes (private; the result is a frozen Workload)."""
+
+    def __init__(self, path: Path, model: onnx.ModelProto, shapes: onnx.ModelProto) -> None:
+        self.path = path
+        self.name = model.graph.name or path.stem
+        self.opset = next((o.version for o in model.opset_import if o.domain in STANDARD_DOMAINS), 1)
+        self.info = value_infos(shapes)
+        # folded shape arithmetic appears as initializers of `shapes`: readable as operand values
+        self.initializers = {init.name: init for init in shapes.graph.initializer}
+        self.kinds = _input_kinds(model)
+        self.consts: dict[str, np.ndarray] = {}
+        self.tensors: dict[str, Tensor] = {}
+        self.einsums: list[Einsum] = []
+        self.views: list[View] = []
+        self.unsupported: list[str] = []
+        self.unsupported_outputs: set[str] = set()
+        self.einsum_names: set[str] = set()
+        self.graph_inputs = [vi.name for vi in model.graph.input]
+
+    # -- names ----------------------------------------------------------------------------------
+    @staticmethod
+    def node_name(node: NodeProto, index: int) -> str:
+        """The node's name, or OpType_index for anonymous nodes."""
+        return node.name or f"{node.op_type}_{index}"
+
+    def einsum_name(self, base: str) -> str:
+        """A unique einsum name starting with `base`."""
+        name, k = base, 1
+        while name in self.einsum_names:
+            k += 1
+            name = f"{base}#{k}"
+        self.einsum_names.add(name)
+        return name
+
+    # -- tensors --------------------------------------------------------------------------------
+    def shape(self, name: str, node: NodeProto, index: int) -> tuple[int, ...]:
+        """Static shape of `name`, or a ConfigError naming the node that needs it."""
+        if name in self.tensors:
+            return self.tensors[name].shape
+        shape = self.info.get(name, (None, 0))[0]
+        if not is_static(shape):
+            if name in self.unsupported_outputs:
+                raise ConfigError(
+                    f"tensor '{name}' read by {node.op_type} node '{self.node_name(node, index)}' comes from an "
+                    "unsupported operator and has no static shape", file=self.path, key_path=f"graph.node[{index}]",
+                    fix="export the model with standard ONNX operators so that shape inference can see through it")
+            dims = ("unknown rank" if shape is None
+                    else "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]")
+            raise ConfigError(
+                f"tensor '{name}' of {node.op_type} node '{self.node_name(node, index)}' has no static shape "
+                f"after ONNX shape inference ({dims})", file=self.path, key_path=f"graph.node[{index}]",
+                fix="export the model with static input shapes (fixed batch and sequence length), or fix the "
+                    "symbolic dimensions first (onnx.tools.update_model_dims.update_inputs_outputs_dims)")
+        return shape
+
+    def tensor(self, name: str, node: NodeProto, index: int, kind: TensorKind | None = None) -> Tensor:
+        """The Tensor called `name`, registered on first use (graph inputs, initializers, node outputs)."""
+        if name in self.tensors:
+            return self.tensors[name]
+        shape = self.shape(name, node, index)
+        elem = self.info.get(name, (None, 0))[1]
+        if kind is None:
+            kind = self.kinds.get(name, "activation")
+            if name in self.initializers and name not in self.kinds:
+                init = self.initializers[name]
+                kind = "constant" if (init.data_type not in _FLOAT_TYPES or math.prod(init.dims) <= 1) else "weight"
+        tensor = Tensor(name, tuple(f"d{k}" for k in range(len(shape))), shape, ELEM_BITS.get(elem, 32), kind)
+        self.tensors[name] = tensor
+        return tensor
+
+    def fresh(self, base: str, shape: tuple[int, ...], bits: int) -> str:
+        """A new intermediate activation tensor (cascade step) with a unique name."""
+        name, k = base, 1
+        while name in self.tensors or name in self.info:
+            k += 1
+            name = f"{base}#{k}"
+        self.tensors[name] = Tensor(name, tuple(f"d{j}" for j in range(len(shape))), shape, bits)
+        return name
+
+    def register_outputs(self, node: NodeProto, index: int, *, allow_unknown: bool = False,
+                         kind: TensorKind = "activation") -> list[str]:
+        """Tensor entries for every (non-empty) output of `node`."""
+        names = []
+        for out in node.output:
+            if not out:
+                continue
+            if allow_unknown:
+                shape = self.info.get(out, (None, 0))[0]
+                if not is_static(shape):
+                    continue
+            self.tensor(out, node, index, kind)
+            names.append(out)
+        return names
+
+    def same_shape_fallback(self, node: NodeProto) -> None:
+        """Give a shape-preserving node's output its input's shape when inference left it unknown.
+
+        ONNX shape inference skips some function-defined operators (GroupNormalization-21, Mish, ...).
+        """
+        out, src = node.output[0] if node.output else "", node.input[0] if node.input else ""
+        if (node.op_type in _SHAPE_PRESERVING and out and not is_static(self.info.get(out, (None, 0))[0])
+                and is_static(self.info.get(src, (None, 0))[0])):
+            self.info[out] = (self.info[src][0], self.info.get(out, (None, 0))[1] or self.info[src][1])
+
+    def const(self, name: str) -> np.ndarray | None:
+        """Values of a small constant tensor (initializer or Constant output), or None when not constant."""
+        if not name:
+            return None
+        if name in self.consts:
+            return self.consts[name]
+        init = self.initializers.get(name)
+        if init is None or math.prod(init.dims) > MAX_CONST_ELEMENTS or init.data_location == TensorProto.EXTERNAL:
+            return None
+        value = numpy_helper.to_array(init)
+        self.consts[name] = value
+        return value
+
+    def add(self, base: str, output: Access, expr: Expr, ranks: list[tuple[str, int]], reduce: str = "sum") -> None:
+        """Append one einsum named after `base`."""
+        self.einsums.append(Einsum(self.einsum_name(base), output, expr, tuple(ranks), reduce))
+
+    def view(self, node: NodeProto, index: int, outputs: list[str] | None = None) -> None:
+        """One zero-compute View per output of `node`, reading all its (non-empty) inputs."""
+        kind: TensorKind = "constant" if node.op_type == "Constant" else "activation"
+        for name in outputs if outputs is not None else self.register_outputs(node, index, kind=kind):
+            sources = tuple(s for s in node.input if s)
+            for s in sources:
+                if s in self.info or s in self.initializers:
+                    self.tensor(s, node, index)
+            self.views.append(View(name, sources, node.op_type.lower()))
+
+    def workload(self) -> Workload:
+        """The frozen result; unused graph inputs with static shapes are kept as tensors."""
+        for name in self.graph_inputs:
+            shape = self.info.get(name, (None, 0))[0]
+            if name not in self.tensors and is_static(shape):
+                self.tensor(name, NodeProto(), -1)
+        return Workload(self.name, tuple(self.tensors.values()), tuple(self.einsums), tuple(self.views),
+                        tuple(self.unsupported))
+
+
+_SHAPE_PRESERVING = {
+    "Relu", "Gelu", "Erf", "Tanh", "Sigmoid", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Sin", "Cos",
+    "HardSigmoid", "HardSwish", "LeakyRelu", "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "Floor", "Ceil",
+    "Sign", "Round", "ThresholdedRelu", "Shrink", "Softmax", "LogSoftmax", "Hardmax", "LayerNormalization",
+    "RMSNormalization", "BatchNormalization", "InstanceNormalization", "GroupNormalization", "LpNormalization",
+    "MeanVarianceNormalization", "LRN", "CumSum", "Identity", "Dropout",
+}
+_FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE}
+
+
+def _input_kinds(model: onnx.ModelProto) -> dict[str, TensorKind]:
+    """Graph inputs that are stripped weights/constants (onnxgen metadata, see models/MANIFEST.md)."""
+    meta = {p.key: p.value for p in model.metadata_props}
+    user = meta.get("onnxgen.user_inputs")
+    user_inputs = {s.strip() for s in user.split(",")} if user is not None else None
+    initializers = {init.name for init in model.graph.initializer}
+    kinds: dict[str, TensorKind] = {}
+    for vi in model.graph.input:
+        tagged = {p.key: p.value for p in vi.metadata_props}.get("onnxgen.kind")
+        if tagged in ("weight", "constant"):
+            kinds[vi.name] = tagged
+        elif vi.name in initializers or (user_inputs is not None and vi.name not in user_inputs):
+            kinds[vi.name] = "weight"
+    return kinds
+
+
+Handler = Callable[[Graph, NodeProto, int], None]  # imports one node into the graph
+
+
+def attrs(node: NodeProto) -> dict[str, Any]:
+    """The node's attributes by name, as Python values."""
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def norm_axis(axis: int, rank: int) -> int:
+    """A possibly negative ONNX axis as an index into `rank` dims."""
+    return axis + rank if axis < 0 else axis
+
+
+def named_ranks(prefix: str, sizes: tuple[int, ...]) -> list[tuple[str, int]]:
+    """Rank names prefix0, prefix1, ... with their sizes."""
+    return [(f"{prefix}{k}", s) for k, s in enumerate(sizes)]
+
+
+def plain(ranks: list[tuple[str, int]]) -> tuple[Affine, ...]:
+    """Each rank indexing its own dim."""
+    return tuple(Affine.rank(r) for r, _ in ranks)
+
+
+def bcast(name: str, shape: tuple[int, ...], ranks: list[tuple[str, int]], *, axis: int | None = None) -> Access:
+    """Read `name` broadcast (numpy rules, right-aligned; or a 1-D tensor along `axis`) over `ranks`."""
+    if axis is not None and len(shape) == 1 and len(ranks) > 1:
+        rank, size = ranks[axis]
+        return Access(name, (Affine.rank(rank) if shape[0] == size and size != 1 else Affine(),))
+    offset = len(ranks) - len(shape)
+    indices = []
+    for j, dim in enumerate(shape):
+        rank, size = ranks[offset + j]
+        indices.append(Affine.rank(rank) if dim == size and dim != 1 else Affine())
+    return Access(name, tuple(indices))

@@ -1,0 +1,39 @@
+"""Zero-compute data movement and shape ops: one View per output, every output tensor still typed."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from onnx import NodeProto, TensorProto, helper, numpy_helper
+
+from accel_sim.io.onnx.graph import MAX_CONST_ELEMENTS, Graph, Handler
+
+
+def _view(g: Graph, node: NodeProto, index: int) -> None:
+    g.view(node, index)
+
+
+def _constant(g: Graph, node: NodeProto, index: int) -> None:
+    """A View with no sources; small values are kept because later nodes may read them as operands."""
+    attr = node.attribute[0] if node.attribute else None
+    if attr is not None and attr.name in ("value", "value_int", "value_ints", "value_float", "value_floats"):
+        value = helper.get_attribute_value(attr)
+        if isinstance(value, TensorProto):
+            if math.prod(value.dims) <= MAX_CONST_ELEMENTS and value.data_location != TensorProto.EXTERNAL:
+                g.consts[node.output[0]] = numpy_helper.to_array(value)
+        else:
+            g.consts[node.output[0]] = np.asarray(value)
+    g.view(node, index)
+
+
+# Zero-compute data movement and shape ops (ONNX operator spec, opsets 1-23).
+_VIEW_OPS = (
+    "Reshape", "Transpose", "Flatten", "Concat", "Split", "Slice", "Gather", "GatherElements", "GatherND",
+    "ScatterND", "ScatterElements", "Scatter", "Squeeze", "Unsqueeze", "Cast", "CastLike", "Identity", "Dropout",
+    "Expand", "Tile", "Pad", "Resize", "Upsample", "DepthToSpace", "SpaceToDepth", "Shape", "Size", "Constant",
+    "ConstantOfShape", "Range", "NonZero", "OneHot", "Trilu", "EyeLike", "ReverseSequence", "Compress", "Unique",
+    "MaxUnpool", "CenterCropPad", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+    "Bernoulli", "Multinomial", "Optional", "OptionalGetElement", "OptionalHasElement", "Col2Im", "GridSample",
+    "AffineGrid", "ImageDecoder", "BlackmanWindow", "HannWindow", "HammingWindow",
+)
+HANDLERS: dict[str, Handler] = {**{op: _view for op in _VIEW_OPS}, "Constant": _constant}

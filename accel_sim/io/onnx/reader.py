@@ -1,0 +1,146 @@
+"""Reading an ONNX model for import: shapes only, checked, every static shape inferred.
+
+Weights stay in the file (see wire.py) and an initializer's values are read only when it is small and an
+operand value is needed. Static shapes come from ``onnx.shape_inference.infer_shapes(strict_mode=False,
+data_prop=True)``, helped by an upper bound for NonZero counts and by folding TorchScript shape arithmetic.
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx.inliner
+from onnx import TensorProto, helper, numpy_helper
+
+from accel_sim.errors import ConfigError
+from accel_sim.io.onnx.graph import MAX_CONST_ELEMENTS, STANDARD_DOMAINS, Shape, attrs, is_static, value_infos
+from accel_sim.io.onnx.wire import checkable_copy, without_large_payloads
+
+
+def read_model(path: Path) -> onnx.ModelProto:
+    """The model with every large tensor's values left in the file; checked by onnx.checker."""
+    fix = "give the path of an .onnx file written by onnx.save or torch.onnx.export (re-export it if it is truncated)"
+    if not path.is_file():
+        raise ConfigError("the ONNX file does not exist", file=path, fix="check the path")
+    try:
+        stripped = without_large_payloads(path)
+        model = onnx.ModelProto.FromString(stripped)
+    except Exception as exc:  # _WireError, protobuf's DecodeError, RuntimeWarning or ValueError depending on the bytes
+        raise ConfigError(f"not a readable ONNX model ({type(exc).__name__}: {exc})", file=path, fix=fix) from None
+    if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.node:
+        raise ConfigError("not a readable ONNX model (no IR version or no graph nodes)", file=path, fix=fix)
+    checkable, locations = checkable_copy(stripped)
+    _check_external_locations(path, locations)
+    try:
+        onnx.checker.check_model(checkable)
+    except (onnx.checker.ValidationError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"the ONNX model fails onnx.checker: {first}", file=path,
+                          fix="re-export the model or repair it so that onnx.checker.check_model passes") from None
+    if model.functions:
+        model = onnx.inliner.inline_local_functions(model)
+    return model
+
+
+def _check_external_locations(path: Path, locations: list[tuple[str, str]]) -> None:
+    """Each external-data location is a relative path to a regular file inside the model's folder
+    (onnx.checker's rule for a model checked by path)."""
+    for name, location in locations:
+        normal = os.path.normpath(location) if location else ""
+        if not normal or os.path.isabs(normal) or normal == os.pardir or normal.startswith(os.pardir + os.sep):
+            problem = "should be a relative path inside the model's folder"
+        elif not (path.parent / normal).is_file():
+            problem = "is not a file beside the model"
+        else:
+            continue
+        raise ConfigError(f"the ONNX model fails onnx.checker: external data of tensor '{name}' at "
+                          f"'{location}' {problem}", file=path,
+                          fix="keep the external-data files where onnx.save wrote them, next to the .onnx file")
+
+
+def _infer(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
+    try:
+        return onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception as exc:  # InferenceError and protobuf errors alike
+        raise ConfigError(f"ONNX shape inference failed: {str(exc).strip().splitlines()[0]}", file=path,
+                          fix="re-export the model so that onnx.shape_inference.infer_shapes succeeds") from None
+
+
+def infer_static_shapes(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
+    """Shape-inferred model; NonZero counts get their upper bound so later shapes are static."""
+    inferred = _infer(model, path)
+    info = value_infos(inferred)
+    bounded = False
+    for node in inferred.graph.node:
+        if node.op_type != "NonZero" or node.domain not in STANDARD_DOMAINS:
+            continue
+        shape = info.get(node.input[0], (None, 0))[0]
+        out_shape = info.get(node.output[0], (None, 0))[0]
+        if not is_static(shape) or is_static(out_shape):
+            continue
+        bound = helper.make_tensor_value_info(node.output[0], TensorProto.INT64, [len(shape), math.prod(shape)])
+        model.graph.value_info.append(bound)
+        bounded = True
+    if bounded:
+        inferred = _infer(model, path)
+        info = value_infos(inferred)
+    if all(is_static(info.get(o, (None, 0))[0]) for node in model.graph.node for o in node.output if o):
+        return inferred
+    folded = _fold_shape_arithmetic(model, info)
+    return _infer(folded, path) if folded is not None else inferred
+
+
+# Never evaluated while folding: random or data-producing ops, and ops with subgraphs.
+_NO_FOLD = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli", "Multinomial",
+            "If", "Loop", "Scan"}
+
+
+def _fold_shape_arithmetic(model: onnx.ModelProto, info: dict[str, tuple[Shape, int]]) -> onnx.ModelProto | None:
+    """A copy of `model` where shape arithmetic on small constants (TorchScript's Shape->Gather->Div->Concat
+    chains) is replaced by initializers, so that shape inference sees through it; None if nothing folds.
+
+    The copy only feeds shape inference: every node of the original is still imported.
+    """
+    from onnx.reference import ReferenceEvaluator
+
+    values: dict[str, np.ndarray] = {}
+    for init in model.graph.initializer:
+        if math.prod(init.dims) <= MAX_CONST_ELEMENTS and init.data_location != TensorProto.EXTERNAL:
+            values[init.name] = numpy_helper.to_array(init)
+    folded: set[int] = set()
+    opsets = {o.domain or "": o.version for o in model.opset_import}
+    for index, node in enumerate(model.graph.node):
+        if node.domain not in STANDARD_DOMAINS or node.op_type in _NO_FOLD:
+            continue
+        shape = info.get(node.input[0], (None, 0))[0] if node.input else None
+        if node.op_type in ("Shape", "Size") and is_static(shape):
+            at = attrs(node)
+            dims = np.array(shape, dtype=np.int64)
+            outputs = [dims[at.get("start", 0): at.get("end", len(dims))] if node.op_type == "Shape"
+                       else np.array(int(np.prod(dims)), dtype=np.int64)]
+        elif all(not name or name in values for name in node.input) and (node.input or node.op_type == "Constant"):
+            try:
+                outputs = ReferenceEvaluator(node, opsets=opsets).run(
+                    None, {name: values[name] for name in node.input if name})
+            except Exception:  # an op the reference cannot run: leave it to shape inference
+                continue
+        else:
+            continue
+        if any(np.asarray(v).size > MAX_CONST_ELEMENTS for v in outputs):
+            continue
+        values.update({name: np.asarray(v) for name, v in zip(node.output, outputs) if name})
+        folded.add(index)
+    if not folded:
+        return None
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    del copy.graph.node[:]
+    copy.graph.node.extend(n for k, n in enumerate(model.graph.node) if k not in folded)
+    for k in sorted(folded):
+        for name in model.graph.node[k].output:
+            if name:
+                copy.graph.initializer.append(numpy_helper.from_array(values[name], name))
+    return copy
