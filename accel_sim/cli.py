@@ -1,4 +1,4 @@
-"""accel-sim command line: run | workload | validate | list. Bad input exits 2 with one paragraph, no traceback."""
+"""accel-sim command line: run | workload | validate | scalesim | list. Bad input exits 2 with one paragraph, no traceback."""
 from __future__ import annotations
 
 import argparse
@@ -58,6 +58,13 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("--strict", action="store_true", help="unsupported ONNX operators are errors")
     val.set_defaults(handler=_cmd_validate)
 
+    ss = sub.add_parser("scalesim", help="run a SCALE-Sim config and topology; write SCALE-Sim's three reports")
+    ss.add_argument("config", help="SCALE-Sim .cfg file")
+    ss.add_argument("topology", help="SCALE-Sim topology .csv (conv columns, or Layer, M, N, K with --gemm)")
+    ss.add_argument("--gemm", action="store_true", help="the topology lists GEMMs (Layer, M, N, K)")
+    ss.add_argument("-o", "--output", type=Path, help="report folder (default: reports/scalesim__<topology stem>)")
+    ss.set_defaults(handler=_cmd_scalesim)
+
     lst = sub.add_parser("list", help="list shipped architectures, workloads, zoo presets and engine kinds")
     lst.set_defaults(handler=_cmd_list)
     return parser
@@ -116,6 +123,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             note = f", {len(workload.unsupported)} unsupported operators" if workload.unsupported else ""
             print(f"ok  {name}: {kind} workload '{workload.name}', {len(workload.einsums)} einsums, "
                   f"{workload.total_macs:,} MACs{note}")
+    return 0
+
+
+def _cmd_scalesim(args: argparse.Namespace) -> int:
+    from accel_sim.engines.scalesim_compat import simulate
+    from accel_sim.io.scalesim import load_scalesim_config, load_topology, print_summary, write_reports
+
+    config = load_scalesim_config(args.config)
+    layers = load_topology(args.topology, gemm=args.gemm)
+    reports = simulate(layers, config.arch)
+    out_dir = args.output or Path("reports") / f"scalesim__{_slug(Path(args.topology).stem)}"
+    paths = write_reports(reports, out_dir)
+    print_summary(layers, reports, paths)
     return 0
 
 
