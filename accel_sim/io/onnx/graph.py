@@ -132,6 +132,17 @@ class Graph:
         self.tensors[name] = tensor
         return tensor
 
+    def unary(self, node: NodeProto, index: int) -> tuple[str, str, tuple[int, ...], Tensor]:
+        """First input name, first output name, the input's shape and the output tensor of `node`."""
+        x, y = node.input[0], node.output[0]
+        return x, y, self.tensor(x, node, index).shape, self.tensor(y, node, index)
+
+    def side_output(self, name: str, source: str, op: str, node: NodeProto, index: int) -> None:
+        """A secondary output (indices, saved statistics) as a view of `source`; nothing if the output is unused."""
+        if name:
+            self.tensor(name, node, index)
+            self.views.append(View(name, (source,), op))
+
     def fresh(self, base: str, shape: tuple[int, ...], bits: int) -> str:
         """A new intermediate activation tensor (cascade step) with a unique name."""
         name, k = base, 1
@@ -235,6 +246,11 @@ Handler = Callable[[Graph, NodeProto, int], None]  # imports one node into the g
 def attrs(node: NodeProto) -> dict[str, Any]:
     """The node's attributes by name, as Python values."""
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def optional_input(node: NodeProto, k: int) -> str | None:
+    """Name of input `k`, or None when it is absent or left empty."""
+    return node.input[k] if len(node.input) > k and node.input[k] else None
 
 
 def norm_axis(axis: int, rank: int) -> int:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from onnx import NodeProto
 
-from accel_sim.io.onnx.graph import Graph, Handler, attrs, bcast, named_ranks, plain
-from accel_sim.io.onnx.window import sliding_window, spatial_names, window_index
+from accel_sim.io.onnx.graph import Graph, Handler, attrs, bcast, named_ranks, optional_input, plain
+from accel_sim.io.onnx.window import sliding_window, spatial_names
 from accel_sim.spec.workload import Access, Affine, Call, Const, Expr
 
 # Which inputs are (A, B) for matmul-like ops and (X, W, bias) for conv-like ops.
 _MATMUL_INPUTS = {"MatMul": (0, 1), "MatMulInteger": (0, 1), "QLinearMatMul": (0, 3)}
-_CONV_INPUTS = {"Conv": (0, 1, 2), "ConvInteger": (0, 1, None), "QLinearConv": (0, 3, 8)}
+_CONV_INPUTS = {"Conv": (0, 1, 2), "ConvInteger": (0, 1, None), "QLinearConv": (0, 3, 8), "ConvTranspose": (0, 1, 2)}
 
 
 def _matmul(g: Graph, node: NodeProto, index: int) -> None:
@@ -46,7 +46,7 @@ def _gemm(g: Graph, node: NodeProto, index: int) -> None:
     ranks = [("m", m), ("n", n), ("k", k)]
     mk = (Affine.rank("k"), Affine.rank("m")) if ta else (Affine.rank("m"), Affine.rank("k"))
     kn = (Affine.rank("n"), Affine.rank("k")) if tb else (Affine.rank("k"), Affine.rank("n"))
-    bias = node.input[2] if len(node.input) > 2 and node.input[2] else None
+    bias = optional_input(node, 2)
     alpha, beta = float(at.get("alpha", 1.0)), float(at.get("beta", 1.0))
     name = g.node_name(node, index)
     acc = y if bias is None and alpha == 1.0 else g.fresh(f"{y}.matmul", (m, n), yt.bits)
@@ -120,67 +120,30 @@ def _einsum(g: Graph, node: NodeProto, index: int) -> None:
 
 
 def _conv(g: Graph, node: NodeProto, index: int) -> None:
+    """Conv: Y[n, g*M'+m, p] += X[n, g*C'+c, stride*p + dil*r - pad] * W[g*M'+m, c, r] over output positions p;
+    ConvTranspose scatters instead: Y[n, g*M'+m, stride*i + dil*r - pad] += X[n, g*C'+c, i] * W[g*C'+c, m, r]."""
     ix, iw, ib = _CONV_INPUTS[node.op_type]
+    transposed = node.op_type == "ConvTranspose"
     at = attrs(node)
     x, w, y = node.input[ix], node.input[iw], node.output[0]
     xs, ws = g.tensor(x, node, index).shape, g.tensor(w, node, index).shape
     yt = g.tensor(y, node, index)
     groups = int(at.get("group", 1))
-    spatial = len(xs) - 2
-    win = sliding_window(at, xs[2:], yt.shape[2:], tuple(ws[2:]))
-    outs, kers = spatial_names(spatial)
-    cg, mg = ws[1], ws[0] // groups
+    win = sliding_window(at, xs[2:], yt.shape[2:], tuple(ws[2:]), transposed=transposed)
+    pos, kers = spatial_names(len(xs) - 2)
+    cg, mg = (xs[1] // groups, ws[1]) if transposed else (ws[1], ws[0] // groups)
     ranks = [("n", xs[0])] + ([("g", groups)] if groups > 1 else []) + [("m", mg), ("c", cg)] \
-        + list(zip(outs, yt.shape[2:])) + list(zip(kers, win.kernel))
+        + list(zip(pos, xs[2:] if transposed else yt.shape[2:])) + list(zip(kers, win.kernel))
     grouped = (lambda size, r: Affine((("g", size), (r, 1)))) if groups > 1 else (lambda size, r: Affine.rank(r))
-    taps = tuple(window_index(o, r, s, d, p)
-                 for o, r, s, d, p in zip(outs, kers, win.strides, win.dilations, win.pad_begin))
-    x_acc = Access(x, (Affine.rank("n"), grouped(cg, "c")) + taps)
-    w_acc = Access(w, (grouped(mg, "m"), Affine.rank("c")) + tuple(Affine.rank(r) for r in kers))
-    out_ix = (Affine.rank("n"), grouped(mg, "m")) + tuple(Affine.rank(o) for o in outs)
-    bias = node.input[ib] if ib is not None and len(node.input) > ib and node.input[ib] else None
+    n, c, m = Affine.rank("n"), grouped(cg, "c"), grouped(mg, "m")
+    at_pos, taps = tuple(Affine.rank(p) for p in pos), win.taps(pos, kers)
+    kernel_ix = tuple(Affine.rank(r) for r in kers)
+    x_acc = Access(x, (n, c) + (at_pos if transposed else taps))
+    w_acc = Access(w, ((c, Affine.rank("m")) if transposed else (m, Affine.rank("c"))) + kernel_ix)
+    bias = optional_input(node, ib) if ib is not None else None
     name = g.node_name(node, index)
-    acc = y if bias is None else g.fresh(f"{y}.conv", yt.shape, yt.bits)
-    g.add(name, Access(acc, out_ix), Call("mul", (x_acc, w_acc)), ranks)
-    if bias is not None:
-        g.tensor(bias, node, index)
-        out_ranks = named_ranks("d", yt.shape)
-        _epilogue(g, f"{name}.bias", y, acc, Access(bias, (Affine.rank("d1"),)), 1.0, 1.0, out_ranks)
-
-
-def _conv_transpose(g: Graph, node: NodeProto, index: int) -> None:
-    at = attrs(node)
-    x, w, y = node.input[0], node.input[1], node.output[0]
-    xs, ws = g.tensor(x, node, index).shape, g.tensor(w, node, index).shape
-    yt = g.tensor(y, node, index)
-    groups = int(at.get("group", 1))
-    spatial = len(xs) - 2
-    kernel = tuple(ws[2:])
-    strides = tuple(at.get("strides", [1] * spatial))
-    dilations = tuple(at.get("dilations", [1] * spatial))
-    auto_pad = at.get("auto_pad", b"NOTSET")
-    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        # ONNX ConvTranspose spec: total_padding = stride*(in-1) + output_padding + ((k-1)*d+1) - out
-        out_pad = tuple(at.get("output_padding", [0] * spatial))
-        total = [s * (i - 1) + op + (k - 1) * d + 1 - o for s, i, op, k, d, o
-                 in zip(strides, xs[2:], out_pad, kernel, dilations, yt.shape[2:])]
-        pads = tuple(t - t // 2 if auto_pad == "SAME_UPPER" else t // 2 for t in total)
-    else:
-        pads = tuple(at.get("pads", [0] * 2 * spatial)[:spatial])
-    ins, kers = spatial_names(spatial)
-    cg, mg = xs[1] // groups, ws[1]
-    ranks = [("n", xs[0])] + ([("g", groups)] if groups > 1 else []) + [("m", mg), ("c", cg)] \
-        + list(zip(ins, xs[2:])) + list(zip(kers, kernel))
-    grouped = (lambda size, r: Affine((("g", size), (r, 1)))) if groups > 1 else (lambda size, r: Affine.rank(r))
-    x_acc = Access(x, (Affine.rank("n"), grouped(cg, "c")) + tuple(Affine.rank(i) for i in ins))
-    w_acc = Access(w, (grouped(cg, "c"), Affine.rank("m")) + tuple(Affine.rank(r) for r in kers))
-    out_ix = (Affine.rank("n"), grouped(mg, "m")) + tuple(
-        window_index(i, r, s, d, p) for i, r, s, d, p in zip(ins, kers, strides, dilations, pads))
-    bias = node.input[2] if len(node.input) > 2 and node.input[2] else None
-    name = g.node_name(node, index)
-    acc = y if bias is None else g.fresh(f"{y}.convT", yt.shape, yt.bits)
-    g.add(name, Access(acc, out_ix), Call("mul", (x_acc, w_acc)), ranks)
+    acc = y if bias is None else g.fresh(f"{y}.{'convT' if transposed else 'conv'}", yt.shape, yt.bits)
+    g.add(name, Access(acc, (n, m) + (taps if transposed else at_pos)), Call("mul", (x_acc, w_acc)), ranks)
     if bias is not None:
         g.tensor(bias, node, index)
         _epilogue(g, f"{name}.bias", y, acc, Access(bias, (Affine.rank("d1"),)), 1.0, 1.0, named_ranks("d", yt.shape))
@@ -189,5 +152,5 @@ def _conv_transpose(g: Graph, node: NodeProto, index: int) -> None:
 HANDLERS: dict[str, Handler] = {
     **{op: _matmul for op in _MATMUL_INPUTS},
     **{op: _conv for op in _CONV_INPUTS},
-    "Gemm": _gemm, "Einsum": _einsum, "ConvTranspose": _conv_transpose,
+    "Gemm": _gemm, "Einsum": _einsum,
 }

@@ -8,7 +8,7 @@ from typing import Any
 from onnx import NodeProto
 
 from accel_sim.io.onnx.graph import Graph, Handler, attrs, bcast, named_ranks, norm_axis, plain
-from accel_sim.spec.workload import Access, Call, Const, Expr, View
+from accel_sim.spec.workload import Access, Call, Const, Expr
 
 _ZERO, _ONE = Const(0.0), Const(1.0)
 MapBuilder = Callable[[list[Expr], dict[str, Any]], Expr]
@@ -106,9 +106,7 @@ def _map_node(g: Graph, node: NodeProto, index: int) -> None:
         args.append(bcast(name, t.shape, ranks, axis=axis))
     g.add(g.node_name(node, index), Access(out, plain(ranks)), _MAP[node.op_type](args, at), ranks)
     for extra in node.output[1:]:
-        if extra:
-            g.tensor(extra, node, index)
-            g.views.append(View(extra, (node.input[0],), node.op_type.lower()))
+        g.side_output(extra, node.input[0], node.op_type.lower(), node, index)
 
 
 HANDLERS: dict[str, Handler] = {op: _map_node for op in _MAP}

@@ -13,8 +13,18 @@ import numpy as np
 from onnx import NodeProto
 
 from accel_sim.errors import ConfigError
-from accel_sim.io.onnx.graph import ELEM_BITS, Graph, Handler, attrs, bcast, named_ranks, norm_axis, plain
-from accel_sim.io.onnx.window import Window, sliding_window, spatial_names, window_index
+from accel_sim.io.onnx.graph import (
+    ELEM_BITS,
+    Graph,
+    Handler,
+    attrs,
+    bcast,
+    named_ranks,
+    norm_axis,
+    optional_input,
+    plain,
+)
+from accel_sim.io.onnx.window import Window, sliding_window, spatial_names
 from accel_sim.spec.workload import Access, Affine, Call, Const, Expr, Tensor, View
 
 
@@ -74,9 +84,7 @@ _REDUCE: dict[str, tuple[str, Callable[[Expr, int], Expr], str | None]] = {
 
 def _reduce(g: Graph, node: NodeProto, index: int) -> None:
     at = attrs(node)
-    x, y = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    yt = g.tensor(y, node, index)
+    x, y, xs, yt = g.unary(node, index)
     axes = _reduce_axes(g, node, at, xs, yt.shape)
     if axes is None:
         g.views.append(View(y, (x,), "identity"))
@@ -94,9 +102,7 @@ def _reduce(g: Graph, node: NodeProto, index: int) -> None:
 
 def _arg_reduce(g: Graph, node: NodeProto, index: int) -> None:
     at = attrs(node)
-    x, y = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    g.tensor(y, node, index)
+    x, y, xs, _ = g.unary(node, index)
     axis = norm_axis(at.get("axis", 0), len(xs))
     reduce = "max" if node.op_type == "ArgMax" else "min"
     _reduce_into(g, g.node_name(node, index), y, lambda r: Access(x, plain(r)), xs, {axis},
@@ -106,9 +112,7 @@ def _arg_reduce(g: Graph, node: NodeProto, index: int) -> None:
 def _topk(g: Graph, node: NodeProto, index: int) -> None:
     """Values[.., t, ..] = max over the axis, for each of the k slots t (a k-pass selection)."""
     at = attrs(node)
-    x, values = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    vt = g.tensor(values, node, index)
+    x, values, xs, vt = g.unary(node, index)
     axis = norm_axis(at.get("axis", -1), len(xs))
     largest = at.get("largest", 1)
     ranks = named_ranks("r", xs)
@@ -116,9 +120,8 @@ def _topk(g: Graph, node: NodeProto, index: int) -> None:
     out_ix = tuple(Affine.rank("t") if j == axis else Affine.rank(r) for j, (r, _) in enumerate(ranks))
     g.add(g.node_name(node, index), Access(values, out_ix), Access(x, plain(ranks)), iter_ranks,
           "max" if largest else "min")
-    if len(node.output) > 1 and node.output[1]:
-        g.tensor(node.output[1], node, index)
-        g.views.append(View(node.output[1], (x,), "topk_indices"))
+    if len(node.output) > 1:
+        g.side_output(node.output[1], x, "topk_indices", node, index)
 
 
 def _cumsum(g: Graph, node: NodeProto, index: int) -> None:
@@ -155,9 +158,7 @@ def _softmax_axes(g: Graph, at: dict[str, Any], rank: int) -> set[int]:
 def _softmax(g: Graph, node: NodeProto, index: int) -> None:
     """max-reduce, exp(x - max), sum-reduce, divide (LogSoftmax: x - max - log(sum); Hardmax: x == max)."""
     at = attrs(node)
-    x, y = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    yt = g.tensor(y, node, index)
+    x, y, xs, yt = g.unary(node, index)
     axes = _softmax_axes(g, at, len(xs))
     name, kept = g.node_name(node, index), _keep_shape(xs, axes)
     ranks = named_ranks("d", xs)
@@ -209,15 +210,9 @@ def _normalize(g: Graph, name: str, x: str, y: str, xs: tuple[int, ...], axes: s
     return stats + [var]
 
 
-def optional_input(node: NodeProto, k: int) -> str | None:
-    return node.input[k] if len(node.input) > k and node.input[k] else None
-
-
 def _layer_norm(g: Graph, node: NodeProto, index: int) -> None:
     at = attrs(node)
-    x, y = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    yt = g.tensor(y, node, index)
+    x, y, xs, yt = g.unary(node, index)
     ranks = named_ranks("d", xs)
     axes = set(range(norm_axis(at.get("axis", -1), len(xs)), len(xs)))
     operands = [optional_input(node, k) for k in (1, 2)]
@@ -226,17 +221,13 @@ def _layer_norm(g: Graph, node: NodeProto, index: int) -> None:
     stats = _normalize(g, g.node_name(node, index), x, y, xs, axes, yt.bits, float(at.get("epsilon", 1e-5)),
                        scale, bias, center=center)
     for out, stat in zip(node.output[1:], stats):  # training outputs Mean / InvStdDev
-        if out:
-            g.tensor(out, node, index)
-            g.views.append(View(out, (stat,), "norm_stat"))
+        g.side_output(out, stat, "norm_stat", node, index)
 
 
 def _channel_norm(g: Graph, node: NodeProto, index: int) -> None:
     """BatchNormalization (inference form) and InstanceNormalization, parameters per channel (dim 1)."""
     at = attrs(node)
-    x, y = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    yt = g.tensor(y, node, index)
+    x, y, xs, yt = g.unary(node, index)
     ranks = named_ranks("d", xs)
     params = [bcast(n, g.tensor(n, node, index).shape, ranks, axis=1) for n in node.input[1:] if n]
     eps = float(at.get("epsilon", 1e-5))
@@ -249,17 +240,13 @@ def _channel_norm(g: Graph, node: NodeProto, index: int) -> None:
     expr = Call("add", (Call("mul", (Call("mul", (Call("sub", (Access(x, plain(ranks)), mean)), inv)), scale)), bias))
     g.add(name, Access(y, plain(ranks)), expr, ranks)
     for out, src in zip(node.output[1:], node.input[3:5]):  # training-mode running statistics
-        if out:
-            g.tensor(out, node, index)
-            g.views.append(View(out, (src,), "norm_stat"))
+        g.side_output(out, src, "norm_stat", node, index)
 
 
 def _group_norm(g: Graph, node: NodeProto, index: int) -> None:
     """Statistics over (channels of a group, spatial): X viewed as [n, g, c', ...] with channel g*C/G + c'."""
     at = attrs(node)
-    x, y = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    yt = g.tensor(y, node, index)
+    x, y, xs, yt = g.unary(node, index)
     groups = int(at["num_groups"])
     cg = xs[1] // groups
     eps = float(at.get("epsilon", 1e-5))
@@ -286,9 +273,7 @@ def _group_norm(g: Graph, node: NodeProto, index: int) -> None:
 
 def _lp_norm(g: Graph, node: NodeProto, index: int) -> None:
     at = attrs(node)
-    x, y = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    yt = g.tensor(y, node, index)
+    x, y, xs, yt = g.unary(node, index)
     axes = {norm_axis(at.get("axis", -1), len(xs))}
     p = float(at.get("p", 2))
     kept, ranks, name = _keep_shape(xs, axes), named_ranks("d", xs), g.node_name(node, index)
@@ -301,9 +286,7 @@ def _lp_norm(g: Graph, node: NodeProto, index: int) -> None:
 
 def _mvn(g: Graph, node: NodeProto, index: int) -> None:
     at = attrs(node)
-    x, y = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    yt = g.tensor(y, node, index)
+    x, y, xs, yt = g.unary(node, index)
     axes = {norm_axis(a, len(xs)) for a in at.get("axes", [0, 2, 3])}
     _normalize(g, g.node_name(node, index), x, y, xs, axes, yt.bits, 1e-9, None, None)
 
@@ -311,9 +294,7 @@ def _mvn(g: Graph, node: NodeProto, index: int) -> None:
 def _pool(g: Graph, node: NodeProto, index: int) -> None:
     """Window reduction: Y[n, c, p, q] = reduce_{r, s} X[n, c, stride*p + dil*r - pad, ...]."""
     at = attrs(node)
-    x, y = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    yt = g.tensor(y, node, index)
+    x, y, xs, yt = g.unary(node, index)
     name = g.node_name(node, index)
     spatial = len(xs) - 2
     if node.op_type.startswith("Global"):
@@ -322,8 +303,7 @@ def _pool(g: Graph, node: NodeProto, index: int) -> None:
         win = sliding_window(at, xs[2:], yt.shape[2:], tuple(at["kernel_shape"]))
     outs, kers = spatial_names(spatial)
     ranks = [("n", xs[0]), ("c", xs[1])] + list(zip(outs, yt.shape[2:])) + list(zip(kers, win.kernel))
-    x_acc = Access(x, (Affine.rank("n"), Affine.rank("c")) + tuple(
-        window_index(o, r, s, d, p) for o, r, s, d, p in zip(outs, kers, win.strides, win.dilations, win.pad_begin)))
+    x_acc = Access(x, (Affine.rank("n"), Affine.rank("c")) + win.taps(outs, kers))
     out_ix = (Affine.rank("n"), Affine.rank("c")) + tuple(Affine.rank(o) for o in outs)
     kind = node.op_type.removeprefix("Global")
     if kind == "MaxPool":
@@ -338,17 +318,14 @@ def _pool(g: Graph, node: NodeProto, index: int) -> None:
         out_ranks = named_ranks("d", yt.shape)
         g.add(f"{name}.root", Access(y, plain(out_ranks)),
               Call("pow", (Access(acc, plain(out_ranks)), Const(1.0 / p))), out_ranks)
-    if len(node.output) > 1 and node.output[1]:
-        g.tensor(node.output[1], node, index)
-        g.views.append(View(node.output[1], (x,), "maxpool_indices"))
+    if len(node.output) > 1:
+        g.side_output(node.output[1], x, "maxpool_indices", node, index)
 
 
 def _lrn(g: Graph, node: NodeProto, index: int) -> None:
     """S = sum of squares over a channel window; y = x / (bias + alpha/size * S)^beta (ONNX LRN spec)."""
     at = attrs(node)
-    x, y = node.input[0], node.output[0]
-    xs = g.tensor(x, node, index).shape
-    yt = g.tensor(y, node, index)
+    x, y, xs, yt = g.unary(node, index)
     size = int(at["size"])
     name = g.node_name(node, index)
     ranks = named_ranks("d", xs)
