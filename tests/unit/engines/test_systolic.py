@@ -1,0 +1,87 @@
+"""Systolic fold plan and physical SRAM traffic, hand-checked on small GEMMs, plus batch and range properties."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accel_sim.engines.systolic import DATAFLOWS, fold_plan, sram_traffic
+
+# A 5 x 3 x 4 GEMM (M x N x K) on a 2 x 2 array is small enough to fold by hand.
+M, N, K, ROWS, COLS = 5, 3, 4, 2, 2
+
+
+def test_os_fold_plan_by_hand() -> None:
+    """os: M=5 on rows -> 3 folds, N=3 on cols -> 2 folds; each fold T + R + C - 2 = 4 + 2 = 6 cycles, 36 in all."""
+    plan = fold_plan(M, N, K, ROWS, COLS, "os")
+    assert (int(plan.row_folds), int(plan.col_folds), int(plan.cycles_per_fold)) == (3, 2, 6)
+    assert int(plan.compute_cycles) == 36 and int(plan.fill_drain_cycles) == 36 - 6 * 4
+
+
+def test_ws_fold_plan_by_hand() -> None:
+    """ws: K=4 on rows -> 2 folds, N=3 on cols -> 2 folds; each fold 2R + C + T - 2 = 4 + 2 + 5 - 2 = 9 cycles."""
+    plan = fold_plan(M, N, K, ROWS, COLS, "ws")
+    assert (int(plan.row_folds), int(plan.col_folds), int(plan.cycles_per_fold)) == (2, 2, 9)
+    assert int(plan.compute_cycles) == 36
+
+
+def test_mapping_efficiency_and_utilization_by_hand() -> None:
+    """os: 15 used PE-slots over 6 folds x 4 PEs = 0.625; 60 MACs / (4 PEs x 36 cycles) = 5/12."""
+    plan = fold_plan(M, N, K, ROWS, COLS, "os")
+    assert float(plan.mapping_efficiency) == pytest.approx(0.625)
+    assert float(plan.utilization) == pytest.approx(60 / 144)
+
+
+def test_os_traffic_by_hand() -> None:
+    """os: ifmap re-streamed per column fold (2 x 5 x 4 = 40), filter per row fold (3 x 4 x 3 = 36), 15 outputs once."""
+    t = sram_traffic(fold_plan(M, N, K, ROWS, COLS, "os"), M, N, K, "os")
+    assert (int(t.ifmap_reads), int(t.filter_reads), int(t.ofmap_writes), int(t.ofmap_reads)) == (40, 36, 15, 0)
+
+
+def test_ws_traffic_by_hand() -> None:
+    """ws: ifmap per N fold (2 x 20 = 40), filter once (12), partial sums written per K fold (2 x 15) and read back once (15)."""
+    t = sram_traffic(fold_plan(M, N, K, ROWS, COLS, "ws"), M, N, K, "ws")
+    assert (int(t.ifmap_reads), int(t.filter_reads), int(t.ofmap_writes), int(t.ofmap_reads)) == (40, 12, 30, 15)
+
+
+def test_is_traffic_by_hand() -> None:
+    """is: K=4 -> 2 row folds, M=5 -> 3 column folds; ifmap once (20), filter per M fold (3 x 12 = 36), 30 writes, 15 reads."""
+    t = sram_traffic(fold_plan(M, N, K, ROWS, COLS, "is"), M, N, K, "is")
+    assert (int(t.ifmap_reads), int(t.filter_reads), int(t.ofmap_writes), int(t.ofmap_reads)) == (20, 36, 30, 15)
+    assert int(t.total) == 101
+
+
+def test_single_fold_output_stationary_writes_each_output_once() -> None:
+    """A GEMM that fits the array in one fold writes M x N outputs and re-reads nothing (all dataflows)."""
+    for df in DATAFLOWS:
+        t = sram_traffic(fold_plan(2, 2, 2, 4, 4, df), 2, 2, 2, df)
+        assert (int(t.ifmap_reads), int(t.filter_reads), int(t.ofmap_writes), int(t.ofmap_reads)) == (4, 4, 4, 0)
+
+
+dims = st.integers(1, 300)
+arrays = st.sampled_from([1, 2, 4, 7, 8, 16, 32, 128])
+
+
+@settings(max_examples=60, deadline=None)
+@given(dims, dims, dims, arrays, arrays, st.sampled_from(DATAFLOWS))
+def test_utilization_in_unit_interval(m: int, n: int, k: int, rows: int, cols: int, df: str) -> None:
+    """Utilization and mapping efficiency lie in (0, 1] for any GEMM and array."""
+    plan = fold_plan(m, n, k, rows, cols, df)
+    assert 0 < float(plan.utilization) <= 1 and 0 < float(plan.mapping_efficiency) <= 1
+
+
+def test_batch_equals_one_by_one() -> None:
+    """Folding 50 random GEMMs at once gives the same plans and traffic as folding each alone."""
+    rng = np.random.default_rng(7)
+    m, n, k = rng.integers(1, 500, size=(3, 50))
+    rows, cols = rng.choice([4, 8, 16, 32, 128], size=(2, 50))
+    for df in DATAFLOWS:
+        plan = fold_plan(m, n, k, rows, cols, df)
+        traffic = sram_traffic(plan, m, n, k, df)
+        for i in range(50):
+            one = fold_plan(m[i], n[i], k[i], rows[i], cols[i], df)
+            t1 = sram_traffic(one, m[i], n[i], k[i], df)
+            assert int(one.compute_cycles) == plan.compute_cycles[i]
+            assert float(one.utilization) == plan.utilization[i]
+            assert int(t1.total) == traffic.total[i] and int(t1.ofmap_reads) == traffic.ofmap_reads[i]
