@@ -1,26 +1,42 @@
 """The one pipeline: (arch, workload) -> per-einsum costs -> Result. The CLI, notebooks and sweeps call it.
 
-Today every einsum is costed by its roofline bound on the best engine that can run it, einsums run one
-after another, and energy is the compulsory data-movement energy of the memory levels. The mapper,
-engine models, scheduler and replay of later stages slot in here without changing `Result`.
+Every einsum is costed on each engine that can run it (the engine's own model: fold timing and loop-nest
+traffic for a systolic array, lanes and compulsory traffic for a vector unit) and placed on the engine
+that serves the objective best; einsums run one after another. Each einsum also keeps its roofline bound,
+which no engine model may beat. The mapper, scheduler and replay of later stages slot in here without
+changing `Result`.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from accel_sim.engines.roofline import Bound, roofline
+from accel_sim.energy.components import level_area_mm2
+from accel_sim.engines.roofline import Bound, bound_on, roofline
+from accel_sim.errors import InfeasibleError
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
     from accel_sim.spec.arch import Arch
+    from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
 
 Objective = Literal["latency", "energy", "edp"]
 OBJECTIVES: tuple[str, ...] = ("latency", "energy", "edp")
+
+
+@dataclass(frozen=True)
+class EinsumResult:
+    """One einsum placed on one engine: its cost and the roofline bound it must respect."""
+
+    einsum: str
+    engine: str
+    op: str
+    cost: Cost
+    bound: Bound
 
 
 @dataclass(frozen=True)
@@ -29,13 +45,13 @@ class Result:
 
     arch: Arch
     workload: Workload
-    bounds: tuple[Bound, ...]
+    einsums: tuple[EinsumResult, ...]
     objective: str = "edp"
 
     @property
     def cycles(self) -> float:
         """Total cycles (arch clock), einsums back to back."""
-        return sum(b.cycles for b in self.bounds)
+        return sum(r.cost.total_cycles for r in self.einsums)
 
     @property
     def latency_s(self) -> float:
@@ -44,61 +60,111 @@ class Result:
 
     @property
     def energy_j(self) -> float:
-        """Energy of one run (data movement through every memory level)."""
-        return sum(sum(b.level_energy_j.values()) for b in self.bounds)
+        """Energy of one run: compute, registers, wires and every memory level."""
+        return sum(r.cost.total_energy_j for r in self.einsums)
+
+    @property
+    def area_mm2(self) -> float:
+        """Modelled silicon area: every engine's datapath and every on-chip memory level."""
+        node = self.arch.technology_nm
+        return (sum(e.area_mm2(node) for e in self.arch.engines)
+                + sum(level_area_mm2(level, node) for level in self.arch.memory))
+
+    def energy_by_component(self) -> dict[str, float]:
+        """Joules per component (mac, pe_registers, array_wires, vector_lanes, each memory level)."""
+        out: dict[str, float] = {}
+        for r in self.einsums:
+            for (component, _), joules in r.cost.energy_j.items():
+                out[component] = out.get(component, 0.0) + joules
+        return out
 
     def summary(self) -> dict[str, object]:
-        """Headline numbers: cycles, latency, energy, area, throughput, and what bounds the run."""
+        """Headline numbers: cycles, latency, energy, area, throughput, utilization and the roofline gap."""
         latency = self.latency_s
-        ops = sum(b.ops for b in self.bounds)
-        kinds: dict[str, float] = {}
-        for b in self.bounds:
-            kinds[b.kind] = kinds.get(b.kind, 0.0) + b.cycles
+        macs = self.workload.total_macs
+        pes = max(e.peak_macs_per_cycle() for e in self.arch.engines)
+        cycles = self.cycles
+        bound_cycles = sum(r.bound.cycles for r in self.einsums)
+        by_bound: dict[str, float] = {}
+        for r in self.einsums:
+            by_bound[r.bound.kind] = by_bound.get(r.bound.kind, 0.0) + r.cost.total_cycles
         return {
             "arch": self.arch.name,
             "workload": self.workload.name,
-            "model": "roofline",
-            "cycles": self.cycles,
+            "objective": self.objective,
+            "cycles": cycles,
             "latency_s": latency,
             "energy_j": self.energy_j,
-            "area_mm2": self.arch.area_mm2,
+            "area_mm2": self.area_mm2,
+            "published_area_mm2": self.arch.area_mm2,
             "throughput_per_s": self.workload.items_per_run / latency if latency > 0 else math.inf,
             "throughput_unit": f"{self.workload.item_unit}s/s",
             "edp_js": self.energy_j * latency,
-            "einsums": len(self.bounds),
-            "total_macs": self.workload.total_macs,
-            "total_ops": ops,
-            "attained_ops_per_s": ops / latency if latency > 0 else math.inf,
-            "cycles_by_bound": kinds,
+            "einsums": len(self.einsums),
+            "total_macs": macs,
+            "mac_utilization": macs / (pes * cycles) if pes and cycles else 0.0,
+            "compute_cycles": sum(r.cost.compute_cycles for r in self.einsums),
+            "fill_drain_cycles": sum(r.cost.fill_drain_cycles for r in self.einsums),
+            "stall_cycles": sum(r.cost.stall_cycles for r in self.einsums),
+            "roofline_cycles": bound_cycles,
+            "cycles_over_roofline": cycles / bound_cycles if bound_cycles else math.inf,
+            "energy_by_component_j": self.energy_by_component(),
+            "cycles_by_bound": by_bound,
         }
 
     def per_einsum(self) -> pd.DataFrame:
-        """One row per einsum: engine, operator, MACs, ops, bytes per level, bound cycles and what bounds it."""
+        """One row per einsum: engine, operator, MACs, cycle split, utilization, bytes per level, energy, bound."""
         import pandas as pd
 
         rows = []
-        for b in self.bounds:
-            row: dict[str, object] = {"einsum": b.einsum, "engine": b.engine, "op": b.op, "macs": b.macs,
-                                      "ops": b.ops, "compute_cycles": b.compute_cycles}
-            for level, nbytes in b.level_bytes.items():
-                row[f"{level}_bytes"] = nbytes
-                row[f"{level}_cycles"] = b.level_cycles[level]
-            row.update({"bytes": b.traffic_bytes, "cycles": b.cycles, "bound": b.kind,
-                        "latency_s": b.cycles / self.arch.clock_hz,
-                        "energy_j": sum(b.level_energy_j.values())})
+        bits = {t.name: t.bits for t in self.workload.tensors}
+        for r in self.einsums:
+            c, b = r.cost, r.bound
+            row: dict[str, object] = {"einsum": r.einsum, "engine": r.engine, "op": r.op, "macs": c.macs,
+                                      "ops": b.ops, "compute_cycles": c.compute_cycles,
+                                      "fill_drain_cycles": c.fill_drain_cycles, "stall_cycles": c.stall_cycles,
+                                      "cycles": c.total_cycles, "utilization": c.utilization}
+            for level in self.arch.memory:
+                row[f"{level.name}_bytes"] = sum(n * bits.get(t, 0) / 8 for (lv, t, _), n in c.accesses.items()
+                                                 if lv == level.name)
+            row.update({"bytes": b.traffic_bytes, "latency_s": c.total_cycles / self.arch.clock_hz,
+                        "energy_j": c.total_energy_j, "roofline_cycles": b.cycles, "bound": b.kind})
             rows.append(row)
         return pd.DataFrame(rows)
 
     def plot_roofline(self) -> Figure:
-        """Operational intensity vs attained throughput, one point per einsum, under each engine's roof."""
+        """Hierarchical roofline with each einsum's bound and achieved throughput."""
         from accel_sim.reports.plots import roofline_figure
 
         return roofline_figure(self)
 
 
+def _score(cost: Cost, objective: str) -> float:
+    if objective == "latency":
+        return cost.total_cycles
+    if objective == "energy":
+        return cost.total_energy_j
+    return cost.total_cycles * cost.total_energy_j
+
+
 def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp") -> Result:
-    """Cost every einsum of `workload` on `arch` and gather the Result."""
+    """Cost every einsum of `workload` on the engines of `arch` that can run it, best per `objective`."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    bounds = tuple(roofline(einsum, workload, arch) for einsum in workload.einsums)
-    return Result(arch, workload, bounds, objective)
+    placed = []
+    seen: dict[tuple, tuple[tuple[str, ...], str, Cost, Bound]] = {}  # repeated layers are costed once
+    for einsum in workload.einsums:
+        key, tensors = workload.shape_key(einsum)
+        if key not in seen:
+            capable = [e for e in arch.engines if e.peak_per_cycle(einsum) > 0]
+            if not capable:
+                roofline(einsum, workload, arch)  # raises the InfeasibleError that names the missing engine
+                raise InfeasibleError(f"no engine can run einsum '{einsum.name}'")
+            options = [(engine, engine.cost(einsum, workload, arch)) for engine in capable]
+            engine, cost = min(options, key=lambda pair: _score(pair[1], objective))
+            seen[key] = (tensors, engine.name, cost, bound_on(einsum, workload, arch, engine.name))
+        first_tensors, engine_name, cost, bound = seen[key]
+        if first_tensors != tensors:
+            cost = cost.with_tensor_names(dict(zip(first_tensors, tensors)))
+        placed.append(EinsumResult(einsum.name, engine_name, einsum.op, cost, replace(bound, einsum=einsum.name)))
+    return Result(arch, workload, tuple(placed), objective)

@@ -1,14 +1,21 @@
-"""Fields and behaviour every engine shares."""
+"""Fields and behaviour every engine shares: a peak for the roofline, a cost model and an area."""
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from accel_sim.spec.fields import SPEC_CONFIG, Hertz
 from accel_sim.spec.workload import Einsum
 
+if TYPE_CHECKING:
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.cost import Cost
+    from accel_sim.spec.workload import Workload
+
 
 class EngineBase(BaseModel):
-    """Fields every engine has; subclasses add their parameters, a `kind` tag and their peak."""
+    """Fields every engine has; subclasses add their parameters, a `kind` tag and the three behaviours."""
 
     model_config = SPEC_CONFIG
 
@@ -18,3 +25,15 @@ class EngineBase(BaseModel):
     def peak_per_cycle(self, einsum: Einsum) -> float:
         """Operator applications per cycle for this einsum; 0.0 means the engine cannot run it."""
         raise NotImplementedError(f"{type(self).__name__} does not define peak_per_cycle")
+
+    def peak_macs_per_cycle(self) -> float:
+        """Multiply-accumulates per cycle at full use (the denominator of MAC utilization)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define peak_macs_per_cycle")
+
+    def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
+        """Cycles, accesses and energy of running `einsum` on this engine within `arch`."""
+        raise NotImplementedError(f"{type(self).__name__} does not define cost")
+
+    def area_mm2(self, node_nm: float) -> float:
+        """Silicon area of the engine's datapath at a technology node."""
+        raise NotImplementedError(f"{type(self).__name__} does not define area_mm2")

@@ -11,7 +11,7 @@ ws/is: 2R + C + T - 2 (R cycles to load the stationary operand, then T streamed 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -23,6 +23,11 @@ Dataflow = Literal["os", "ws", "is"]
 DATAFLOWS: tuple[Dataflow, ...] = ("os", "ws", "is")
 IntArray = np.ndarray
 
+if TYPE_CHECKING:
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.cost import Cost
+    from accel_sim.spec.workload import Workload
+
 
 class SystolicEngine(EngineBase):
     """A rows x cols array of multiply-accumulate units (TPU MXU, Eyeriss-style PE arrays)."""
@@ -31,10 +36,27 @@ class SystolicEngine(EngineBase):
     rows: PositiveInt
     cols: PositiveInt
     dataflow: Dataflow = "ws"
+    operand_bits: PositiveInt = 8  # multiplier width the PEs are built for (sets area; energy follows the tensors)
 
     def peak_per_cycle(self, einsum: Einsum) -> float:
         """rows * cols MACs per cycle for contractions; other operators do not run on the array."""
         return float(self.rows * self.cols) if einsum.op == "mac" else 0.0
+
+    def peak_macs_per_cycle(self) -> float:
+        """One MAC per PE per cycle."""
+        return float(self.rows * self.cols)
+
+    def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
+        """Fold timing of the im2col view plus loop-nest traffic of the dataflow (engines/costing.py)."""
+        from accel_sim.engines.costing import systolic_cost
+
+        return systolic_cost(einsum, workload, arch, self)
+
+    def area_mm2(self, node_nm: float) -> float:
+        """rows x cols PEs, each a MAC at `operand_bits` with its operand and accumulator registers."""
+        from accel_sim.engines.costing import systolic_pe_area_mm2
+
+        return self.rows * self.cols * systolic_pe_area_mm2(self, node_nm)
 
 
 def spatial_temporal(m: IntArray, n: IntArray, k: IntArray, dataflow: Dataflow) -> tuple[IntArray, IntArray, IntArray]:

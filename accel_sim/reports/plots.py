@@ -6,21 +6,35 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    import pandas as pd
     from matplotlib.figure import Figure
 
     from accel_sim.evaluate import Result
 
 
-def _intensity_level(row: pd.Series, levels: list[str]) -> str:
-    """The level an einsum's intensity is measured against: its binding level, else the outermost it touches."""
-    if row["bound"] in levels:
-        return row["bound"]
-    return next((lv for lv in levels if row[f"{lv}_bytes"] > 0), levels[-1])
+def _points(result: Result) -> dict[str, np.ndarray]:
+    """Per einsum: the level its intensity is measured against, ops, and bytes and seconds bound vs achieved."""
+    levels = [lv.name for lv in result.arch.memory]
+    frame = result.per_einsum()
+    level, ops, bound_bytes, achieved_bytes, bound_s, achieved_s = [], [], [], [], [], []
+    for r, (_, row) in zip(result.einsums, frame.iterrows()):
+        b = r.bound
+        # the binding level, else the outermost level the einsum moves data through
+        name = b.kind if b.kind in levels else next((lv for lv in levels if b.level_bytes[lv] > 0), None)
+        if name is None or b.ops <= 0:
+            continue
+        level.append(name)
+        ops.append(b.ops)
+        bound_bytes.append(b.level_bytes[name])
+        achieved_bytes.append(max(row[f"{name}_bytes"], b.level_bytes[name]))
+        bound_s.append(b.cycles / result.arch.clock_hz)
+        achieved_s.append(row["latency_s"])
+    return {k: np.asarray(v) for k, v in (("level", level), ("ops", ops), ("bound_bytes", bound_bytes),
+                                            ("achieved_bytes", achieved_bytes), ("bound_s", bound_s),
+                                            ("achieved_s", achieved_s))}
 
 
 def roofline_figure(result: Result) -> Figure:
-    """Hierarchical roofline: a ceiling per engine, a slope per memory level, one marker per einsum."""
+    """Hierarchical roofline: a ceiling per engine, a slope per memory level, each einsum's bound and achieved point."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -29,39 +43,30 @@ def roofline_figure(result: Result) -> Figure:
     from accel_sim.reports.tables import si_format
 
     arch = result.arch
-    levels = [lv.name for lv in arch.memory]
-    frame = result.per_einsum()
-    frame = frame[frame["ops"] > 0].copy()
-    frame["level"] = [_intensity_level(row, levels) for _, row in frame.iterrows()]
-    frame["level_bytes"] = [row[f"{row['level']}_bytes"] for _, row in frame.iterrows()]
-    frame = frame[frame["level_bytes"] > 0]
-    frame["intensity"] = frame["ops"] / frame["level_bytes"]
-    frame["attained"] = frame["ops"] / frame["latency_s"]
-
+    pts = _points(result)
     fig = Figure(figsize=(8.0, 5.5), layout="constrained")
     ax = fig.add_subplot()
-    low = max(frame["intensity"].min() / 4, 1e-3) if len(frame) else 1e-2
-    high = frame["intensity"].max() * 4 if len(frame) else 1e4
-    span = np.logspace(np.log10(low), np.log10(high), 200)
+    intensity = np.concatenate([pts["ops"] / pts["bound_bytes"], pts["ops"] / pts["achieved_bytes"]]) \
+        if len(pts["ops"]) else np.array([1e-2, 1e4])
+    span = np.logspace(np.log10(max(intensity.min() / 4, 1e-3)), np.log10(intensity.max() * 4), 200)
     peaks = []
     for engine in arch.engines:
-        peak = max((engine.peak_per_cycle(e) for e in result.workload.einsums), default=0.0)
-        if peak > 0:
-            peaks.append(peak * arch.engine_clock_hz(engine))
-            ax.axhline(peaks[-1], ls="--", lw=1.2, color=f"C{len(peaks) - 1}",
-                       label=f"{engine.name} peak {si_format(peaks[-1], 'op/s')}")
+        peaks.append(engine.peak_macs_per_cycle() * arch.engine_clock_hz(engine))
+        ax.axhline(peaks[-1], ls="--", lw=1.2, color=f"C{len(peaks) - 1}",
+                   label=f"{engine.name} peak {si_format(peaks[-1], 'op/s')}")
     top = max(peaks, default=1.0)
     for i, level in enumerate(arch.memory):
         ax.plot(span, np.minimum(level.bandwidth_bytes_per_s * span, top), lw=1.2, color=f"C{i + 3}",
                 label=f"{level.name} {si_format(level.bandwidth_bytes_per_s, 'B/s')}")
-    markers = "osD^v<>"
-    for i, (level, group) in enumerate(frame.groupby("level", sort=False)):
-        ax.scatter(group["intensity"], group["attained"], s=16, alpha=0.7, marker=markers[i % len(markers)],
-                   color="k", label=f"einsums (intensity vs {level})")
+    if len(pts["ops"]):
+        ax.scatter(pts["ops"] / pts["bound_bytes"], pts["ops"] / pts["bound_s"], s=22, facecolors="none",
+                   edgecolors="k", lw=0.8, label="einsums: roofline bound (compulsory traffic)")
+        ax.scatter(pts["ops"] / pts["achieved_bytes"], pts["ops"] / pts["achieved_s"], s=12, color="crimson",
+                   alpha=0.7, label="einsums: achieved (engine model)")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("operational intensity (op per byte through the level; a MAC is one op)")
-    ax.set_ylabel("attained throughput (op/s)")
+    ax.set_xlabel("operational intensity (op per byte through the binding level; a MAC is one op)")
+    ax.set_ylabel("throughput (op/s)")
     ax.set_title(f"{result.workload.name} on {arch.name}")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")

@@ -75,14 +75,15 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
     console = Console(width=None if Console().is_terminal else 132)
     frame = result.per_einsum()
     shown = frame if rows is None or len(frame) <= rows else frame.nlargest(rows, "cycles")
-    table = Table(title=f"{result.workload.name} on {result.arch.name}: roofline bound per einsum",
-                  show_lines=False)
+    table = Table(title=f"{result.workload.name} on {result.arch.name}: cost per einsum", show_lines=False)
     for name, justify in (("einsum", "left"), ("engine", "left"), ("op", "left"), ("MACs", "right"),
-                          ("bytes", "right"), ("bound cycles", "right"), ("bound by", "left")):
+                          ("cycles", "right"), ("stall", "right"), ("util", "right"), ("energy", "right"),
+                          ("roofline", "right"), ("bound by", "left")):
         table.add_column(name, justify=justify, overflow="fold")
     for row in shown.itertuples():
-        table.add_row(str(row.einsum), str(row.engine), str(row.op), si_format(row.macs), si_format(row.bytes, "B"),
-                      si_format(row.cycles), str(row.bound))
+        table.add_row(str(row.einsum), str(row.engine), str(row.op), si_format(row.macs), si_format(row.cycles),
+                      si_format(row.stall_cycles), f"{100 * row.utilization:.1f}%", si_format(row.energy_j, "J"),
+                      si_format(row.roofline_cycles), str(row.bound))
     console.print(table)
     if len(shown) < len(frame):
         console.print(f"[dim]{len(frame) - len(shown)} lighter einsums not shown "
@@ -91,12 +92,23 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
     totals = Table(title="totals", show_header=False)
     totals.add_column("metric")
     totals.add_column("value", justify="right")
+    published = summary["published_area_mm2"]
     for label, value in (("einsums", f"{summary['einsums']}"), ("MACs", si_format(summary["total_macs"])),
-                         ("cycles", si_format(summary["cycles"])), ("latency", si_format(summary["latency_s"], "s")),
+                         ("cycles", si_format(summary["cycles"])),
+                         ("  compute / fill-drain / stall", " / ".join(si_format(summary[k]) for k in
+                                                                       ("compute_cycles", "fill_drain_cycles",
+                                                                        "stall_cycles"))),
+                         ("roofline bound", f"{si_format(summary['roofline_cycles'])} "
+                                            f"(achieved is {summary['cycles_over_roofline']:.3g}x)"),
+                         ("latency", si_format(summary["latency_s"], "s")),
                          ("throughput", f"{summary['throughput_per_s']:.4g} {summary['throughput_unit']}"),
-                         ("data-movement energy", si_format(summary["energy_j"], "J")),
-                         ("area", "not given" if summary["area_mm2"] is None else f"{summary['area_mm2']} mm²")):
+                         ("MAC utilization", f"{100 * summary['mac_utilization']:.2f} %"),
+                         ("energy", si_format(summary["energy_j"], "J")),
+                         ("modelled area", f"{summary['area_mm2']:.3g} mm²"
+                                           + (f" (published die {published:g} mm²)" if published else ""))):
         totals.add_row(label, value)
+    for component, joules in summary["energy_by_component_j"].items():
+        totals.add_row(f"  energy: {component}", f"{100 * joules / summary['energy_j']:.1f} %")
     for kind, cycles in summary["cycles_by_bound"].items():
         totals.add_row(f"cycles bound by {kind}", f"{100 * cycles / summary['cycles']:.1f} %")
     console.print(totals)

@@ -7,7 +7,7 @@ Access actions: `read` (elements read out of a level), `fill` (written into it f
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 ACTIONS: tuple[str, ...] = ("read", "write", "fill", "update")
@@ -58,6 +58,12 @@ class Cost:
         return Cost(macs, self.compute_cycles + other.compute_cycles, self.stall_cycles + other.stall_cycles,
                     self.fill_drain_cycles + other.fill_drain_cycles, _merge(self.accesses, other.accesses),
                     _merge(self.energy_j, other.energy_j), util)
+
+    def with_tensor_names(self, names: dict[str, str]) -> Cost:
+        """The same cost with its access records' tensors renamed (reusing a cost for a repeated layer)."""
+        accesses = {(level, names.get(tensor, tensor), action): n
+                    for (level, tensor, action), n in self.accesses.items()}
+        return replace(self, accesses=accesses)
 
     def __radd__(self, other: object) -> Cost:
         """Lets `sum(costs)` start from 0."""

@@ -192,6 +192,15 @@ def accesses_of(expr: Expr) -> tuple[Access, ...]:
     return ()
 
 
+def rename_tensors(expr: Expr, names: Mapping[str, str]) -> Expr:
+    """The same expression reading renamed tensors (names missing from `names` stay)."""
+    if isinstance(expr, Access):
+        return Access(names.get(expr.tensor, expr.tensor), expr.indices)
+    if isinstance(expr, Call):
+        return Call(expr.op, tuple(rename_tensors(a, names) for a in expr.args))
+    return expr
+
+
 def map_ops_of(expr: Expr) -> tuple[str, ...]:
     """Every map operator in an expression, outermost first."""
     if isinstance(expr, Call):
@@ -385,6 +394,21 @@ class Workload:
             if view.sources and all(out.get(s) == "weights" for s in view.sources):
                 out[view.output] = "weights"
         return out
+
+    def shape_key(self, einsum: Einsum) -> tuple[tuple, tuple[str, ...]]:
+        """A key shared by einsums that differ only in names, and their tensors in the key's order.
+
+        Two einsums with equal keys have the same expression, rank sizes and reduction over tensors of the
+        same shapes, widths and storage classes, so every cost model gives them the same cost (the repeated
+        layers of a transformer cost one evaluation).
+        """
+        order = tuple(dict.fromkeys([einsum.output.tensor, *(a.tensor for a in einsum.inputs)]))
+        canonical = {name: f"t{i}" for i, name in enumerate(order)}
+        body = Einsum("", Access(canonical[einsum.output.tensor], einsum.output.indices),
+                      rename_tensors(einsum.expr, canonical), einsum.rank_sizes, einsum.reduce)
+        tensors = tuple((self.tensor(n).shape, self.tensor(n).bits, self.tensor(n).kind, self.tensor(n).init,
+                         self.storage_class[n]) for n in order)
+        return (body.output, body.expr, body.rank_sizes, body.reduce, tensors), order
 
     def producers(self) -> dict[str, str]:
         """Tensor name -> name of the einsum or view that writes it."""
