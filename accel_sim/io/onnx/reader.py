@@ -2,7 +2,8 @@
 
 Weights stay in the file (see wire.py) and an initializer's values are read only when it is small and an
 operand value is needed. Static shapes come from ``onnx.shape_inference.infer_shapes(strict_mode=False,
-data_prop=True)``, helped by an upper bound for NonZero counts and by folding TorchScript shape arithmetic.
+data_prop=True)``, helped by pinning data-dependent sizes (NonZero counts at their upper bound, Split
+at its constant sizes) and by folding TorchScript shape arithmetic.
 """
 from __future__ import annotations
 
@@ -70,27 +71,59 @@ def _infer(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
 
 
 def infer_static_shapes(model: onnx.ModelProto, path: Path) -> onnx.ModelProto:
-    """Shape-inferred model; NonZero counts get their upper bound so later shapes are static."""
+    """Shape-inferred model; data-dependent sizes are pinned (see _pinned_shapes) so later shapes are static."""
     inferred = _infer(model, path)
     info = value_infos(inferred)
-    bounded = False
-    for node in inferred.graph.node:
-        if node.op_type != "NonZero" or node.domain not in STANDARD_DOMAINS:
-            continue
-        shape = info.get(node.input[0], (None, 0))[0]
-        out_shape = info.get(node.output[0], (None, 0))[0]
-        if not is_static(shape) or is_static(out_shape):
-            continue
-        bound = helper.make_tensor_value_info(node.output[0], TensorProto.INT64, [len(shape), math.prod(shape)])
-        model.graph.value_info.append(bound)
-        bounded = True
-    if bounded:
+    values = _constant_values(model)
+    for _ in model.graph.node:  # each pass pins what the previous one made static; stops when nothing changes
+        pinned = _pinned_shapes(inferred, info, values)
+        if not pinned:
+            break
+        model.graph.value_info.extend(pinned)
         inferred = _infer(model, path)
         info = value_infos(inferred)
     if all(is_static(info.get(o, (None, 0))[0]) for node in model.graph.node for o in node.output if o):
         return inferred
-    folded = _fold_shape_arithmetic(model, info)
+    folded = _fold_shape_arithmetic(model, info, values)
     return _infer(folded, path) if folded is not None else inferred
+
+
+def _pinned_shapes(inferred: onnx.ModelProto, info: dict[str, tuple[Shape, int]], values: dict[str, np.ndarray]
+                   ) -> list[onnx.ValueInfoProto]:
+    """Static shapes for outputs that shape inference leaves open although their input shapes are static:
+    NonZero's count takes its upper bound, the input's element count (the workload describes the worst case);
+    Split takes its constant sizes even when they do not add up to a pinned bound (a traced loop over NonZero
+    results splits by the count seen at export time, e.g. the experts a MoE layer routed to)."""
+    pinned = []
+    for node in inferred.graph.node:
+        if node.domain not in STANDARD_DOMAINS or node.op_type not in ("NonZero", "Split"):
+            continue
+        shape, elem = info.get(node.input[0], (None, 0))
+        outputs = [o for o in node.output if o]
+        if not is_static(shape) or all(is_static(info.get(o, (None, 0))[0]) for o in outputs):
+            continue
+        if node.op_type == "NonZero":
+            pinned.append(helper.make_tensor_value_info(outputs[0], TensorProto.INT64, [len(shape), math.prod(shape)]))
+            continue
+        at = attrs(node)
+        sizes = at.get("split") if "split" in at else values.get(node.input[1]) if len(node.input) > 1 else None
+        if sizes is None or len(np.ravel(sizes)) != len(node.output):
+            continue
+        axis = at.get("axis", 0) % len(shape)
+        pinned += [helper.make_tensor_value_info(o, elem, [int(d) if j != axis else int(size)
+                                                           for j, d in enumerate(shape)])
+                   for o, size in zip(node.output, np.ravel(sizes)) if o]
+    return pinned
+
+
+def _constant_values(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """Values of the small initializers and Constant-node tensors whose values are in the model."""
+    tensors = [(init.name, init) for init in model.graph.initializer]
+    tensors += [(node.output[0], node.attribute[0].t) for node in model.graph.node
+                if node.op_type == "Constant" and node.domain in STANDARD_DOMAINS and len(node.attribute) == 1
+                and node.attribute[0].name == "value"]
+    return {name: numpy_helper.to_array(t) for name, t in tensors
+            if math.prod(t.dims) <= MAX_CONST_ELEMENTS and t.data_location != TensorProto.EXTERNAL}
 
 
 # Never evaluated while folding: random or data-producing ops, and ops with subgraphs.
@@ -98,7 +131,8 @@ _NO_FOLD = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformL
             "If", "Loop", "Scan"}
 
 
-def _fold_shape_arithmetic(model: onnx.ModelProto, info: dict[str, tuple[Shape, int]]) -> onnx.ModelProto | None:
+def _fold_shape_arithmetic(model: onnx.ModelProto, info: dict[str, tuple[Shape, int]],
+                           constants: dict[str, np.ndarray]) -> onnx.ModelProto | None:
     """A copy of `model` where shape arithmetic on small constants (TorchScript's Shape->Gather->Div->Concat
     chains) is replaced by initializers, so that shape inference sees through it; None if nothing folds.
 
@@ -106,10 +140,7 @@ def _fold_shape_arithmetic(model: onnx.ModelProto, info: dict[str, tuple[Shape, 
     """
     from onnx.reference import ReferenceEvaluator
 
-    values: dict[str, np.ndarray] = {}
-    for init in model.graph.initializer:
-        if math.prod(init.dims) <= MAX_CONST_ELEMENTS and init.data_location != TensorProto.EXTERNAL:
-            values[init.name] = numpy_helper.to_array(init)
+    values = {init.name: constants[init.name] for init in model.graph.initializer if init.name in constants}
     folded: set[int] = set()
     opsets = {o.domain or "": o.version for o in model.opset_import}
     for index, node in enumerate(model.graph.node):

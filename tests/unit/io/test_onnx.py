@@ -597,3 +597,32 @@ def test_file_truncated_inside_an_inline_weight_is_unreadable(tmp_path: Path) ->
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with pytest.raises(ConfigError, match="not a readable ONNX model"):
         load_onnx(path)
+
+
+def test_traced_expert_loop_splits_the_pinned_nonzero_bound_by_its_export_time_count(tmp_path: Path) -> None:
+    """A legacy (TorchScript) MoE export unrolls `for e in expert_mask.sum(...).nonzero()` as NonZero over 5
+    classes (4 experts + a sentinel) -> Transpose -> Split by the 4 experts routed to at export time. NonZero's
+    upper bound (5) makes the sizes [1, 1, 1, 1] disagree with the split dim, so shape inference gives up; the
+    importer takes the constant sizes: each expert index is [1, 1], each expert MatMul X[6, 8] @ W[e][8, 3] is
+    6 * 3 * 8 = 144 MACs, 288 for the two experts used (output elements x K)."""
+    nodes = [helper.make_node("Greater", ["routes", "zero"], ["hit"]),
+             helper.make_node("NonZero", ["hit"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["nzt"], perm=[1, 0]),
+             helper.make_node("Constant", [], ["sizes"], value=numpy_helper.from_array(np.ones(4, np.int64))),
+             helper.make_node("Split", ["nzt", "sizes"], ["e0", "e1", "e2", "e3"], axis=0)]
+    for k in range(2):
+        nodes += [helper.make_node("Squeeze", [f"e{k}", "axes01"], [f"i{k}"]),
+                  helper.make_node("Gather", ["W", f"i{k}"], [f"w{k}"], axis=0),
+                  helper.make_node("MatMul", ["X", f"w{k}"], [f"Y{k}"])]
+    graph = helper.make_graph(
+        nodes, "expert_loop", [helper.make_tensor_value_info("routes", TensorProto.FLOAT, (5,)),
+                               helper.make_tensor_value_info("X", TensorProto.FLOAT, (6, 8)),
+                               helper.make_tensor_value_info("W", TensorProto.FLOAT, (4, 8, 3))],
+        [helper.make_tensor_value_info(f"Y{k}", TensorProto.FLOAT, (6, 3)) for k in range(2)],
+        [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+         numpy_helper.from_array(np.array([0, 1]), "axes01")])
+    path = tmp_path / "expert_loop.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    workload = load_onnx(path, strict=True)
+    assert workload.tensor("nz").shape == (1, 5) and workload.tensor("e0").shape == (1, 1)
+    assert workload.total_macs == 2 * 6 * 3 * 8
