@@ -2,8 +2,8 @@
 
 Systolic: timing from the fold plan of the einsum's im2col view (`engines/systolic.py`), data movement from
 the loop-nest analysis of the dataflow written as a mapping (`engines/loopnest.py`). A double-buffered
-level overlaps its transfers with compute, so the run takes the longer of compute (with fill/drain) and the
-busiest level, plus the prologue that loads the first tiles before the array can start. Each operand
+level overlaps its transfers with compute, so the run takes the longer of the busiest level and compute
+(with fill/drain) after the prologue that loads the first tiles before the array can start. Each operand
 either stays resident in an on-chip level (fetched once) or streams fold by fold, whichever the
 capacities allow with the least outer-level traffic.
 Vector: one operator application per lane per cycle; traffic is the compulsory footprint (as roofline.py).
@@ -64,7 +64,8 @@ def systolic_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: Systol
 
     traffic = _systolic_traffic(einsum, workload, arch, engine, roles)
     busiest = max(traffic["level_cycles"], default=0.0)
-    total = max(compute + fill_drain, busiest) + traffic["prologue_cycles"]
+    # the array waits for its first tiles; the busiest level's time already includes moving them
+    total = max(compute + fill_drain + traffic["prologue_cycles"], busiest)
 
     a_acc, w_acc = _operands(einsum, roles)
     a_bits, w_bits = tensors[a_acc.tensor].bits, tensors[w_acc.tensor].bits

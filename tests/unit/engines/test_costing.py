@@ -1,0 +1,149 @@
+"""Engine cost models: hand-checked systolic and vector costs, and the contract with the roofline."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accel_sim import evaluate, load_arch, load_workload
+from accel_sim.energy import dram_energy_j_per_bit
+from accel_sim.engines.roofline import bound_on
+from accel_sim.spec.arch import Arch
+from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
+
+R = Affine.rank
+
+
+def two_level_arch(*, dram_gbps: float = 1.0, sram: str = "1 MiB", rows: int = 4, cols: int = 4,
+                   dataflow: str = "ws", lanes: int = 8) -> Arch:
+    """1 GHz clock, so a bandwidth in GB/s is bytes per cycle; DDR4 DRAM energies from the cited table."""
+    return Arch.model_validate({
+        "name": "t", "clock": "1 GHz", "technology_nm": 45,
+        "memory": [{"name": "dram", "technology": "DDR4", "bandwidth": f"{dram_gbps} GB/s"},
+                   {"name": "sram", "capacity": sram, "bandwidth": "1000 GB/s"}],
+        "engines": [{"name": "mxu", "kind": "systolic", "rows": rows, "cols": cols, "dataflow": dataflow},
+                    {"name": "vec", "kind": "vector", "lanes": lanes, "contractions": False}],
+    })
+
+
+def gemm(m: int, n: int, k: int, bits: int = 8) -> Workload:
+    """Z[m,n] = A[m,k] * W[k,n], W a weight."""
+    e = Einsum("gemm", Access("Z", (R("m"), R("n"))),
+               Call("mul", (Access("A", (R("m"), R("k"))), Access("W", (R("k"), R("n"))))),
+               {"m": m, "n": n, "k": k})
+    return Workload("gemm", (Tensor("A", ("M", "K"), (m, k), bits), Tensor("W", ("K", "N"), (k, n), bits, "weight"),
+                             Tensor("Z", ("M", "N"), (m, n), bits)), (e,))
+
+
+def conv(c: int, k: int, h: int, rs: int, stride: int, bits: int = 8) -> Workload:
+    """O[k,p,q] = I[c, stride*p + r, stride*q + s] * W[k,c,r,s] without padding."""
+    p = (h - rs) // stride + 1
+    ix = lambda o, w: Affine(((o, stride), (w, 1)))  # noqa: E731
+    e = Einsum("conv", Access("O", (R("k"), R("p"), R("q"))),
+               Call("mul", (Access("I", (R("c"), ix("p", "r"), ix("q", "s"))),
+                            Access("W", (R("k"), R("c"), R("r"), R("s"))))),
+               {"k": k, "p": p, "q": p, "c": c, "r": rs, "s": rs})
+    return Workload("conv", (Tensor("I", ("C", "H", "W"), (c, h, h), bits),
+                             Tensor("W", ("K", "C", "R", "S"), (k, c, rs, rs), bits, "weight"),
+                             Tensor("O", ("K", "P", "Q"), (k, p, p), bits)), (e,))
+
+
+def test_small_gemm_cycles_by_hand_memory_bound() -> None:
+    """8x8x8 int8 GEMM, 4x4 weight-stationary array, 1 B/cycle DRAM, 1 MiB SRAM.
+
+    Folds: K=8 on rows and N=8 on cols -> 2 x 2 = 4 folds, T = M = 8 streamed rows each:
+    compute 4 x 8 = 32 cycles, fill/drain 4 x (2*4 + 4 + 8 - 2) - 32 = 40. Everything fits on chip, so DRAM
+    moves A, W and Z once: 3 x 64 bytes = 192 cycles at 1 B/cycle, longer than 72 + prologue: total 192.
+    """
+    w = gemm(8, 8, 8)
+    cost = two_level_arch().engine("mxu").cost(w.einsums[0], w, two_level_arch())
+    assert cost.compute_cycles == 32 and cost.fill_drain_cycles == 40
+    assert cost.total_cycles == pytest.approx(192)
+    assert cost.accesses[("dram", "W", "read")] == 64 and cost.accesses[("dram", "A", "read")] == 64
+
+
+def test_small_gemm_cycles_by_hand_compute_bound() -> None:
+    """The same GEMM at 100 B/cycle: compute path 32 + 40 = 72 cycles plus the prologue that brings the
+    first fold's tiles (ws: a 4x4 weight tile and the 8x4 input slice = 48 bytes, 0.48 cycles)."""
+    arch = two_level_arch(dram_gbps=100)
+    w = gemm(8, 8, 8)
+    cost = arch.engine("mxu").cost(w.einsums[0], w, arch)
+    assert cost.total_cycles == pytest.approx(72.48)
+    assert cost.utilization == pytest.approx(512 / (16 * 72.48))
+
+
+def test_tiny_sram_streams_operands_fold_by_fold() -> None:
+    """When SRAM cannot hold an operand whole, it is re-fetched fold by fold: DRAM reads exceed its size."""
+    w = gemm(64, 64, 64)
+    roomy = two_level_arch(rows=8, cols=8, sram="1 MiB")
+    tight = two_level_arch(rows=8, cols=8, sram="2 KiB")
+    reads = [a.engine("mxu").cost(w.einsums[0], w, a).accesses[("dram", "A", "read")] for a in (roomy, tight)]
+    assert reads[0] == 64 * 64 and reads[1] > reads[0]
+
+
+def test_vector_cost_is_ops_over_lanes_against_traffic() -> None:
+    """exp over 4096 int8 values on 8 lanes: 512 cycles; traffic 8 KiB at 100 B/cycle = 81.92 cycles."""
+    arch = two_level_arch(dram_gbps=100)
+    e = Einsum("exp", Access("Y", (R("i"),)), Call("exp", (Access("X", (R("i"),)),)), {"i": 4096})
+    w = Workload("exp", (Tensor("X", ("I",), (4096,), 8), Tensor("Y", ("I",), (4096,), 8)), (e,))
+    cost = arch.engine("vec").cost(e, w, arch)
+    assert cost.total_cycles == pytest.approx(512)
+    assert cost.accesses[("dram", "X", "read")] == 4096
+
+
+def test_llama_decode_projection_on_tpu_by_hand() -> None:
+    """Llama-2-7B decode q_proj on TPU v1: a 1x4096x4096 GEMV with fp16 weights (recipe default).
+
+    The weights cross the 34 GB/s DDR3 once: 4096*4096*2 B / 34e9 B/s * 700e6 cycles/s = 690,826.35 cycles,
+    more than the array needs (16 x 16 folds x (2*256 + 256 + 1 - 2) = 196,352 cycles), so that is the total.
+    """
+    arch = load_arch("tpu_v1")
+    result = evaluate(arch, load_workload("workloads/llama2-7b-decode.yaml"))
+    row = next(r for r in result.einsums if r.einsum == "L0.attn.q_proj")
+    assert row.engine == "mxu"
+    assert row.cost.total_cycles == pytest.approx(4096 * 4096 * 2 / 34e9 * 700e6)
+    assert row.cost.fill_drain_cycles + row.cost.compute_cycles == 256 * (2 * 256 + 256 + 1 - 2)
+    assert result.summary()["cycles"] == pytest.approx(sum(r.cost.total_cycles for r in result.einsums))
+
+
+@pytest.mark.parametrize("workload", ["../shared/models/resnet50.onnx", "workloads/llama2-7b-decode.yaml",
+                                      "workloads/llama2-7b-prefill.yaml"])
+def test_networks_run_end_to_end_within_the_roofline(workload: str) -> None:
+    """Whole networks evaluate on the TPU config, and no einsum beats its roofline bound."""
+    if workload.startswith("../") and not __import__("pathlib").Path(workload).exists():
+        pytest.skip("shared models folder not present")
+    result = evaluate(load_arch("tpu_v1"), load_workload(workload))
+    for r in result.einsums:
+        assert r.cost.total_cycles >= r.bound.cycles * (1 - 1e-9), r.einsum
+        assert 0 < r.cost.utilization <= 1 + 1e-12 or r.cost.macs == 0
+    assert result.summary()["total_macs"] == load_workload(workload).total_macs
+
+
+arches = st.builds(two_level_arch, dram_gbps=st.floats(0.5, 500), sram=st.sampled_from(["1 KiB", "16 KiB", "1 MiB"]),
+                   rows=st.integers(1, 32), cols=st.integers(1, 32), dataflow=st.sampled_from(["os", "ws", "is"]))
+contractions = st.one_of(st.builds(gemm, st.integers(1, 96), st.integers(1, 96), st.integers(1, 96)),
+                         st.builds(conv, st.integers(1, 16), st.integers(1, 16), st.integers(5, 20),
+                                   st.sampled_from([1, 3]), st.sampled_from([1, 2])))
+
+
+@settings(max_examples=60, deadline=None)
+@given(contractions, arches)
+def test_systolic_cost_never_beats_roofline(w: Workload, arch: Arch) -> None:
+    """Cycles >= the roofline bound on the same engine; utilization in (0, 1]."""
+    e = w.einsums[0]
+    cost = arch.engine("mxu").cost(e, w, arch)
+    assert cost.total_cycles >= bound_on(e, w, arch, "mxu").cycles * (1 - 1e-9)
+    assert 0 < cost.utilization <= 1 + 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(contractions, arches)
+def test_energy_at_least_compulsory_dram_traffic(w: Workload, arch: Arch) -> None:
+    """Energy >= compulsory DRAM bytes x 8 x the DDR4 energy per bit."""
+    e = w.einsums[0]
+    cost = arch.engine("mxu").cost(e, w, arch)
+    compulsory = bound_on(e, w, arch, "mxu").level_bytes["dram"]
+    assert cost.total_energy_j >= compulsory * 8 * dram_energy_j_per_bit("DDR4") * (1 - 1e-9)
+    assert math.isfinite(cost.total_energy_j)
