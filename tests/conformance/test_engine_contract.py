@@ -1,0 +1,91 @@
+"""Every engine of every shipped architecture obeys the same contract (Stream's conformance idea).
+
+For random GEMM, conv and elementwise einsums, on each engine that says it can run them:
+- the cost never beats the roofline bound of that engine (compute peak and every level's bandwidth),
+- cycles, energy and area are finite and non-negative, utilization lies in [0, 1],
+- MACs are the einsum's MACs.
+New engine families are covered by shipping a config in arch_configs/ that uses them.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accel_sim import load_arch
+from accel_sim.engines.roofline import bound_on
+from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
+
+R = Affine.rank
+CONFIGS = sorted(Path(__file__).resolve().parents[2].glob("arch_configs/**/*.yaml"))
+ENGINES = [(cfg, engine.name) for cfg in CONFIGS for engine in load_arch(cfg).engines]
+
+
+def gemm(m: int, n: int, k: int, bits: int) -> Workload:
+    """Z[m,n] = A[m,k] * W[k,n] with W a weight."""
+    e = Einsum("gemm", Access("Z", (R("m"), R("n"))),
+               Call("mul", (Access("A", (R("m"), R("k"))), Access("W", (R("k"), R("n"))))),
+               {"m": m, "n": n, "k": k})
+    return Workload("gemm", (Tensor("A", ("M", "K"), (m, k), bits), Tensor("W", ("K", "N"), (k, n), bits, "weight"),
+                             Tensor("Z", ("M", "N"), (m, n), max(bits, 16))), (e,))
+
+
+def conv(c: int, k: int, h: int, rs: int, stride: int, bits: int) -> Workload:
+    """O[k,p,q] = I[c, stride*p + r, stride*q + s] * W[k,c,r,s]."""
+    p = (h - rs) // stride + 1
+    ix = lambda o, w: Affine(((o, stride), (w, 1)))  # noqa: E731
+    e = Einsum("conv", Access("O", (R("k"), R("p"), R("q"))),
+               Call("mul", (Access("I", (R("c"), ix("p", "r"), ix("q", "s"))),
+                            Access("W", (R("k"), R("c"), R("r"), R("s"))))),
+               {"k": k, "p": p, "q": p, "c": c, "r": rs, "s": rs})
+    return Workload("conv", (Tensor("I", ("C", "H", "W"), (c, h, h), bits),
+                             Tensor("W", ("K", "C", "R", "S"), (k, c, rs, rs), bits, "weight"),
+                             Tensor("O", ("K", "P", "Q"), (k, p, p), max(bits, 16))), (e,))
+
+
+def softmax_exp(n: int, m: int, bits: int) -> Workload:
+    """E[n,m] = exp(X[n,m] - MX[n]) (the middle pass of a softmax)."""
+    e = Einsum("exp", Access("E", (R("n"), R("m"))),
+               Call("exp", (Call("sub", (Access("X", (R("n"), R("m"))), Access("MX", (R("n"),)))),)),
+               {"n": n, "m": m})
+    return Workload("exp", (Tensor("X", ("N", "M"), (n, m), bits), Tensor("MX", ("N",), (n,), bits),
+                            Tensor("E", ("N", "M"), (n, m), bits)), (e,))
+
+
+bits = st.sampled_from([2, 4, 8, 16])
+workloads = st.one_of(
+    st.builds(gemm, st.integers(1, 512), st.integers(1, 512), st.integers(1, 512), bits),
+    st.builds(conv, st.integers(1, 64), st.integers(1, 64), st.integers(7, 30), st.sampled_from([1, 3]),
+              st.sampled_from([1, 2]), bits),
+    st.builds(softmax_exp, st.integers(1, 256), st.integers(1, 1024), bits),
+)
+
+
+@pytest.mark.parametrize(("config", "engine_name"), ENGINES, ids=[f"{c.stem}:{e}" for c, e in ENGINES])
+@settings(max_examples=25, deadline=None)
+@given(w=workloads)
+def test_engine_obeys_contract(config: Path, engine_name: str, w: Workload) -> None:
+    """Cost >= roofline, finite, utilization in [0, 1], MACs preserved."""
+    arch = load_arch(config)
+    engine = arch.engine(engine_name)
+    e = w.einsums[0]
+    if engine.peak_per_cycle(e) <= 0:
+        return
+    cost = engine.cost(e, w, arch)
+    bound = bound_on(e, w, arch, engine_name)
+    assert cost.total_cycles >= bound.cycles * (1 - 1e-9)
+    assert math.isfinite(cost.total_cycles) and math.isfinite(cost.total_energy_j)
+    assert cost.total_energy_j >= 0 and min(cost.compute_cycles, cost.stall_cycles, cost.fill_drain_cycles) >= 0
+    assert -1e-12 <= cost.utilization <= 1 + 1e-12
+    assert cost.macs == e.macs
+
+
+@pytest.mark.parametrize(("config", "engine_name"), ENGINES, ids=[f"{c.stem}:{e}" for c, e in ENGINES])
+def test_engine_area_is_positive(config: Path, engine_name: str) -> None:
+    """Every engine reports a positive, finite datapath area at its arch's node."""
+    arch = load_arch(config)
+    area = arch.engine(engine_name).area_mm2(arch.technology_nm)
+    assert 0 < area < math.inf
