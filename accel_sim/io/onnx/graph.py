@@ -66,7 +66,8 @@ class Graph:
 
     def __init__(self, path: Path, model: onnx.ModelProto, shapes: onnx.ModelProto) -> None:
         self.path = path
-        self.name = model.graph.name or path.stem
+        # exporters name every graph alike ('main_graph', 'torch_jit'); the file name tells models apart
+        self.name = path.name.removesuffix('.onnx')
         self.opset = next((o.version for o in model.opset_import if o.domain in STANDARD_DOMAINS), 1)
         self.info = value_infos(shapes)
         # folded shape arithmetic appears as initializers of `shapes`: readable as operand values
