@@ -54,7 +54,7 @@ MAP_OPS: dict[str, tuple[int, Callable[..., np.ndarray]]] = {
     "and": (2, lambda a, b: ((a != 0) & (b != 0)).astype(float)),
     "or": (2, lambda a, b: ((a != 0) | (b != 0)).astype(float)),
     "clip": (-1, lambda x, *bounds: np.clip(x, *(bounds + (None, None))[:2])),
-    # further ONNX elementwise operators (io/onnx.py); bitwise ops act on the integer value
+    # further ONNX elementwise operators (io/onnx/); bitwise ops act on the integer value
     "tan": (1, np.tan), "asin": (1, np.arcsin), "acos": (1, np.arccos), "atan": (1, np.arctan),
     "sinh": (1, np.sinh), "cosh": (1, np.cosh), "asinh": (1, np.arcsinh), "acosh": (1, np.arccosh),
     "atanh": (1, np.arctanh), "round": (1, np.round),
