@@ -255,7 +255,6 @@ def demand_streams(layer: ScaleSimLayer, arch: ScaleSimArch, folds: np.ndarray |
     f, fr, fc = _fold_grid(Fr, Fc, folds)
     ru = np.minimum(R, Sr - fr * R)
     cu = np.minimum(C, Sc - fc * C)
-    base = f * L
     nrows = int(f.size) * L
     local = np.arange(f.size, dtype=np.int64) * L   # row offset of each requested fold in the returned rows
 
@@ -297,7 +296,6 @@ def demand_streams(layer: ScaleSimLayer, arch: ScaleSimArch, folds: np.ndarray |
         fl_s = stream(local_of(ff, f, L) + R + t + j, j, filter_addresses(layer, fr_of(ff, f, fr) * R + j, t))
         ff, t, j, _ = _tile_entries(f, fr, fc, local, cu, T, C)
         of = ofmap_counts(local_of(ff, f, L) + 2 * R - 1 + t + j)
-    del base
     return if_s, fl_s, of
 
 
