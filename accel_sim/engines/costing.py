@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 ACCUMULATOR_BITS_INT = 32  # TPU v1 accumulates int8 products in 32 bits (Jouppi et al., ISCA 2017, Sec. 2)
 
 
-def _level_energy(arch: Arch, level_index: int, read_bits: float, write_bits: float) -> dict[tuple[str, str], float]:
+def level_access_energy(arch: Arch, level_index: int, read_bits: float, write_bits: float) -> dict[tuple[str, str], float]:
+    """{(level, 'read'): J, (level, 'write'): J} for bits read from and written to one memory level."""
     level = arch.memory[level_index]
     read_e, write_e = level_energy_per_bit(level, arch.technology_nm)
     return {(level.name, "read"): read_bits * read_e, (level.name, "write"): write_bits * write_e}
@@ -139,7 +140,7 @@ def _systolic_traffic(einsum: Einsum, workload: Workload, arch: Arch, engine: Sy
         read_bits = float(moved["read"][li] @ bits)
         write_bits = float(moved["written"][li] @ bits)
         level_cycles.append((read_bits + write_bits) / 8 / level.bandwidth_bytes_per_s * arch.clock_hz)
-        for key, value in _level_energy(arch, li, read_bits, write_bits).items():
+        for key, value in level_access_energy(arch, li, read_bits, write_bits).items():
             energy[key] = energy.get(key, 0.0) + value
     # before the first fold can start, its tiles cross from each operand's home level
     first_tiles = la.tile_elements[0, -1, :] * bits / 8
@@ -173,7 +174,7 @@ def vector_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: VectorEn
     for li, level in enumerate(arch.memory):
         read, write = traffic.through(level)
         level_cycles.append((read + write) / level.bandwidth_bytes_per_s * arch.clock_hz)
-        for key, value in _level_energy(arch, li, read * 8, write * 8).items():
+        for key, value in level_access_energy(arch, li, read * 8, write * 8).items():
             energy[key] = energy.get(key, 0.0) + value
         for tensor, (action, elements) in footprints.items():
             if workload.storage_class[tensor] in level.holds:
