@@ -1,0 +1,363 @@
+"""Sweep specifications (`dse/*.yaml`): a base arch, workloads, axes, constraints, objectives and a strategy.
+
+Axes are key paths into the arch (`engines.mxu.rows`, `engines[0].rows`, `memory.global_buffer.capacity`)
+or, with a `workload.` prefix, into every workload recipe (`workload.batch`); the same paths as
+`accel-sim run --set`. Each axis gives `values`, a `range`, a `log_range` or `tie` (the value of another
+axis). A design is one choice per free axis; every design runs on every workload, and each (design,
+workload) pair is one point of the store.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import operator
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Callable, Iterator, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from accel_sim.errors import ConfigError
+from accel_sim.io.yaml import YamlDoc, format_key_path, load_yaml, validate
+
+Scalar = Union[int, float, str, bool]
+CONSTRAINT = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>|==|!=)\s*([-+0-9.eE]+)\s*$")
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq, "!=": operator.ne}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Range(_Strict):
+    """start, start + step, ... up to and including stop."""
+
+    start: float
+    stop: float
+    step: float = Field(gt=0)
+
+
+class LogRange(_Strict):
+    """start, start * factor, ... up to and including stop; or `num` points spaced evenly in log."""
+
+    start: float = Field(gt=0)
+    stop: float = Field(gt=0)
+    factor: float | None = Field(default=None, gt=1)
+    num: int | None = Field(default=None, ge=2)
+
+    @model_validator(mode="after")
+    def _one_spacing(self) -> LogRange:
+        if (self.factor is None) == (self.num is None):
+            raise ValueError("a log_range needs exactly one of 'factor' or 'num'. "
+                             "Fix: add 'factor: 2' (doubling) or 'num: 6' (six log-spaced points)")
+        if self.stop < self.start:
+            raise ValueError(f"stop {self.stop:g} is below start {self.start:g}. Fix: swap start and stop")
+        return self
+
+
+class Axis(_Strict):
+    """One swept key path and its values."""
+
+    path: str
+    values: list[Scalar] | None = None
+    range: Range | None = None
+    log_range: LogRange | None = None
+    tie: str | None = None
+    unit: str | None = None
+
+    @field_validator("path", "tie")
+    @classmethod
+    def _dotted(cls, value: str | None) -> str | None:
+        """`engines[0].rows` and `engines.0.rows` name the same field; keep the dotted form."""
+        if value is None:
+            return value
+        text = re.sub(r"\[(\w+)\]", r".\1", value.strip()).strip(".")
+        if not text or " " in text or ".." in text:
+            raise ValueError(f"'{value}' is not a key path. Fix: write it like engines.mxu.rows or engines[0].rows")
+        return text
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Axis:
+        given = [k for k in ("values", "range", "log_range", "tie") if getattr(self, k) is not None]
+        if len(given) != 1:
+            which = f"it has {', '.join(given)}" if given else "it has none"
+            raise ValueError(f"an axis needs exactly one of values, range, log_range or tie ({which}). "
+                             "Fix: keep one, e.g. 'values: [64, 128, 256]'")
+        if self.values is not None and not self.values:
+            raise ValueError("the value list is empty. Fix: list at least one value")
+        return self
+
+    def choices(self) -> list[Scalar]:
+        """The axis's values in order (empty for a tied axis)."""
+        if self.values is not None:
+            raw: list[Scalar] = list(self.values)
+        elif self.range is not None:
+            r = self.range
+            count = int(math.floor((r.stop - r.start) / r.step + 1e-9)) + 1
+            raw = [_tidy(r.start + i * r.step) for i in range(max(count, 0))]
+        elif self.log_range is not None:
+            g = self.log_range
+            if g.factor is not None:
+                count = int(math.floor(math.log(g.stop / g.start) / math.log(g.factor) + 1e-9)) + 1
+                raw = [_tidy(g.start * g.factor ** i) for i in range(count)]
+            else:
+                assert g.num is not None  # guaranteed by LogRange._one_spacing
+                step = math.log(g.stop / g.start) / (g.num - 1)
+                raw = list(dict.fromkeys(_tidy(g.start * math.exp(step * i)) for i in range(g.num)))
+        else:
+            return []
+        return [f"{v} {self.unit}" if self.unit else v for v in raw]
+
+
+def _tidy(x: float) -> int | float:
+    """Whole numbers as ints (array sizes, batch sizes); others rounded to 6 significant digits."""
+    rounded = round(x)
+    if abs(x - rounded) <= 1e-9 * max(1.0, abs(x)):
+        return int(rounded)
+    return float(f"{x:.6g}")
+
+
+class RandomStrategy(_Strict):
+    """`n` distinct designs drawn uniformly from the grid with a seeded generator."""
+
+    kind: Literal["random"]
+    n: int = Field(gt=0)
+    seed: int = 0
+
+
+class GridStrategy(_Strict):
+    """Every combination of the free axes."""
+
+    kind: Literal["grid"]
+
+
+Strategy = Annotated[Union[GridStrategy, RandomStrategy], Field(discriminator="kind")]
+
+
+class SweepSpec(_Strict):
+    """The YAML sweep spec, validated."""
+
+    name: str
+    description: str = ""
+    arch: str
+    workloads: list[str] = Field(min_length=1)
+    objective: Literal["latency", "energy", "edp"] = "edp"
+    axes: list[Axis] = Field(min_length=1)
+    constraints: list[str] = []
+    objectives: dict[str, Literal["min", "max"]] = Field(default_factory=lambda: {"latency_s": "min",
+                                                                                  "energy_j": "min"})
+    strategy: Strategy = GridStrategy(kind="grid")
+
+    @field_validator("strategy", mode="before")
+    @classmethod
+    def _bare_strategy(cls, value: object) -> object:
+        """`strategy: grid` is short for `strategy: {kind: grid}`."""
+        return {"kind": value} if isinstance(value, str) else value
+
+    @field_validator("constraints")
+    @classmethod
+    def _constraints(cls, value: list[str]) -> list[str]:
+        for i, text in enumerate(value):
+            if not CONSTRAINT.match(text):
+                raise ValueError(f"constraint {i} '{text}' is not 'METRIC OP NUMBER'. "
+                                 "Fix: write it like 'area_mm2 <= 50' (operators <=, <, >=, >, ==, !=)")
+        return value
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """`metric op bound`, judged on a point's metrics."""
+
+    metric: str
+    op: str
+    bound: float
+
+    def holds(self, metrics: dict[str, float]) -> bool:
+        """Whether the point's metric satisfies the bound."""
+        return OPERATORS[self.op](metrics[self.metric], self.bound)
+
+    def __str__(self) -> str:
+        return f"{self.metric} {self.op} {self.bound:g}"
+
+
+@dataclass(frozen=True)
+class PointTask:
+    """Everything a worker needs to evaluate one point; plain data, cheap to pickle."""
+
+    point_id: int
+    design_id: int
+    arch: str
+    arch_overrides: tuple[str, ...]
+    workload: str
+    workload_overrides: tuple[str, ...]
+    objective: str
+    constraints: tuple[Constraint, ...]
+    params: tuple[tuple[str, Scalar], ...]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A loaded sweep: the spec, where it came from, its axes split into free and tied, and its hash."""
+
+    spec: SweepSpec
+    file: str
+    arch_path: str
+    workload_paths: tuple[str, ...]
+    free: tuple[tuple[str, tuple[Scalar, ...]], ...]
+    tied: tuple[tuple[str, str], ...]
+    constraints: tuple[Constraint, ...]
+    spec_hash: str
+    lines: dict[str, int]
+
+    @property
+    def designs(self) -> int:
+        """Number of designs in the full grid of the free axes."""
+        return math.prod(len(values) for _, values in self.free)
+
+    @property
+    def points(self) -> int:
+        """Number of points the strategy will evaluate (designs chosen x workloads)."""
+        chosen = self.spec.strategy.n if isinstance(self.spec.strategy, RandomStrategy) else self.designs
+        return chosen * len(self.workload_paths)
+
+    def design_ids(self) -> Iterator[int]:
+        """Grid indices of the designs to evaluate, in evaluation order (lazy for grids)."""
+        if isinstance(self.spec.strategy, RandomStrategy):
+            # random.sample over a range draws without building it: memory grows with n, not the grid
+            yield from random.Random(self.spec.strategy.seed).sample(range(self.designs), self.spec.strategy.n)
+        else:
+            yield from range(self.designs)
+
+    def design(self, design_id: int) -> dict[str, Scalar]:
+        """Axis path -> value of one design (mixed-radix decode of its grid index, last axis fastest)."""
+        out: dict[str, Scalar] = {}
+        rest = design_id
+        for path, values in reversed(self.free):
+            rest, digit = divmod(rest, len(values))
+            out[path] = values[digit]
+        ordered = {path: out[path] for path, _ in self.free}
+        for path, source in self.tied:
+            ordered[path] = ordered[source]
+        return ordered
+
+    def tasks(self, skip: set[int] = frozenset()) -> Iterator[PointTask]:
+        """The points to evaluate, lazily, leaving out the ids in `skip` (already in the store)."""
+        n_work = len(self.workload_paths)
+        for design_id in self.design_ids():
+            params = None
+            for w, workload in enumerate(self.workload_paths):
+                point_id = design_id * n_work + w
+                if point_id in skip:
+                    continue
+                params = params or self.design(design_id)
+                arch_set = tuple(f"{p}={_yaml_text(v)}" for p, v in params.items() if not p.startswith("workload."))
+                work_set = tuple(f"{p.removeprefix('workload.')}={_yaml_text(v)}" for p, v in params.items()
+                                 if p.startswith("workload."))
+                yield PointTask(point_id, design_id, self.arch_path, arch_set, workload, work_set,
+                                self.spec.objective, self.constraints, tuple(params.items()))
+
+    def error_at(self, key_path: tuple[str | int, ...], problem: str, fix: str) -> ConfigError:
+        """A ConfigError pointing at a key of the spec file."""
+        return ConfigError(problem, file=self.file, line=self.lines.get(format_key_path(key_path)),
+                           key_path=format_key_path(key_path), fix=fix)
+
+
+def _yaml_text(value: Scalar) -> str:
+    return json.dumps(value) if isinstance(value, bool) else str(value)
+
+
+def load_sweep(path: str | Path) -> Sweep:
+    """Read and check a sweep spec: schema, axis paths against the base arch, ties, strategy size."""
+    from accel_sim.io.load import file_kind, resolve
+    from accel_sim.io.yaml import apply_overrides
+
+    path = Path(path)
+    doc = load_yaml(path)
+    if not isinstance(doc.data, dict):
+        raise ConfigError("a sweep spec must be a YAML mapping", file=path, line=1,
+                          fix="start with 'name:', 'arch:', 'workloads:' and 'axes:'")
+    spec = validate(SweepSpec, doc)
+    lines = {format_key_path(k): v for k, v in doc.lines.items()}
+
+    def error(key_path: tuple[str | int, ...], problem: str, fix: str) -> ConfigError:
+        return ConfigError(problem, file=str(path), line=doc.line_of(key_path),
+                           key_path=format_key_path(key_path), fix=fix)
+
+    arch_path = resolve(_relative(spec.arch, path), "arch")
+    if not arch_path.exists() or file_kind(arch_path) != "arch":
+        raise error(("arch",), f"'{spec.arch}' is not an architecture config",
+                    "name a file in arch_configs/ (e.g. tpu_v1) or a path to an arch YAML")
+    workload_paths = []
+    for i, name in enumerate(spec.workloads):
+        resolved = resolve(_relative(name, path), "workload")
+        if not resolved.exists():
+            raise error(("workloads", i), f"workload '{name}' not found",
+                        "name a file in workloads/ (e.g. resnet50) or give a path; `accel-sim list` shows them")
+        workload_paths.append(str(resolved))
+
+    seen: dict[str, int] = {}
+    free: list[tuple[str, tuple[Scalar, ...]]] = []
+    tied: list[tuple[str, str]] = []
+    base = load_yaml(arch_path)
+    for i, axis in enumerate(spec.axes):
+        if axis.path in seen:
+            raise error(("axes", i, "path"), f"axis '{axis.path}' is swept twice (also axes[{seen[axis.path]}])",
+                        "merge the two value lists into one axis")
+        seen[axis.path] = i
+        if axis.tie is not None:
+            if axis.tie not in seen or spec.axes[seen[axis.tie]].tie is not None:
+                free_names = [a.path for a in spec.axes[:i] if a.tie is None]
+                raise error(("axes", i, "tie"), f"tie '{axis.tie}' names no free axis listed above it",
+                            f"tie to one of: {', '.join(free_names) or '(none yet: list the free axis first)'}")
+            tied.append((axis.path, axis.tie))
+            continue
+        values = tuple(axis.choices())
+        if not values:
+            raise error(("axes", i), "the axis has no values (its range is empty)", "check start, stop and step")
+        free.append((axis.path, values))
+        if not axis.path.startswith("workload."):
+            try:  # a wrong path fails here with the valid names, not at every point of the sweep
+                apply_overrides(base.data, [f"{axis.path}={_yaml_text(values[0])}"], str(arch_path))
+            except ConfigError as exc:
+                raise error(("axes", i, "path"), exc.problem, exc.fix) from None
+
+    strategy = spec.strategy
+    designs = math.prod(len(v) for _, v in free)
+    if isinstance(strategy, RandomStrategy) and strategy.n > designs:
+        raise error(("strategy", "n"), f"n = {strategy.n} is more than the {designs} designs in the grid",
+                    f"lower n to at most {designs}, or use 'strategy: grid'")
+    constraints = tuple(Constraint(m.group(1), m.group(2), float(m.group(3)))
+                        for m in (CONSTRAINT.match(c) for c in spec.constraints) if m)
+    digest = hashlib.sha256(json.dumps(spec.model_dump(mode="json"), sort_keys=True).encode())
+    for file in (arch_path, *workload_paths):  # a changed input makes old rows stale: resume must refuse
+        digest.update(Path(file).read_bytes())
+    return Sweep(spec, str(path), str(arch_path), tuple(workload_paths), tuple(free), tuple(tied), constraints,
+                 digest.hexdigest(), lines)
+
+
+def _relative(name: str, spec_file: Path) -> str:
+    """A path written in a spec is relative to the spec's folder when that file exists, else as given."""
+    candidate = spec_file.parent / name
+    return str(candidate) if candidate.exists() and not Path(name).is_absolute() else name
+
+
+def check_metric_names(sweep: Sweep, metrics: dict[str, float]) -> None:
+    """Objectives and constraints must name metrics that evaluate() reports; else a ConfigError listing them."""
+    known = sorted(metrics)
+    for metric in sweep.spec.objectives:
+        if metric not in metrics:
+            raise sweep.error_at(("objectives", metric), f"unknown metric '{metric}'",
+                                 f"use one of: {', '.join(known)}")
+    for i, constraint in enumerate(sweep.constraints):
+        if constraint.metric not in metrics:
+            raise sweep.error_at(("constraints", i), f"unknown metric '{constraint.metric}'",
+                                 f"use one of: {', '.join(known)}")
+
+
+def spec_doc(sweep: Sweep) -> YamlDoc:
+    """The spec file re-read (for reports that quote it)."""
+    return load_yaml(sweep.file)
