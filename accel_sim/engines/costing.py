@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,11 +20,10 @@ import numpy as np
 from accel_sim.energy import (dtype_mac_area_mm2, dtype_mac_energy_j, regfile_access_energy_j, regfile_area_mm2,
                               wire_energy_j_per_bit_mm)
 from accel_sim.energy.components import dtype_of_bits, is_off_chip, level_energy_per_bit
-from accel_sim.engines.loopnest import analyze, gemm_roles, systolic_mapping
+from accel_sim.engines.loopnest import SYSTOLIC_ROLES, analyze, gemm_roles, systolic_mapping
 from accel_sim.engines.roofline import compulsory_traffic
-from accel_sim.engines.systolic import fold_plan
 from accel_sim.spec.cost import Cost
-from accel_sim.spec.mapping import MappingBatch
+from accel_sim.spec.mapping import MappingBatch, tensor_names
 
 if TYPE_CHECKING:
     from accel_sim.engines.systolic import SystolicEngine
@@ -54,20 +54,32 @@ def systolic_pe_area_mm2(engine: SystolicEngine, node_nm: float) -> float:
 
 
 def systolic_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine) -> Cost:
-    """Cycles, accesses and energy of a contraction on a systolic array with the engine's dataflow."""
+    """Cycles, accesses and energy of a contraction with the mapping the engine's dataflow implies.
+
+    With `dataflow: any` the three dataflows' mappings are scored and the lowest energy-delay product kept
+    (the mapper, `accel_sim.mapper.search`, searches tilings and orders too).
+    """
+    batch, dataflow = implied_batch(einsum, workload, arch, engine)
+    scores = systolic_scores(einsum, workload, arch, engine, batch, dataflow)
+    return systolic_cost_of(einsum, workload, arch, engine, scores, int(np.argmin(scores.objective("edp"))),
+                            dataflow)
+
+
+def implied_batch(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine
+                  ) -> tuple[MappingBatch, np.ndarray]:
+    """The mapping each allowed dataflow implies (SCALE-Sim's folds, `systolic_mapping`) and its dataflow codes."""
+    roles = gemm_roles(einsum, workload.tensor_map)
+    flows = DATAFLOW_CODES if engine.dataflow == "any" else (engine.dataflow,)
+    mappings = [systolic_mapping(einsum, arch, engine.rows, engine.cols, flow, roles,
+                                 storage_class=workload.storage_class) for flow in flows]
+    batch = MappingBatch.from_mappings(mappings, einsum, arch, {"rows": engine.rows, "cols": engine.cols})
+    return batch, np.array([DATAFLOW_CODES.index(f) for f in flows], dtype=np.int64)
+
+
+def _per_mac_energy(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+                    roles: tuple) -> dict[tuple[str, str], float]:
+    """Energy every MAC spends whatever the mapping: the multiply-add, PE registers and one hop of wire."""
     tensors = workload.tensor_map
-    roles = gemm_roles(einsum, tensors)
-    m, n, k, batch = (math.prod(einsum.sizes[r] for r in role) for role in roles)
-    plan = fold_plan(m, n, k, engine.rows, engine.cols, engine.dataflow)
-    clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
-    compute = float(batch * plan.folds * plan.temporal) * clock_ratio
-    fill_drain = float(batch * plan.fill_drain_cycles) * clock_ratio
-
-    traffic = _systolic_traffic(einsum, workload, arch, engine, roles)
-    busiest = max(traffic["level_cycles"], default=0.0)
-    # the array waits for its first tiles; the busiest level's time already includes moving them
-    total = max(compute + fill_drain + traffic["prologue_cycles"], busiest)
-
     a_acc, w_acc = _operands(einsum, roles)
     a_bits, w_bits = tensors[a_acc.tensor].bits, tensors[w_acc.tensor].bits
     node = arch.technology_nm
@@ -82,11 +94,32 @@ def systolic_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: Systol
     pitch_mm = math.sqrt(systolic_pe_area_mm2(engine, node))
     energy[("array_wires", "transfer")] = macs * (a_bits + max(w_bits, ACCUMULATOR_BITS_INT)) \
         * wire_energy_j_per_bit_mm(node) * pitch_mm
-    energy.update(traffic["energy"])
+    return energy
+
+
+def systolic_cost_of(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+                     scores: SystolicScores, i: int, dataflow: np.ndarray | None = None) -> Cost:
+    """Candidate `i` of a scored batch as a Cost (accesses per level and tensor, energy per component)."""
+    del dataflow  # the scores already hold the timing of each candidate's dataflow
+    tensors = workload.tensor_map
+    names = tensor_names(einsum)
+    energy = _per_mac_energy(einsum, workload, arch, engine, gemm_roles(einsum, tensors))
+    accesses: dict[tuple[str, str, str], float] = {}
+    for li, level in enumerate(arch.memory):
+        for action in ("read", "fill", "update", "write"):
+            arr = getattr(scores, action)
+            for ti, tensor in enumerate(names):
+                if arr[i, li, ti]:
+                    accesses[(level.name, tensor, action)] = float(arr[i, li, ti])
+        energy[(level.name, "read")] = energy.get((level.name, "read"), 0.0) + float(scores.level_energy_j[i, li, 0])
+        energy[(level.name, "write")] = energy.get((level.name, "write"), 0.0) + float(scores.level_energy_j[i, li, 1])
+    total = float(scores.total_cycles[i])
+    clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
     pes = engine.rows * engine.cols
-    return Cost(macs=macs, compute_cycles=compute, stall_cycles=total - compute - fill_drain,
-                fill_drain_cycles=fill_drain, accesses=traffic["accesses"], energy_j=energy,
-                utilization=macs / (pes * total * (1 / clock_ratio)) if total > 0 else 0.0)
+    return Cost(macs=einsum.macs, compute_cycles=float(scores.compute_cycles[i]),
+                stall_cycles=float(scores.stall_cycles[i]), fill_drain_cycles=float(scores.fill_drain_cycles[i]),
+                accesses=accesses, energy_j=energy,
+                utilization=einsum.macs / (pes * total * (1 / clock_ratio)) if total > 0 else 0.0)
 
 
 def _operands(einsum: Einsum, roles: tuple) -> tuple:
@@ -97,66 +130,169 @@ def _operands(einsum: Einsum, roles: tuple) -> tuple:
         else (first, second)
 
 
-def _systolic_traffic(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
-                      roles: tuple) -> dict:
-    """Per-level accesses, bytes, cycles and energy, each operand resident or streamed as capacity allows."""
-    axes = {"rows": engine.rows, "cols": engine.cols}
-    inner = arch.memory[-1].name
-    mappings = [systolic_mapping(einsum, arch, engine.rows, engine.cols, engine.dataflow, roles,
-                                 storage_class=workload.storage_class, fold_level=fold)
-                for fold in (None, inner)]   # 0: fold by fold, 1: whole operands inside the innermost level
-    batch = MappingBatch.from_mappings(mappings, einsum, arch, axes)
+# ---------------------------------------------------------------------------------------------
+# Systolic candidates scored in one vectorized batch (the mapper's exact cost model)
+# ---------------------------------------------------------------------------------------------
+DATAFLOW_CODES: tuple[str, ...] = ("os", "ws", "is")  # dataflow of a candidate as an index into this tuple
+
+
+@dataclass(frozen=True)
+class SystolicScores:
+    """Exact costs of B systolic candidates (arrays of shape (B,) unless noted; cycles at the arch clock)."""
+
+    compute_cycles: np.ndarray
+    fill_drain_cycles: np.ndarray
+    stall_cycles: np.ndarray
+    total_cycles: np.ndarray
+    energy_j: np.ndarray
+    fits: np.ndarray              # bool: some residency choice fits every on-chip level
+    resident: np.ndarray          # bool (B, T): tensor kept whole on chip (else streamed tile by tile)
+    read: np.ndarray              # (B, L, T) elements, per the residency choice; likewise fill/update/write
+    fill: np.ndarray
+    update: np.ndarray
+    write: np.ndarray
+    level_energy_j: np.ndarray    # (B, L, 2): read and write joules per level
+
+    def __len__(self) -> int:
+        return int(self.total_cycles.shape[0])
+
+    def objective(self, objective: str) -> np.ndarray:
+        """Cycles, joules or their product per candidate (non-fitting candidates: +inf)."""
+        value = {"latency": self.total_cycles, "energy": self.energy_j}.get(objective,
+                                                                           self.total_cycles * self.energy_j)
+        return np.where(self.fits, value, np.inf)
+
+
+def collapsed(batch: MappingBatch) -> MappingBatch:
+    """The same candidates with every temporal loop moved into the innermost level (each operand resident).
+
+    A rank's loops merge into one; ranks keep the nesting of their outermost non-unit loop, so the loops the
+    PEs see run in the same order and only the memory levels' tiles grow to whole tensors.
+    """
+    b, n_l, n_r = batch.temporal.shape
+    temporal = np.ones_like(batch.temporal)
+    temporal[:, -1, :] = batch.temporal.prod(axis=1)
+    position = np.empty_like(batch.order)
+    np.put_along_axis(position, batch.order, np.arange(n_r)[None, None, :], axis=2)   # (B, L, R): loop slot
+    nonunit = batch.temporal > 1
+    first = np.where(nonunit.any(axis=1), nonunit.argmax(axis=1), -1)                # (B, R) outermost level
+    slot = np.take_along_axis(position, np.maximum(first, 0)[:, None, :], axis=1)[:, 0, :]
+    key = np.where(first < 0, -1, first * n_r + slot)
+    order = np.tile(np.arange(n_r, dtype=np.int64), (b, n_l, 1))
+    order[:, -1, :] = np.argsort(key, axis=1, kind="stable")
+    return MappingBatch(batch.rank_names, batch.level_names, batch.axis_names, batch.tensor_names, temporal, order,
+                        batch.spatial, batch.bypass, batch.fanout)
+
+
+def _role_masks(einsum: Einsum, roles: tuple, ranks: tuple[str, ...]) -> np.ndarray:
+    """bool (3 dataflows, 3 places [rows, cols, time], R): the ranks each dataflow puts in each place."""
+    named = dict(zip("MNK", roles[:3]))
+    out = np.zeros((len(DATAFLOW_CODES), 3, len(ranks)), dtype=bool)
+    for d, flow in enumerate(DATAFLOW_CODES):
+        for place, role in enumerate(SYSTOLIC_ROLES[flow]):
+            out[d, place] = [r in named[role] for r in ranks]
+    return out
+
+
+def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch: MappingBatch,
+                    dataflow: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(folds, temporal extent T per fold, cycles per fold) of each candidate, at the engine clock.
+
+    The time role's loops at the innermost level stream through the array (T per fold); every other loop
+    starts a new fold. The ranks an axis unrolls are consumed in their im2col-flattened order, so when their
+    tile loops sit at one level the axis folds ceil(prod of their sizes / axis size) times (SCALE-Sim's
+    count) instead of the product of the per-rank tile counts.
+    """
+    masks = _role_masks(einsum, roles, batch.rank_names)[dataflow]                   # (B, 3, R)
+    sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
+    per_rank = batch.temporal.prod(axis=1)                                           # (B, R)
+    t = np.where(masks[:, 2], batch.temporal[:, -1, :], 1).prod(axis=1)
+    folds = np.where(masks[:, 0] | masks[:, 1], 1, per_rank).prod(axis=1) // t
+    for place, size in ((0, engine.rows), (1, engine.cols)):
+        on_axis = masks[:, place]
+        split = np.where(on_axis, per_rank, 1).prod(axis=1)
+        levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
+        fused = -(-np.where(on_axis, sizes, 1).prod(axis=1) // size)
+        folds = folds * np.where(levels_used <= 1, np.minimum(fused, split), split)
+    per_fold = np.where(dataflow == 0, t + engine.rows + engine.cols - 2, 2 * engine.rows + engine.cols + t - 2)
+    return folds, t, per_fold
+
+
+def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
+                    dataflow: np.ndarray) -> SystolicScores:
+    """Cycles (compute, fill/drain, bandwidth stalls), energy and fit of every candidate in one pass.
+
+    `dataflow` (B,) indexes DATAFLOW_CODES. Each operand is either streamed tile by tile as the mapping says
+    (double-buffered on chip, so the next tile loads while this one computes) or kept whole on chip,
+    whichever fits with the least outermost-level traffic (then least total traffic) - per candidate.
+    """
     tensors = workload.tensor_map
-    la = analyze(einsum, tensors, arch, axes, batch)
-    names = la.tensor_names
+    roles = gemm_roles(einsum, tensors)
+    axes = {"rows": engine.rows, "cols": engine.cols}
+    b = len(batch)
+    streamed = analyze(einsum, tensors, arch, axes, batch)
+    whole = analyze(einsum, tensors, arch, axes, collapsed(batch))
+    names = batch.tensor_names
+    n_t = len(names)
     bits = np.array([tensors[t].bits for t in names], dtype=float)
     on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
 
-    best: tuple[float, float, tuple[int, ...]] | None = None
-    for choice in itertools.product((0, 1), repeat=len(names)):
-        pick = np.array(choice)
-        tiles = la.tile_elements[pick, :, np.arange(len(names))].T * bits / 8            # (L, T) bytes
-        # streamed tiles are double-buffered on chip so the next fold loads while this one computes
-        occupancy = np.where(on_chip[:, None] & (pick == 0)[None, :], 2 * tiles, tiles).sum(axis=1)
-        if np.any(on_chip & (occupancy > capacity)):
-            continue
-        moved = _pick(la, pick)
-        outer_bytes = float((moved["read"][0] + moved["written"][0]) @ bits) / 8
-        key = (outer_bytes, float(((moved["read"] + moved["written"]) @ bits).sum()), choice)
-        best = key if best is None or key < best else best
-    choice = np.array(best[2] if best is not None else (0,) * len(names))
-    moved = _pick(la, choice)
+    # per (variant, tensor): on-chip bytes per level and traffic bytes
+    tiles = np.stack([streamed.tile_elements, whole.tile_elements]) * bits / 8          # (2, B, L, T)
+    tiles[0] = np.where(on_chip[None, :, None], 2 * tiles[0], tiles[0])
+    moved = np.stack([(v.read_elements + v.fill_elements + v.update_elements + v.write_elements)
+                      for v in (streamed, whole)]) * bits / 8                           # (2, B, L, T)
+    best_key = np.full((b, 2), np.inf)
+    choice = np.zeros((b, n_t), dtype=np.int64)
+    fits = np.zeros(b, dtype=bool)
+    cols = np.arange(n_t)
+    for combo in itertools.product((0, 1), repeat=n_t):   # systolic_cost's order: ties go to the first combo
+        pick = np.array(combo)
+        occupancy = tiles[pick, :, :, cols].sum(axis=0)                                # (B, L)
+        ok = ~np.any(on_chip & (occupancy > capacity), axis=1)
+        traffic = moved[pick, :, :, cols].sum(axis=0)                                  # (B, L)
+        key = np.stack([traffic[:, 0], traffic.sum(axis=1)], axis=1)
+        better = ok & (~fits | _lex_less(key, best_key))
+        choice[better] = pick
+        best_key = np.where(better[:, None], key, best_key)
+        fits |= ok
 
-    accesses: dict[tuple[str, str, str], float] = {}
-    energy: dict[tuple[str, str], float] = {}
-    level_cycles = []
-    for li, level in enumerate(arch.memory):
-        for action, arr in (("read", moved["read_raw"]), ("fill", moved["fill"]), ("update", moved["update"]),
-                            ("write", moved["write"])):
-            for ti, tensor in enumerate(names):
-                if arr[li, ti]:
-                    accesses[(level.name, tensor, action)] = float(arr[li, ti])
-        read_bits = float(moved["read"][li] @ bits)
-        write_bits = float(moved["written"][li] @ bits)
-        level_cycles.append((read_bits + write_bits) / 8 / level.bandwidth_bytes_per_s * arch.clock_hz)
-        for key, value in level_access_energy(arch, li, read_bits, write_bits).items():
-            energy[key] = energy.get(key, 0.0) + value
-    # before the first fold can start, its tiles cross from each operand's home level
-    first_tiles = la.tile_elements[0, -1, :] * bits / 8
-    home = [next(li for li, lv in enumerate(arch.memory) if workload.storage_class[t] in lv.holds) for t in names]
-    prologue = sum(first_tiles[ti] / arch.memory[home[ti]].bandwidth_bytes_per_s * arch.clock_hz
-                   for ti in range(len(names)) if names[ti] != einsum.output.tensor)
-    return {"accesses": accesses, "energy": energy, "level_cycles": level_cycles, "prologue_cycles": prologue}
+    counts = {}
+    for action in ("read", "fill", "update", "write"):
+        both = np.stack([getattr(streamed, f"{action}_elements"), getattr(whole, f"{action}_elements")])
+        counts[action] = np.where(choice[:, None, :].astype(bool), both[1], both[0])
+    read_bits = (counts["read"] * bits).sum(axis=2)
+    write_bits = ((counts["fill"] + counts["update"] + counts["write"]) * bits).sum(axis=2)
+    per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
+    level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
+    bandwidth = np.array([lv.bandwidth_bytes_per_s for lv in arch.memory])
+    busiest = ((read_bits + write_bits) / 8 / bandwidth * arch.clock_hz).max(axis=1)
+
+    clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
+    folds, t, per_fold = systolic_timing(einsum, engine, roles, batch, dataflow)
+    compute = (folds * t).astype(float) * clock_ratio
+    fill_drain = (folds * (per_fold - t)).astype(float) * clock_ratio
+    # the array waits for the first tiles of its inputs, each from the level that stores its class
+    home = [next(li for li, lv in enumerate(arch.memory) if workload.storage_class[n] in lv.holds) for n in names]
+    first = streamed.tile_elements[:, -1, :] * bits / 8                                   # (B, T)
+    prologue = sum(first[:, ti] / arch.memory[home[ti]].bandwidth_bytes_per_s * arch.clock_hz
+                   for ti in range(n_t) if names[ti] != einsum.output.tensor)
+    total = np.maximum(compute + fill_drain + prologue, busiest)
+    energy = sum(_per_mac_energy(einsum, workload, arch, engine, roles).values()) + level_energy.sum(axis=(1, 2))
+    return SystolicScores(compute, fill_drain, total - compute - fill_drain, total, energy, fits,
+                          choice.astype(bool), counts["read"], counts["fill"], counts["update"], counts["write"],
+                          level_energy)
 
 
-def _pick(la, choice: np.ndarray) -> dict[str, np.ndarray]:
-    """(L, T) access arrays taking each tensor's counts from the candidate `choice` names."""
-    cols = np.arange(len(choice))
-    out = {a: getattr(la, f"{a}_elements")[choice, :, cols].T for a in ("read", "fill", "update", "write")}
-    out["read_raw"] = out["read"]
-    out["written"] = out["fill"] + out["update"] + out["write"]
-    return out
+def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise a < b in lexicographic order over the last axis."""
+    less = np.zeros(a.shape[0], dtype=bool)
+    equal = np.ones(a.shape[0], dtype=bool)
+    for j in range(a.shape[1]):
+        less |= equal & (a[:, j] < b[:, j])
+        equal &= a[:, j] == b[:, j]
+    return less
 
 
 def vector_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: VectorEngine) -> Cost:
@@ -193,3 +329,16 @@ def _footprints(einsum: Einsum, workload: Workload) -> dict[str, tuple[str, floa
     output = workload.tensor(einsum.output.tensor)
     out[output.name] = ("write", float(einsum.footprint(einsum.output, output)))
     return out
+
+
+def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int,
+                       dataflow: str = "os") -> dict:
+    """Per-level accesses, energy, busy cycles and prologue of a contraction tiled onto a rows x cols array.
+
+    The systolic traffic model for any engine family whose datapath holds a rows x cols output (or operand)
+    tile: keys 'accesses', 'energy', 'level_cycles' (arch clock) and 'prologue_cycles'.
+    """
+    from types import SimpleNamespace
+
+    roles = gemm_roles(einsum, workload.tensor_map)
+    return _systolic_traffic(einsum, workload, arch, SimpleNamespace(rows=rows, cols=cols, dataflow=dataflow), roles)

@@ -35,7 +35,7 @@ class SystolicEngine(EngineBase):
     kind: Literal["systolic"]
     rows: PositiveInt
     cols: PositiveInt
-    dataflow: Dataflow = "ws"
+    dataflow: Dataflow | Literal["any"] = "ws"  # "any": the mapper chooses the dataflow per einsum
     operand_bits: PositiveInt = 8  # multiplier width the PEs are built for (sets area; energy follows the tensors)
 
     def peak_per_cycle(self, einsum: Einsum) -> float:
