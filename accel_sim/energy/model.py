@@ -268,6 +268,13 @@ def add_energy_j(dtype: str, *, node_nm: float = 45.0) -> float:
     return scale_energy(pj * _PJ, 45, node_nm)
 
 
+def add_area_mm2(dtype: str, *, node_nm: float = 45.0) -> float:
+    """Area of one adder in a dtype (Horowitz's adder areas, width rule and node scaling as for MACs)."""
+    _check_node(node_nm)
+    um2 = _adder(_dtype_operand(dtype, "adder"), T.HOROWITZ_45NM_AREA_UM2)
+    return scale_area(um2 * _UM2_IN_MM2, 45, node_nm)
+
+
 def mult_energy_j(a_dtype: str, b_dtype: str, *, node_nm: float = 45.0) -> float:
     """Energy of one multiplication of two dtypes."""
     _check_node(node_nm)

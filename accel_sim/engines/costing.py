@@ -335,10 +335,37 @@ def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int
                        dataflow: str = "os") -> dict:
     """Per-level accesses, energy, busy cycles and prologue of a contraction tiled onto a rows x cols array.
 
-    The systolic traffic model for any engine family whose datapath holds a rows x cols output (or operand)
-    tile: keys 'accesses', 'energy', 'level_cycles' (arch clock) and 'prologue_cycles'.
+    The systolic traffic model (the dataflow's implied mapping, each operand resident or streamed as the
+    capacities allow) for any engine family whose datapath holds a rows x cols tile: keys 'accesses'
+    ((level, tensor, action) -> elements), 'energy' ((level, action) -> J), 'level_cycles' (busy cycles of
+    each level at the arch clock) and 'prologue_cycles' (first input tiles before compute can start).
     """
     from types import SimpleNamespace
 
-    roles = gemm_roles(einsum, workload.tensor_map)
-    return _systolic_traffic(einsum, workload, arch, SimpleNamespace(rows=rows, cols=cols, dataflow=dataflow), roles)
+    # only the array's shape and dataflow matter for traffic; the PE fields are placeholders for the scorer
+    array = SimpleNamespace(name="array", rows=rows, cols=cols, dataflow=dataflow, operand_bits=16, clock_hz=None)
+    batch, codes = implied_batch(einsum, workload, arch, array)
+    scores = systolic_scores(einsum, workload, arch, array, batch, codes)
+    tensors = workload.tensor_map
+    names = tensor_names(einsum)
+    bits = np.array([tensors[t].bits for t in names], dtype=float)
+    accesses: dict[tuple[str, str, str], float] = {}
+    energy: dict[tuple[str, str], float] = {}
+    level_cycles = []
+    for li, level in enumerate(arch.memory):
+        moved = 0.0
+        for action in ("read", "fill", "update", "write"):
+            arr = getattr(scores, action)[0, li]
+            moved += float(arr @ bits)
+            for ti, tensor in enumerate(names):
+                if arr[ti]:
+                    accesses[(level.name, tensor, action)] = float(arr[ti])
+        energy[(level.name, "read")] = float(scores.level_energy_j[0, li, 0])
+        energy[(level.name, "write")] = float(scores.level_energy_j[0, li, 1])
+        level_cycles.append(moved / 8 / level.bandwidth_bytes_per_s * arch.clock_hz)
+    streamed = analyze(einsum, tensors, arch, {"rows": rows, "cols": cols}, batch)
+    first = streamed.tile_elements[0, -1, :] * bits / 8
+    home = [next(li for li, lv in enumerate(arch.memory) if workload.storage_class[n] in lv.holds) for n in names]
+    prologue = sum(first[ti] / arch.memory[home[ti]].bandwidth_bytes_per_s * arch.clock_hz
+                   for ti in range(len(names)) if names[ti] != einsum.output.tensor)
+    return {"accesses": accesses, "energy": energy, "level_cycles": level_cycles, "prologue_cycles": prologue}
