@@ -67,6 +67,10 @@ def _parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", help="list shipped architectures, workloads, zoo presets and engine kinds")
     lst.set_defaults(handler=_cmd_list)
+
+    from accel_sim.dse.commands import add_commands  # sweep | report | check
+
+    add_commands(sub)
     return parser
 
 

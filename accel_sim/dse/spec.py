@@ -193,6 +193,7 @@ class PointTask:
     arch: str
     arch_overrides: tuple[str, ...]
     workload: str
+    workload_label: str
     workload_overrides: tuple[str, ...]
     objective: str
     constraints: tuple[Constraint, ...]
@@ -257,7 +258,7 @@ class Sweep:
                 arch_set = tuple(f"{p}={_yaml_text(v)}" for p, v in params.items() if not p.startswith("workload."))
                 work_set = tuple(f"{p.removeprefix('workload.')}={_yaml_text(v)}" for p, v in params.items()
                                  if p.startswith("workload."))
-                yield PointTask(point_id, design_id, self.arch_path, arch_set, workload, work_set,
+                yield PointTask(point_id, design_id, self.arch_path, arch_set, workload, self.spec.workloads[w], work_set,
                                 self.spec.objective, self.constraints, tuple(params.items()))
 
     def error_at(self, key_path: tuple[str | int, ...], problem: str, fix: str) -> ConfigError:

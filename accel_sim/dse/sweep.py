@@ -69,7 +69,7 @@ def evaluate_point(task: PointTask) -> PointRow:
 
     start = time.perf_counter()
     params = dict(task.params)
-    workload_name = Path(task.workload).name
+    workload_name = task.workload_label
     try:
         arch = load_arch(task.arch, task.arch_overrides)
         workload = _workload(task.workload, task.workload_overrides)

@@ -1,0 +1,107 @@
+"""The `sweep`, `report` and `check` subcommands of `accel-sim` (registered by accel_sim/cli.py)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Register sweep, report and check on the CLI's subparsers."""
+    sw = sub.add_parser("sweep", help="run a design-space sweep spec (dse/*.yaml) into a resumable SQLite store")
+    sw.add_argument("spec", help="sweep spec YAML (see dse/)")
+    sw.add_argument("--store", type=Path, help="results store (default: reports/<sweep name>/results.db)")
+    sw.add_argument("--workers", type=int, default=2, help="local worker processes (default: 2)")
+    sw.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
+    sw.add_argument("--resume", action="store_true", help="continue a store: skip the points already finished")
+    sw.add_argument("--overwrite", action="store_true", help="empty an existing store and start again")
+    sw.add_argument("--export", type=Path, action="append", default=[], metavar="FILE",
+                    help="also write the table to FILE (.csv or .parquet); may repeat")
+    sw.add_argument("--no-report", action="store_true", help="skip the HTML/Markdown report")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar")
+    sw.set_defaults(handler=cmd_sweep)
+
+    rp = sub.add_parser("report", help="write an HTML report (plots embedded) and a Markdown summary")
+    rp.add_argument("target", help="a sweep store, a run folder (accel-sim run -o DIR), or an arch config")
+    rp.add_argument("workload", nargs="?", help="with an arch config: the workload to evaluate and report")
+    rp.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                    help="with an arch config: override a spec field (as in `run`)")
+    rp.add_argument("-o", "--output", type=Path, help="folder for report.html and report.md (default: beside the input)")
+    rp.set_defaults(handler=cmd_report)
+
+    ck = sub.add_parser("check", help="compare results with a baseline; exit 1 with a diff table on a regression")
+    ck.add_argument("results", help="a run folder, summary.json, CSV or sweep store")
+    ck.add_argument("--baseline", required=True, help="the reference results (same kinds as RESULTS)")
+    ck.add_argument("--rtol", type=float, default=0.02, help="relative tolerance per metric (default: 0.02)")
+    ck.add_argument("--metrics", nargs="+", default=[], help="compare only these metrics (default: all shared)")
+    ck.set_defaults(handler=cmd_check)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Run a sweep; print where the store, front and report went."""
+    from rich.console import Console
+
+    from accel_sim.dse.executors import DaskExecutor, LocalExecutor
+    from accel_sim.dse.spec import load_sweep
+    from accel_sim.dse.store import export_results
+    from accel_sim.dse.sweep import run_sweep
+    from accel_sim.errors import ConfigError
+
+    if args.workers < 1:
+        raise ConfigError(f"--workers {args.workers} must be at least 1", fix="give --workers 1 or more")
+    sweep = load_sweep(args.spec)
+    executor = DaskExecutor(args.dask) if args.dask else LocalExecutor(args.workers)
+    console = Console(stderr=True)
+    outcome = run_sweep(sweep, args.store, executor=executor, resume=args.resume, overwrite=args.overwrite,
+                        progress=not args.quiet)
+    statuses = ", ".join(f"{n} {s}" for s, n in sorted(outcome.by_status.items())) or "nothing new"
+    console.print(f"{sweep.spec.name}: {outcome.total} points, {outcome.skipped} already in the store, "
+                  f"{outcome.evaluated} evaluated ({statuses}) in {outcome.elapsed_s:.1f} s "
+                  f"= {outcome.points_per_s:.1f} points/s")
+    console.print(f"store: {outcome.store}")
+    for out in args.export:
+        console.print(f"export: {export_results(outcome.store, out)}")
+    if not args.no_report:
+        from accel_sim.reports.html import write_sweep_report
+
+        html, md = write_sweep_report(outcome.store, outcome.store.parent)
+        console.print(f"report: {html} and {md} (Pareto front: {outcome.store.parent / 'pareto.csv'})")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Report on a sweep store, a run folder, or an (arch, workload) pair evaluated now."""
+    from accel_sim.dse.store import is_store
+    from accel_sim.errors import ConfigError
+    from accel_sim.reports import html
+
+    target = Path(args.target)
+    if is_store(target):
+        paths = html.write_sweep_report(target, args.output or target.parent)
+    elif target.is_dir():
+        paths = html.write_folder_report(target, args.output or target)
+    elif args.workload:
+        from accel_sim.cli import _slug, _split_overrides
+        from accel_sim.evaluate import evaluate
+        from accel_sim.io.load import load_arch, load_workload
+
+        arch_set, workload_set = _split_overrides(args.overrides)
+        result = evaluate(load_arch(args.target, arch_set), load_workload(args.workload, overrides=workload_set))
+        out = args.output or Path("reports") / f"{_slug(result.arch.name)}__{_slug(result.workload.name)}"
+        paths = html.write_run_report(result, out)
+    else:
+        raise ConfigError("not a sweep store or a run folder", file=target,
+                          fix="give reports/<sweep>/results.db, a folder from `accel-sim run -o DIR`, "
+                              "or an arch config followed by a workload")
+    print(f"report: {paths[0]} and {paths[1]}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 when every metric holds within --rtol, 1 with a diff table otherwise."""
+    from accel_sim.reports.regression import compare, print_check
+
+    report = compare(args.results, args.baseline, rtol=args.rtol, metrics=args.metrics)
+    print_check(report)
+    sys.stdout.flush()
+    return 0 if report.passed else 1

@@ -1,0 +1,202 @@
+"""CI regression check: compare the metrics of a run or sweep with a baseline, per workload and einsum or point.
+
+Both sides may be a run folder (`accel-sim run -o DIR`: summary.json + per_einsum.csv), a summary.json,
+a per-einsum CSV, a sweep store (SQLite), or a CSV exported from one. Each becomes a table indexed by
+(workload, item) where item is an einsum name, '(total)' for a run's totals, or 'point <id>' for a
+sweep point; the numeric columns are the metrics.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from accel_sim.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TOTAL = "(total)"
+# not metrics: identifiers, wall-clock timings (differ run to run), and a published constant
+IGNORED = {"point_id", "design_id", "elapsed_s", "published_area_mm2"}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One metric of one row that moved beyond tolerance (or is missing on one side)."""
+
+    workload: str
+    item: str
+    metric: str
+    baseline: float
+    result: float
+
+    @property
+    def relative(self) -> float:
+        """(result - baseline) / |baseline|; inf when the baseline is 0 and the result is not, NaN when missing."""
+        if math.isnan(self.baseline) or math.isnan(self.result):
+            return math.nan
+        if self.baseline == 0:
+            return 0.0 if self.result == 0 else math.inf
+        return (self.result - self.baseline) / abs(self.baseline)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """Outcome of a comparison: what was compared and what moved."""
+
+    rows: int
+    metrics: tuple[str, ...]
+    changes: tuple[Change, ...]
+    rtol: float
+
+    @property
+    def passed(self) -> bool:
+        """True when nothing moved beyond tolerance."""
+        return not self.changes
+
+
+def metric_table(path: str | Path) -> pd.DataFrame:
+    """A run folder, summary.json, CSV or sweep store as a (workload, item)-indexed table of numeric metrics."""
+    import pandas as pd
+
+    from accel_sim.dse.store import is_store, load_results
+
+    path = Path(path)
+    if path.is_dir():
+        summary, per_einsum = path / "summary.json", path / "per_einsum.csv"
+        if not summary.exists():
+            raise ConfigError("the folder holds no summary.json", file=path,
+                              fix="give a folder written by `accel-sim run -o DIR`, a sweep store or a CSV")
+        frames = [_summary_frame(summary)]
+        if per_einsum.exists():
+            frames.append(_csv_frame(per_einsum, default_workload=str(frames[0].index[0][0])))
+        return pd.concat(frames)
+    if not path.exists():
+        raise ConfigError("file not found", file=path, fix="check the path")
+    if is_store(path):
+        frame = load_results(path)
+        frame["item"] = [f"point {i}" for i in frame["point_id"]]
+        return _numeric(frame.set_index(["workload", "item"]), path)
+    if path.suffix == ".json":
+        return _summary_frame(path)
+    if path.suffix == ".csv":
+        return _csv_frame(path)
+    raise ConfigError(f"cannot compare a '{path.suffix}' file", file=path,
+                      fix="give a run folder, summary.json, a .csv, or a sweep store (.db)")
+
+
+def _summary_frame(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"invalid JSON: {exc.msg}", file=path, line=exc.lineno,
+                          fix="regenerate it with `accel-sim run --json` or `accel-sim run -o DIR`") from None
+    if not isinstance(data, dict) or not isinstance(data.get("workload"), str):
+        raise ConfigError("not a run summary (no 'workload' name)", file=path, line=1, key_path="workload",
+                          fix="give the summary.json that `accel-sim run -o DIR` writes")
+    row: dict[str, float] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            row.update({f"{key}.{k}": v for k, v in value.items() if _is_number(v)})
+        elif _is_number(value):
+            row[key] = value
+    index = pd.MultiIndex.from_tuples([(data["workload"], TOTAL)], names=["workload", "item"])
+    return pd.DataFrame([row], index=index).drop(columns=[c for c in IGNORED if c in row])
+
+
+def _csv_frame(path: Path, default_workload: str | None = None) -> pd.DataFrame:
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"unreadable CSV ({str(exc).splitlines()[0]})", file=path,
+                          fix="regenerate the file with `accel-sim run` or `accel-sim sweep --export`") from None
+    if "einsum" in frame.columns:
+        frame["item"] = frame["einsum"].astype(str)
+    elif "point_id" in frame.columns:
+        frame["item"] = [f"point {i}" for i in frame["point_id"]]
+    else:
+        raise ConfigError("the CSV has neither an 'einsum' nor a 'point_id' column", file=path, line=1,
+                          fix="give a per_einsum.csv from `accel-sim run` or a sweep export")
+    if "workload" not in frame.columns:
+        if default_workload is None:
+            raise ConfigError("the CSV has no 'workload' column", file=path, line=1,
+                              fix="compare the run folder (it names the workload) instead of its CSV alone")
+        frame["workload"] = default_workload
+    if frame.duplicated(["workload", "item"]).any():
+        raise ConfigError("rows repeat the same workload and einsum/point", file=path,
+                          fix="keep one row per einsum or point")
+    return _numeric(frame.set_index(["workload", "item"]), path)
+
+
+def _numeric(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    cols = [c for c in frame.columns if c not in IGNORED and frame[c].dtype.kind in "iuf"]
+    if not cols:
+        raise ConfigError("no numeric metric columns", file=path, fix="give a results table with metric columns")
+    return frame[cols].astype(float)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
+            metrics: Sequence[str] = ()) -> CheckReport:
+    """Compare `result` with `baseline`; every shared (or named) metric of every row must hold within `rtol`."""
+    if not (rtol >= 0 and math.isfinite(rtol)):
+        raise ConfigError(f"--rtol {rtol} is not a tolerance", fix="give a non-negative number such as 0.02")
+    base = metric_table(baseline)
+    new = metric_table(result)
+    if metrics:
+        for m in metrics:
+            if m not in base.columns:
+                raise ConfigError(f"metric '{m}' is not in the baseline", file=baseline,
+                                  fix=f"use some of: {', '.join(sorted(base.columns))}")
+        names = list(metrics)
+    else:
+        names = sorted(set(base.columns) & set(new.columns))
+    changes: list[Change] = []
+    for key in base.index.union(new.index, sort=False):
+        workload, item = key
+        in_base, in_new = key in base.index, key in new.index
+        for m in names:
+            old = float(base.at[key, m]) if in_base else math.nan
+            now = float(new.at[key, m]) if in_new and m in new.columns else math.nan
+            if not in_base or not in_new or m not in new.columns:
+                changes.append(Change(workload, item, m, old, now))
+                if not in_base or not in_new:
+                    break  # a missing row is one change, not one per metric
+                continue
+            if math.isnan(old) and math.isnan(now):
+                continue
+            if not math.isclose(now, old, rel_tol=rtol, abs_tol=0.0) and not (old == now):
+                changes.append(Change(workload, item, m, old, now))
+    return CheckReport(len(base.index.union(new.index)), tuple(names), tuple(changes), rtol)
+
+
+def print_check(report: CheckReport, limit: int = 50) -> None:
+    """A rich diff table of the changes, or one line saying everything holds."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if Console().is_terminal else 132)
+    if report.passed:
+        console.print(f"ok: {len(report.metrics)} metrics on {report.rows} rows hold within rtol {report.rtol:g}")
+        return
+    table = Table(title=f"{len(report.changes)} metric changes beyond rtol {report.rtol:g}")
+    for name, justify in (("workload", "left"), ("einsum / point", "left"), ("metric", "left"),
+                          ("baseline", "right"), ("result", "right"), ("change", "right")):
+        table.add_column(name, justify=justify, overflow="fold")
+    for c in sorted(report.changes, key=lambda c: -abs(c.relative) if not math.isnan(c.relative) else -math.inf)[:limit]:
+        change = ("missing in result" if math.isnan(c.result) else "missing in baseline" if math.isnan(c.baseline)
+                  else f"{100 * c.relative:+.2f} %")
+        table.add_row(c.workload, c.item, c.metric, f"{c.baseline:.6g}", f"{c.result:.6g}", change)
+    console.print(table)
+    if len(report.changes) > limit:
+        console.print(f"[dim]{len(report.changes) - limit} more changes not shown[/dim]")
