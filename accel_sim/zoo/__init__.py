@@ -68,6 +68,13 @@ PRESETS: Mapping[str, Preset] = MappingProxyType({
                             name="mixtral-8x7b", d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
                             head_dim=128, ffn_dim=14336, expert_ffn_dim=14336, n_experts=8, top_k=2,
                             max_positions=32768),
+    # BitNet b1.58 3B as released for reproduction (HF config 1bitLLM/bitnet_b1_58-3B, the "BitNet-3B" T-MAC
+    # benchmarks): hidden 3200, 26 layers, 32 heads, FFN 8640, vocab 32002, 2048 positions, RMSNorm eps 1e-5,
+    # LLaMA-style blocks (Ma et al. 2024, "The Era of 1-bit LLMs"). Ternary weights are stored as 2-bit codes
+    # (T-MAC, Wei et al. EuroSys 2025, runs them as 2-bit), so weight_bits defaults to 2; activations int8.
+    "bitnet-b1.58-3b": _preset(transformer, TransformerSpec, "BitNet b1.58 3B (HF 1bitLLM/bitnet_b1_58-3B)",
+                               **{**_LLAMA, "vocab": 32002}, name="bitnet-b1.58-3b", d_model=3200, n_layers=26,
+                               n_heads=32, ffn_dim=8640, max_positions=2048, weight_bits=2, act_bits=8),
     # He et al. 2016, "Deep Residual Learning", Table 1 (torchvision resnet* layouts)
     **{f"resnet{depth}": _preset(resnet, ResNetSpec, f"ResNet-{depth} (He et al. 2016, Table 1)",
                                  name=f"resnet{depth}", depth=depth)
