@@ -148,7 +148,8 @@ class LutTensorCoreEngine(EngineBase):
     symmetrize: bool = True                  # store 2^(g-1) entries and negate by the index's top bit
     activation: ActivationType = "fp16"      # activation (and table entry) type the datapath is built for
     precompute: Literal["fused", "unit", "inline"] = "fused"
-    precompute_adds_per_cycle: PositiveFloat | None = None  # table-building adds per cycle ('unit', 'inline')
+    # table-building adds per cycle, needed by 'unit' and 'inline'
+    precompute_adds_per_cycle: PositiveFloat | None = Field(None, validate_default=True)
     table_storage: Literal["registers", "sram"] = "registers"
     issue_cycles_per_step: PositiveFloat = 1.0  # 1 for a pipelined array; on a CPU, SIMD instructions per
     #                                             lookup vector / SIMD pipes
