@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from accel_sim.energy.components import level_area_mm2
 from accel_sim.engines.roofline import Bound, bound_on, roofline
@@ -47,10 +47,13 @@ class Result:
     workload: Workload
     einsums: tuple[EinsumResult, ...]
     objective: str = "edp"
+    trace: Any = None  # set by an execution model of accel_sim/sim/ (arch.execution): makespan and timeline
 
     @property
     def cycles(self) -> float:
-        """Total cycles (arch clock), einsums back to back."""
+        """Total cycles (arch clock): the execution model's makespan, else einsums back to back."""
+        if self.trace is not None:
+            return self.trace.makespan_cycles
         return sum(r.cost.total_cycles for r in self.einsums)
 
     @property
@@ -110,6 +113,7 @@ class Result:
             "cycles_over_roofline": cycles / bound_cycles if bound_cycles else math.inf,
             "energy_by_component_j": self.energy_by_component(),
             "cycles_by_bound": by_bound,
+            **(self.trace.summary() if self.trace is not None else {}),
         }
 
     def per_einsum(self) -> pd.DataFrame:
@@ -151,6 +155,12 @@ def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp") -> Re
     """Cost every einsum of `workload` on the engines of `arch` that can run it, best per `objective`."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    if arch.execution != "sequential":
+        # an execution model plays the workload over time: accel_sim/sim/<execution>.py, evaluate_<execution>
+        import importlib
+
+        module = importlib.import_module(f"accel_sim.sim.{arch.execution}")
+        return getattr(module, f"evaluate_{arch.execution}")(arch, workload, objective)
     placed = []
     seen: dict[tuple, tuple[tuple[str, ...], str, Cost, Bound]] = {}  # repeated layers are costed once
     for einsum in workload.einsums:

@@ -5,11 +5,13 @@ from typing import Annotated, Union
 
 from pydantic import Field
 
+from accel_sim.engines.fpga import FpgaEngine
 from accel_sim.engines.lut_tensor_core import LutTensorCoreEngine, MacTensorCoreEngine
+from accel_sim.engines.pim import PimEngine
 from accel_sim.engines.systolic import SystolicEngine
 from accel_sim.engines.vector import VectorEngine
 
 # New engine families are added to this one line.
-AnyEngine = Annotated[Union[SystolicEngine, VectorEngine, LutTensorCoreEngine, MacTensorCoreEngine], Field(discriminator="kind")]
+AnyEngine = Annotated[Union[SystolicEngine, VectorEngine, LutTensorCoreEngine, MacTensorCoreEngine, PimEngine, FpgaEngine], Field(discriminator="kind")]
 
-__all__ = ["AnyEngine", "LutTensorCoreEngine", "MacTensorCoreEngine", "SystolicEngine", "VectorEngine"]
+__all__ = ["AnyEngine", "FpgaEngine", "LutTensorCoreEngine", "MacTensorCoreEngine", "PimEngine", "SystolicEngine", "VectorEngine"]

@@ -9,7 +9,7 @@ from accel_sim.spec.fields import SPEC_CONFIG, Hertz
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
-    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.arch import Arch, MemoryLevel
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
 
@@ -33,6 +33,10 @@ class EngineBase(BaseModel):
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Cycles, accesses and energy of running `einsum` on this engine within `arch`."""
         raise NotImplementedError(f"{type(self).__name__} does not define cost")
+
+    def level_bandwidth_bytes_per_s(self, level: MemoryLevel, clock_hz: float) -> float:
+        """Bandwidth at which this engine sees `level` (near-memory engines read their own level faster)."""
+        return level.bandwidth_bytes_per_s
 
     def area_mm2(self, node_nm: float) -> float:
         """Silicon area of the engine's datapath at a technology node."""

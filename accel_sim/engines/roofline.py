@@ -96,7 +96,8 @@ def bound_on(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str) -
     for level in arch.memory:
         read, write = traffic.through(level)
         level_bytes[level.name] = read + write
-        level_cycles[level.name] = (read + write) / level.bandwidth_bytes_per_s * arch.clock_hz
+        bandwidth = engine.level_bandwidth_bytes_per_s(level, arch.engine_clock_hz(engine))
+        level_cycles[level.name] = (read + write) / bandwidth * arch.clock_hz
         write_energy = level.read_energy_j_per_bit if level.write_energy_j_per_bit is None \
             else level.write_energy_j_per_bit
         level_energy[level.name] = 8 * (read * level.read_energy_j_per_bit + write * write_energy)

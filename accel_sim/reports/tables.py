@@ -54,6 +54,9 @@ def write_report(result: Result, out_dir: Path) -> None:
     (out_dir / "summary.json").write_text(json.dumps(jsonable(result.summary()), indent=2) + "\n")
     fig = result.plot_roofline()
     fig.savefig(out_dir / "roofline.png", dpi=120)
+    if result.trace is not None:  # an execution model (arch.execution) also draws its timeline
+        result.trace.plot_timeline().savefig(out_dir / "timeline.png", dpi=120)
+        result.trace.to_frame().to_csv(out_dir / "timeline.csv", index=False)
 
 
 def si_format(value: float, unit: str = "") -> str:
@@ -111,8 +114,13 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
         totals.add_row(f"  energy: {component}", f"{100 * joules / summary['energy_j']:.1f} %")
     for kind, cycles in summary["cycles_by_bound"].items():
         totals.add_row(f"cycles bound by {kind}", f"{100 * cycles / summary['cycles']:.1f} %")
+    if result.trace is not None:
+        totals.add_row("execution", f"{summary['execution']} ({summary['policy']})")
+        for resource, busy in summary["utilization"].items():
+            totals.add_row(f"  utilization: {resource}", f"{100 * busy:.1f} %")
     console.print(totals)
-    console.print(f"report: {out_dir}/ (per_einsum.csv, summary.json, roofline.png)")
+    extra = ", timeline.png, timeline.csv" if result.trace is not None else ""
+    console.print(f"report: {out_dir}/ (per_einsum.csv, summary.json, roofline.png{extra})")
 
 
 def print_workload(workload: Workload) -> None:

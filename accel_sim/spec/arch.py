@@ -6,6 +6,8 @@ Engine families are defined in `accel_sim/engines/` and joined in the `AnyEngine
 """
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from accel_sim.engines import AnyEngine
@@ -61,6 +63,9 @@ class Arch(BaseModel):
     area_mm2: SquareMillimetres | None = Field(None, alias="area")
     memory: tuple[MemoryLevel, ...]
     engines: tuple[AnyEngine, ...]
+    # how a workload runs: einsums back to back, or an execution model of accel_sim/sim/ named here
+    # ("npu_pim": batched decoding co-simulated on an NPU sharing HBM with PIM, sim/npu_pim.py)
+    execution: Literal["sequential", "npu_pim"] = "sequential"
 
     @field_validator("memory", mode="after")
     @classmethod

@@ -55,6 +55,18 @@ PRESETS: Mapping[str, Preset] = MappingProxyType({
                          name="gpt3-175b", d_model=12288, n_layers=1, n_heads=96, ffn_dim=49152, ffn="mlp",
                          norm="layer", positional="learned", max_positions=2048, vocab=50257,
                          tie_embeddings=True, bias=True),
+    # Brown et al. 2020, Table 2.1, "GPT-3 6.7B" (NeuPIMs' "GPT-3 7B", artifact configs/model_configs/gpt3-7B.json:
+    # 32 heads, d 4096, vocab 50304): 32 layers, d 4096, 32 heads of 128, FFN 4 x d, context 2048
+    "gpt3-7b": _preset(transformer, TransformerSpec, "GPT-3 6.7B (Brown et al. 2020, Table 2.1)",
+                       name="gpt3-7b", d_model=4096, n_layers=32, n_heads=32, ffn_dim=16384, ffn="mlp",
+                       norm="layer", positional="learned", max_positions=2048, vocab=50304,
+                       tie_embeddings=True, bias=True),
+    # Brown et al. 2020, Table 2.1, "GPT-3 13B": 40 layers, d 5140 in the table (5120 = 40 heads x 128 in
+    # NeuPIMs' artifact configs/model_configs/gpt3-13B.json), FFN 4 x d, context 2048
+    "gpt3-13b": _preset(transformer, TransformerSpec, "GPT-3 13B (Brown et al. 2020, Table 2.1)",
+                        name="gpt3-13b", d_model=5120, n_layers=40, n_heads=40, ffn_dim=20480, ffn="mlp",
+                        norm="layer", positional="learned", max_positions=2048, vocab=50304,
+                        tie_embeddings=True, bias=True),
     # Devlin et al. 2019, "BERT", section 3: BERT-base L=12, H=768, A=12, FFN 4H = 3072; HF BertConfig
     # defaults: vocab 30522, 512 positions, 2 token types, LayerNorm eps 1e-12, post-LN, pooler on [CLS]
     "bert-base": _preset(transformer, TransformerSpec, "BERT-base (Devlin et al. 2019)",

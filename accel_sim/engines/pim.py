@@ -1,0 +1,296 @@
+"""DRAM processing-in-memory (HBM-PIM, AiM, Newton): multipliers beside every bank running GEMVs in place.
+
+The device is an HBM stack seen as channels x bank groups x banks of rows x columns. A GEMV y = W x keeps W
+in the banks (each bank holds whole DRAM rows of it) and broadcasts x into a per-channel global buffer
+(GWRITE). The channel then works in lock step, all banks at once (Newton, He et al., MICRO 2020; NeuPIMs,
+Heo et al., ASPLOS 2024, Sec. 4): gang activations open one row in every bank (G_ACT, one bank per bank
+group per gang, and a gang counts as that many ACTs against tFAW), column commands (COMP) read one column of
+every bank into its multipliers and adder tree, an all-bank precharge closes the rows, and READRES returns
+the partial sums over the channel's data bus. One round (one row per bank) takes
+
+    t_round = t_act + max(tRAS, tRCD + columns_per_row * t_col) + tRP
+    t_act   = time of the last gang ACT: (gangs - 1) * max(tFAW, gang_size * tRRD_S) under the four-ACT window
+    t_col   = max(tCCD_L, ceil(values per column / multipliers))   (consecutive COMPs hit every bank group)
+
+and refresh stretches time by tREFI / (tREFI - tRFC) (all-bank refresh blocks the channel for tRFC every
+tREFI). GEMMs run as repeated GEMVs (one per input vector). In `blocked` mode the host cannot use the
+channel while its banks compute; in `concurrent` mode dual row buffers let ordinary reads proceed
+(NeuPIMs Sec. 4.2): this engine reports the mode, the NPU+PIM co-simulation (`sim/npu_pim.py`) acts on it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field
+
+from accel_sim.engines.base import EngineBase
+from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt
+from accel_sim.spec.workload import Einsum
+
+if TYPE_CHECKING:
+    from accel_sim.spec.arch import Arch, MemoryLevel
+    from accel_sim.spec.cost import Cost
+    from accel_sim.spec.workload import Workload
+
+PimMode = Literal["blocked", "concurrent"]
+
+# Micron TN-41-01 "Calculating Memory System Power for DDR3" (2007): the standard IDD-based energies,
+# E_act+pre = VDD * (IDD0 * tRC - (IDD3N * tRAS + IDD2N * tRP)) and E_read = VDD * (IDD4R - IDD3N) * t_burst.
+MA_NS = 1e-12  # 1 mA x 1 ns = 1 pC
+
+
+class DramTiming(BaseModel):
+    """DRAM timing parameters in device clock cycles (tCK); defaults are DRAMsim3's HBM2_8Gb_x128.ini."""
+
+    model_config = SPEC_CONFIG
+
+    # umd-memsys/DRAMsim3 configs/HBM2_8Gb_x128.ini (the configuration NeuPIMs' NewtonSim builds on)
+    tRCD: PositiveInt = 14
+    tRP: PositiveInt = 14
+    tRAS: PositiveInt = 34
+    CL: PositiveInt = 14
+    tCCD_S: PositiveInt = 1
+    tCCD_L: PositiveInt = 2
+    tRRD_S: PositiveInt = 4
+    tRRD_L: PositiveInt = 6
+    tFAW: PositiveInt = 30
+    tRFC: PositiveInt = 260
+    tREFI: PositiveInt = 3900
+
+
+class DramPower(BaseModel):
+    """Supply voltage and IDD currents (mA) of one channel; defaults are DRAMsim3's HBM2_8Gb_x128.ini."""
+
+    model_config = SPEC_CONFIG
+
+    vdd: float = 1.2     # [DRAMsim3 HBM2_8Gb_x128.ini] VDD = 1.2
+    idd0: float = 65.0   # [ditto] IDD0 = 65
+    idd2n: float = 40.0  # [ditto] IDD2N = 40
+    idd3n: float = 55.0  # [ditto] IDD3N = 55
+    idd4r: float = 390.0  # [ditto] IDD4R = 390
+
+
+class PimEngine(EngineBase):
+    """Multipliers and an adder tree per bank of an HBM stack, with a global buffer per channel."""
+
+    kind: Literal["pim"]
+    memory: str                                   # the arch memory level whose banks compute
+    channels: PositiveInt = 32
+    bank_groups: PositiveInt = 4
+    banks_per_group: PositiveInt = 4
+    rows: PositiveInt = 32768
+    columns: PositiveInt = 64                     # columns of bus_width_bits per row (DRAMsim3 convention)
+    bus_width_bits: PositiveInt = 128             # channel data bus width (x128)
+    burst_length: PositiveInt = 4                 # BL: beats per column access
+    timing: DramTiming = DramTiming()
+    power: DramPower = DramPower()
+    multipliers_per_bank: PositiveInt = 16
+    operand_bits: PositiveInt = 16
+    global_buffer_bytes: PositiveInt = Field(256, alias="global_buffer")  # per channel, for broadcast operands
+    mode: PimMode = "concurrent"
+
+    # ---- geometry -------------------------------------------------------------------------------
+    @property
+    def banks(self) -> int:
+        """Banks per channel."""
+        return self.bank_groups * self.banks_per_group
+
+    @property
+    def column_bytes(self) -> int:
+        """Bytes one column access (one burst) delivers: bus width x burst length."""
+        return self.bus_width_bits * self.burst_length // 8
+
+    @property
+    def row_bytes(self) -> int:
+        """Bytes of one DRAM row (page) of one bank: columns x bus width."""
+        return self.columns * self.bus_width_bits // 8
+
+    @property
+    def bursts_per_row(self) -> int:
+        """Column accesses that read a whole row."""
+        return self.row_bytes // self.column_bytes
+
+    @property
+    def channel_bytes_per_cycle(self) -> float:
+        """External data-bus bytes per device cycle: bus width x 2 (double data rate)."""
+        return self.bus_width_bits * 2 / 8
+
+    # ---- timing ---------------------------------------------------------------------------------
+    def column_cycles(self) -> int:
+        """Cycles between all-bank COMPs: tCCD_L, or longer when the multipliers need more steps per column."""
+        values = self.column_bytes * 8 // self.operand_bits
+        return max(self.timing.tCCD_L, math.ceil(values / self.multipliers_per_bank))
+
+    def activation_cycles(self, banks: int | None = None) -> int:
+        """Cycle of the last gang ACT that opens a row in `banks` banks (gangs of one bank per bank group)."""
+        banks = self.banks if banks is None else banks
+        gangs = math.ceil(banks / self.bank_groups)
+        t = self.timing
+        # a gang is `bank_groups` ACTs at once: at most four ACTs per tFAW, ACTs tRRD_S apart otherwise
+        per_gang = max(t.tFAW * self.bank_groups / 4, self.bank_groups * t.tRRD_S) if self.bank_groups <= 4 \
+            else t.tFAW * math.ceil(self.bank_groups / 4)
+        return int(math.ceil((gangs - 1) * per_gang))
+
+    def round_cycles(self, bursts: int | None = None, banks: int | None = None) -> int:
+        """One lock-step round: gang ACTs, `bursts` all-bank COMPs per open row (tRAS-bounded), precharge."""
+        bursts = self.bursts_per_row if bursts is None else bursts
+        t = self.timing
+        return self.activation_cycles(banks) + max(t.tRAS, t.tRCD + bursts * self.column_cycles()) + t.tRP
+
+    def refresh_factor(self) -> float:
+        """Time stretch from all-bank refresh: tREFI / (tREFI - tRFC)."""
+        t = self.timing
+        return t.tREFI / (t.tREFI - t.tRFC)
+
+    def bank_gemv_cycles(self, matrix_bytes: float) -> int:
+        """One bank alone (single-bank mode): rows one after another, ACT -> COMPs -> PRE, no refresh."""
+        t = self.timing
+        rows = math.ceil(matrix_bytes / self.row_bytes)
+        last = math.ceil((matrix_bytes - (rows - 1) * self.row_bytes) / self.column_bytes)
+        full = (rows - 1) * (max(t.tRAS, t.tRCD + self.bursts_per_row * self.column_cycles()) + t.tRP)
+        return full + max(t.tRAS, t.tRCD + last * self.column_cycles()) + t.tRP + t.CL
+
+    def channel_gemv(self, matrix_bytes: float, vector_bytes: float, output_bytes: float) -> GemvTime:
+        """Cycles of one GEMV whose matrix lies spread over all banks of one channel (refresh included)."""
+        rows = math.ceil(matrix_bytes / self.row_bytes)
+        rounds = math.ceil(rows / self.banks)
+        last_banks = rows - (rounds - 1) * self.banks
+        compute = (rounds - 1) * self.round_cycles() + self.round_cycles(banks=last_banks) if rounds else 0
+        # GWRITE in, READRES out over the channel's own bus; CL until the first result returns
+        io = (vector_bytes + output_bytes) / self.channel_bytes_per_cycle + self.timing.CL
+        return GemvTime(compute * self.refresh_factor(), io * self.refresh_factor(), rows)
+
+    def internal_bytes_per_cycle(self) -> float:
+        """Peak in-bank read rate of the whole device: every bank of every channel, one column per t_col."""
+        return self.channels * self.banks * self.column_bytes / self.column_cycles()
+
+    # ---- engine behaviour ----------------------------------------------------------------------
+    def peak_per_cycle(self, einsum: Einsum) -> float:
+        """channels x banks x multipliers MACs per cycle for contractions; nothing else runs in the banks."""
+        return float(self.peak_macs_per_cycle()) if einsum.op == "mac" else 0.0
+
+    def peak_macs_per_cycle(self) -> float:
+        """Every multiplier of every bank."""
+        return float(self.channels * self.banks * self.multipliers_per_bank)
+
+    def level_bandwidth_bytes_per_s(self, level: MemoryLevel, clock_hz: float) -> float:
+        """The banks read their own level at the in-bank rate; other levels at their own bandwidth."""
+        if level.name == self.memory:
+            return max(level.bandwidth_bytes_per_s, self.internal_bytes_per_cycle() * clock_hz)
+        return level.bandwidth_bytes_per_s
+
+    def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
+        """Repeated GEMVs: every (batch, input vector) pair streams its matrix through the banks once."""
+        return pim_cost(einsum, workload, arch, self)
+
+    def area_mm2(self, node_nm: float) -> float:
+        """Per bank: the multipliers, an adder tree of (multipliers - 1) adders and an accumulator."""
+        from accel_sim.energy import add_area_mm2, dtype_mac_area_mm2
+        from accel_sim.energy.components import dtype_of_bits
+
+        dtype = dtype_of_bits(self.operand_bits)
+        per_bank = (self.multipliers_per_bank * dtype_mac_area_mm2(dtype, dtype, node_nm=node_nm)
+                    + (self.multipliers_per_bank - 1) * add_area_mm2(dtype, node_nm=node_nm))
+        return self.channels * self.banks * per_bank
+
+
+@dataclass(frozen=True)
+class GemvTime:
+    """Device cycles of one GEMV on one channel: in-bank compute, bus I/O (GWRITE + READRES), rows read."""
+
+    compute_cycles: float
+    io_cycles: float
+    rows: int
+
+    @property
+    def cycles(self) -> float:
+        """Compute, then I/O (the vector must arrive before COMPs start; results leave after)."""
+        return self.compute_cycles + self.io_cycles
+
+
+@dataclass(frozen=True)
+class GemvShape:
+    """A contraction as `count` GEMVs of an n x k matrix, each applied to `vectors` input vectors."""
+
+    count: int
+    vectors: int
+    n: int
+    k: int
+    matrix_tensor: str
+    vector_tensor: str
+    matrix_bits: int
+    vector_bits: int
+    output_bits: int
+
+
+def gemv_shape(einsum: Einsum, workload: Workload) -> GemvShape:
+    """The GEMV view of a contraction: the weight-like operand (N x K per batch element) is the matrix."""
+    from accel_sim.engines.loopnest import gemm_roles
+
+    tensors = workload.tensor_map
+    m, n, k, batch = gemm_roles(einsum, tensors)
+    size = lambda ranks: math.prod(einsum.sizes[r] for r in ranks)  # noqa: E731
+    first, second = einsum.inputs
+    matrix, vector = (first, second) if n and set(n) <= set(first.ranks) and not set(n) <= set(second.ranks) \
+        else (second, first)
+    return GemvShape(size(batch), size(m), size(n), size(k), matrix.tensor, vector.tensor,
+                     tensors[matrix.tensor].bits, tensors[vector.tensor].bits,
+                     tensors[einsum.output.tensor].bits)
+
+
+def gemv_batch_cycles(engine: PimEngine, shape: GemvShape) -> tuple[float, float]:
+    """(compute, io) device cycles of all GEMVs of `shape`, dealt round-robin over the channels.
+
+    With fewer GEMVs than channels each matrix is split over channels // count channels; otherwise each
+    channel runs ceil(count / channels) GEMVs one after another. Every input vector repeats the GEMV.
+    """
+    split = max(1, engine.channels // max(shape.count, 1))
+    per_channel = math.ceil(shape.count / engine.channels)
+    matrix_bytes = math.ceil(shape.n / split) * shape.k * shape.matrix_bits / 8
+    one = engine.channel_gemv(matrix_bytes, shape.k * shape.vector_bits / 8,
+                              math.ceil(shape.n / split) * shape.output_bits / 8)
+    repeats = per_channel * shape.vectors
+    return repeats * one.compute_cycles, repeats * one.io_cycles
+
+
+def pim_energy_j(engine: PimEngine, rows_opened: float, bursts_read: float, macs: float, io_bits: float,
+                 node_nm: float) -> dict[tuple[str, str], float]:
+    """Energy by action: ACT/PRE per row opened, in-bank column reads, MACs, and external I/O bits."""
+    from accel_sim.energy import dram_energy_j_per_bit, dtype_mac_energy_j
+    from accel_sim.energy.components import dtype_of_bits
+
+    p, t = engine.power, engine.timing
+    act = p.vdd * (p.idd0 * (t.tRAS + t.tRP) - (p.idd3n * t.tRAS + p.idd2n * t.tRP)) * MA_NS
+    # one burst holds the channel's read current for BL/2 cycles (double data rate) at tCK = 1 ns
+    burst = p.vdd * (p.idd4r - p.idd3n) * (engine.burst_length / 2) * MA_NS
+    dtype = dtype_of_bits(engine.operand_bits)
+    return {("pim_dram", "activate"): rows_opened * act, ("pim_dram", "column_read"): bursts_read * burst,
+            ("pim_mac", "compute"): macs * dtype_mac_energy_j(dtype, dtype, node_nm=node_nm),
+            ("pim_io", "transfer"): io_bits * dram_energy_j_per_bit("HBM2")}
+
+
+def pim_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: PimEngine) -> Cost:
+    """Cost of a contraction run as repeated GEMVs in the banks of `engine.memory`."""
+    from accel_sim.spec.cost import Cost
+
+    shape = gemv_shape(einsum, workload)
+    compute, io = gemv_batch_cycles(engine, shape)
+    clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
+    level = arch.level(engine.memory)
+    matrix_bytes = shape.count * shape.n * shape.k * shape.matrix_bits / 8
+    passes = shape.vectors
+    rows = passes * shape.count * math.ceil(shape.n * shape.k * shape.matrix_bits / 8 / engine.row_bytes)
+    bursts = passes * math.ceil(matrix_bytes / engine.column_bytes)
+    io_bits = passes * shape.count * (shape.k * shape.vector_bits + shape.n * shape.output_bits)
+    energy = pim_energy_j(engine, rows, bursts, einsum.macs, io_bits, arch.technology_nm)
+    accesses = {(level.name, shape.matrix_tensor, "read"): float(passes * shape.count * shape.n * shape.k),
+                (level.name, shape.vector_tensor, "read"): float(passes * shape.count * shape.k),
+                (level.name, einsum.output.tensor, "write"): float(passes * shape.count * shape.n)}
+    compute_arch = compute * clock_ratio
+    io_arch = io * clock_ratio
+    total = compute_arch + io_arch
+    return Cost(macs=einsum.macs, compute_cycles=compute_arch, stall_cycles=io_arch, accesses=accesses,
+                energy_j=energy,
+                utilization=einsum.macs / (engine.peak_macs_per_cycle() * total / clock_ratio) if total else 0.0)

@@ -1,0 +1,1 @@
+"""Execution models that play a workload over time on shared resources (simpy)."""

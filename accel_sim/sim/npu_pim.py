@@ -1,0 +1,503 @@
+"""One batched LLM decode iteration on an NPU that shares its HBM with PIM, played out with simpy (NeuPIMs).
+
+The workload is a decode step (zoo transformer, rank `m` = key positions, rank `b` = requests). Its einsums
+are grouped by layer (the name before the first dot) and, within a layer, into stages: the dense einsums
+before attention (`pre`: norms, QKV projections), the attention einsums (those with the key rank `m`) and
+the dense einsums after it (`post`: output projection, FFN). Each request attends its own context length.
+
+Resources are simpy resources: the NPU's identical systolic arrays as one pool (a GEMM's folds split over
+them), each vector engine, the HBM external bus (all channels striped: NPU traffic moves through it in
+chunks, overlapping the engine's compute), and one resource per PIM channel. Policies:
+
+* `npu_only`: attention runs on the NPU engines and reads the KV cache over the bus.
+* `naive` (NPU+PIM, blocked): attention GEMVs run in the banks of each request's channel; the stack is in
+  PIM mode while they run, so the NPU cannot use the bus; one batch, stages in sequence.
+* `neupims`: concurrent mode (dual row buffers: NPU traffic proceeds while banks compute) and sub-batch
+  interleaving: the batch is split in two, and one sub-batch's attention on PIM overlaps the other's
+  GEMMs on the NPU (Heo et al., ASPLOS 2024, Sec. 4-5). A layer's weights stay in the on-chip buffer
+  between sub-batches when they fit, so the second sub-batch does not read them again.
+
+Requests go to channels by longest-first greedy load balancing (each to the channel with the least KV so
+far). Softmax passes of PIM attention run on the NPU's vector engine on scores returned by READRES, so they
+move no DRAM traffic. Output: a `Trace` (spans per resource, makespan, tokens/s, utilization, timeline).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal, Sequence
+
+import simpy
+
+from accel_sim.energy.components import is_off_chip
+from accel_sim.engines.pim import GemvTime, PimEngine, gemv_shape
+from accel_sim.engines.systolic import SystolicEngine
+from accel_sim.errors import ConfigError
+from accel_sim.spec.cost import Cost
+from accel_sim.spec.workload import Einsum, Workload
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from accel_sim.evaluate import Result
+    from accel_sim.spec.arch import Arch
+
+KEY_RANK = "m"     # zoo/transformer.py: key positions attended (the per-request context)
+BATCH_RANK = "b"   # zoo/transformer.py: sequences (requests)
+BUS = "hbm_bus"
+NPU = "npu_arrays"
+CHUNK_BYTES = 1 << 20  # NPU transfers move in 1 MiB chunks so PIM-mode switches can interleave with them
+PolicyName = Literal["npu_only", "naive", "neupims"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Where attention runs, how many sub-batches interleave, and whether PIM blocks the host."""
+
+    name: str
+    attention_on_pim: bool
+    sub_batches: int
+    blocked: bool
+
+
+POLICIES: dict[str, Policy] = {
+    "npu_only": Policy("npu_only", False, 1, False),
+    "naive": Policy("naive", True, 1, True),
+    "neupims": Policy("neupims", True, 2, False),
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One piece of work on one resource: engine time, DRAM bytes over the bus, scalar operations done."""
+
+    einsum: str
+    layer: str
+    sub_batch: int
+    resource: str
+    busy_s: float
+    dram_bytes: float
+    ops: int
+    cost: Cost
+    engine: str
+
+
+@dataclass(frozen=True)
+class Span:
+    """A resource busy from start_s to end_s with one item."""
+
+    resource: str
+    start_s: float
+    end_s: float
+    label: str
+    sub_batch: int
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What the co-simulation did: spans per resource, the makespan and the work done."""
+
+    policy: str
+    spans: tuple[Span, ...]
+    items: tuple[Item, ...]
+    makespan_s: float
+    clock_hz: float
+    tokens: int
+    resources: tuple[str, ...]
+    bus_bytes_per_s: float
+
+    @property
+    def makespan_cycles(self) -> float:
+        """Makespan in arch cycles."""
+        return self.makespan_s * self.clock_hz
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens produced per second: one per request per decode iteration."""
+        return self.tokens / self.makespan_s if self.makespan_s > 0 else math.inf
+
+    @property
+    def ops_done(self) -> int:
+        """Scalar operator applications of every item (conserved: equals the workload's)."""
+        return sum(i.ops for i in self.items)
+
+    @property
+    def dram_bytes(self) -> float:
+        """Bytes the NPU moved over the HBM bus."""
+        return sum(i.dram_bytes for i in self.items)
+
+    def busy_s(self, resource: str) -> float:
+        """Seconds `resource` (or every resource starting with it) was busy."""
+        return sum(s.end_s - s.start_s for s in self.spans if s.resource.startswith(resource))
+
+    def utilization(self) -> dict[str, float]:
+        """Busy fraction of the makespan per resource group (PIM channels averaged)."""
+        groups = dict.fromkeys(r.split(".")[0] for r in self.resources)
+        out = {}
+        for g in groups:
+            members = [r for r in self.resources if r.split(".")[0] == g]
+            out[g] = self.busy_s(g) / (len(members) * self.makespan_s) if self.makespan_s else 0.0
+        return out
+
+    def utilization_over_time(self, bins: int = 50) -> pd.DataFrame:
+        """Busy fraction of each resource group per time bin (rows: bin start in seconds)."""
+        import numpy as np
+        import pandas as pd
+
+        edges = np.linspace(0.0, self.makespan_s, bins + 1)
+        groups = list(dict.fromkeys(r.split(".")[0] for r in self.resources))
+        data = {}
+        for g in groups:
+            members = sum(1 for r in self.resources if r.split(".")[0] == g)
+            busy = np.zeros(bins)
+            for s in self.spans:
+                if s.resource.split(".")[0] == g:
+                    busy += np.clip(np.minimum(edges[1:], s.end_s) - np.maximum(edges[:-1], s.start_s), 0, None)
+            data[g] = busy / (np.diff(edges) * members)
+        return pd.DataFrame(data, index=pd.Index(edges[:-1], name="start_s"))
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per span."""
+        import pandas as pd
+
+        return pd.DataFrame([s.__dict__ for s in self.spans])
+
+    def summary(self) -> dict[str, object]:
+        """Headline figures of the co-simulation."""
+        return {"execution": "npu_pim", "policy": self.policy, "makespan_s": self.makespan_s,
+                "tokens_per_s": self.tokens_per_s, "utilization": self.utilization(),
+                "npu_dram_bytes": self.dram_bytes}
+
+    def plot_timeline(self) -> Figure:
+        """Gantt chart of every resource (top) and utilization over time per resource group (bottom)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, (ax, ax_u) = plt.subplots(2, 1, figsize=(11, 7), gridspec_kw={"height_ratios": [3, 1]}, sharex=True)
+        colors = ("tab:blue", "tab:orange", "tab:green", "tab:red")
+        rows = list(self.resources)
+        for y, resource in enumerate(rows):
+            for sb in sorted({s.sub_batch for s in self.spans}):
+                bars = [(s.start_s * 1e6, (s.end_s - s.start_s) * 1e6) for s in self.spans
+                        if s.resource == resource and s.sub_batch == sb]
+                if bars:
+                    ax.broken_barh(bars, (y - 0.4, 0.8), color=colors[sb % len(colors)],
+                                   label=f"sub-batch {sb}" if y == 0 or resource == rows[-1] else None)
+        ax.set_yticks(range(len(rows)), rows, fontsize=6)
+        ax.invert_yaxis()
+        handles, labels = ax.get_legend_handles_labels()
+        unique = dict(zip(labels, handles))
+        ax.legend(unique.values(), unique.keys(), loc="upper right", fontsize=7)
+        ax.set_title(f"{self.policy}: {self.tokens_per_s:,.0f} tokens/s, makespan {self.makespan_s * 1e3:.3f} ms")
+        util = self.utilization_over_time()
+        for column in util.columns:
+            ax_u.step(util.index * 1e6, util[column], where="post", label=column)
+        ax_u.set_xlabel("time (us)")
+        ax_u.set_ylabel("utilization")
+        ax_u.set_ylim(0, 1.05)
+        ax_u.legend(fontsize=7, loc="upper right")
+        fig.tight_layout()
+        return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Work items
+# ---------------------------------------------------------------------------------------------
+def resized(workload: Workload, einsum: Einsum, sizes: dict[str, int]) -> tuple[Einsum, Workload]:
+    """`einsum` with some ranks resized, in a workload of just its tensors (their matching dims resized)."""
+    new = Einsum(einsum.name, einsum.output, einsum.expr,
+                 tuple((r, sizes.get(r, s)) for r, s in einsum.rank_sizes), einsum.reduce)
+    names = {einsum.output.tensor, *(a.tensor for a in einsum.inputs)}
+    tensors = tuple(replace(t, shape=tuple(sizes.get(r, n) for r, n in zip(t.ranks, t.shape)))
+                    for t in workload.tensors if t.name in names)
+    return new, Workload(workload.name, tensors, (new,))
+
+
+def _dram_bytes(cost: Cost, workload: Workload, level: str, skip: frozenset[str] = frozenset()) -> float:
+    bits = {t.name: t.bits for t in workload.tensors}
+    return sum(n * bits[t] / 8 for (lv, t, _), n in cost.accesses.items() if lv == level and t not in skip)
+
+
+@dataclass(frozen=True)
+class _Machine:
+    arch: Arch
+    arrays: tuple[SystolicEngine, ...]
+    others: tuple  # NPU engines that are not arrays (vector units, other families)
+    pim: PimEngine | None
+    dram: str
+    on_chip_bytes: float
+
+
+def _machine(arch: Arch) -> _Machine:
+    pims = [e for e in arch.engines if isinstance(e, PimEngine)]
+    arrays = [e for e in arch.engines if isinstance(e, SystolicEngine)]
+    first = arrays[0] if arrays else None
+    pool = tuple(a for a in arrays if first is not None and a.model_dump(exclude={"name"}) ==
+                 first.model_dump(exclude={"name"}))
+    others = tuple(e for e in arch.engines if e not in pool and not isinstance(e, PimEngine))
+    off = [lv for lv in arch.memory if is_off_chip(lv)]
+    dram = pims[0].memory if pims else (off[0].name if off else arch.memory[0].name)
+    on_chip = sum(lv.capacity_bytes or 0 for lv in arch.memory if not is_off_chip(lv))
+    return _Machine(arch, pool, others, pims[0] if pims else None, dram, on_chip)
+
+
+class _Coster:
+    """Costs einsums on the machine's engines, memoized by shape (repeated layers cost one evaluation)."""
+
+    def __init__(self, machine: _Machine) -> None:
+        self.m = machine
+        self.memo: dict[tuple, tuple] = {}
+
+    def npu(self, einsum: Einsum, workload: Workload) -> tuple[str, Cost, float, float, float]:
+        """(engine, cost, busy seconds, DRAM bytes, DRAM bytes other than weights) on the fastest NPU engine."""
+        key, tensors = workload.shape_key(einsum)
+        if ("npu", key) in self.memo:
+            first, name, cost, busy, dram, rest = self.memo[("npu", key)]
+            return name, cost.with_tensor_names(dict(zip(first, tensors))), busy, dram, rest
+        arch, clock = self.m.arch, self.m.arch.clock_hz
+        options = []
+        for engine in (self.m.arrays[:1] + self.m.others):
+            if engine.peak_per_cycle(einsum) <= 0:
+                continue
+            cost = engine.cost(einsum, workload, arch)
+            share = len(self.m.arrays) if engine in self.m.arrays else 1
+            compute = (cost.compute_cycles + cost.fill_drain_cycles) / share
+            on_chip = max([_dram_bytes(cost, workload, lv.name) / lv.bandwidth_bytes_per_s * clock
+                           for lv in arch.memory if lv.name != self.m.dram], default=0.0)
+            dram = _dram_bytes(cost, workload, self.m.dram)
+            busy = max(compute, on_chip) / clock
+            total = max(busy, dram / arch.level(self.m.dram).bandwidth_bytes_per_s)
+            weights = frozenset(t for t, c in workload.storage_class.items() if c == "weights")
+            rest = _dram_bytes(cost, workload, self.m.dram, weights)
+            options.append((total, NPU if engine in self.m.arrays else engine.name, cost, busy, dram, rest))
+        if not options:
+            raise ConfigError(f"no NPU engine of arch '{arch.name}' can run einsum '{einsum.name}' "
+                              f"(operator '{einsum.op}')", key_path="engines",
+                              fix=f"add an engine that runs '{einsum.op}', e.g. a vector engine")
+        _, name, cost, busy, dram, rest = min(options, key=lambda o: o[0])
+        self.memo[("npu", key)] = (tensors, name, cost, busy, dram, rest)
+        return name, cost, busy, dram, rest
+
+    def pim(self, einsum: Einsum, workload: Workload) -> tuple[Cost, GemvTime]:
+        """Cost and one-channel time of a per-request attention contraction (its heads one after another)."""
+        key, tensors = workload.shape_key(einsum)
+        key = ("pim", key)
+        if key not in self.memo:
+            pim = self.m.pim
+            shape = gemv_shape(einsum, workload)
+            one = pim.channel_gemv(shape.n * shape.k * shape.matrix_bits / 8, shape.k * shape.vector_bits / 8,
+                                   shape.n * shape.output_bits / 8)
+            repeats = shape.count * shape.vectors
+            scale = self.m.arch.clock_hz / self.m.arch.engine_clock_hz(pim)
+            time = GemvTime(repeats * one.compute_cycles * scale, repeats * one.io_cycles * scale,
+                            repeats * one.rows)
+            self.memo[key] = (tensors, pim.cost(einsum, workload, self.m.arch), time)
+        first, cost, time = self.memo[key]
+        return cost.with_tensor_names(dict(zip(first, tensors))), time
+
+
+# ---------------------------------------------------------------------------------------------
+# The simulation
+# ---------------------------------------------------------------------------------------------
+def _stages(workload: Workload) -> list[tuple[str, list[Einsum], list[Einsum], list[Einsum]]]:
+    """Per layer in order: (layer, pre-attention einsums, attention einsums, post-attention einsums)."""
+    layers: dict[str, list[Einsum]] = {}
+    for e in workload.einsums:
+        layers.setdefault(e.name.split(".")[0], []).append(e)
+    out = []
+    for name, einsums in layers.items():
+        attn = [i for i, e in enumerate(einsums) if KEY_RANK in e.sizes]
+        if not attn:
+            out.append((name, einsums, [], []))
+            continue
+        first, last = attn[0], attn[-1]
+        out.append((name, einsums[:first], einsums[first:last + 1], einsums[last + 1:]))
+    return out
+
+
+def balance(contexts: Sequence[int], channels: int) -> tuple[int, ...]:
+    """Channel of each request: longest first, each to the channel with the least context so far."""
+    load = [0] * channels
+    out = [0] * len(contexts)
+    for i in sorted(range(len(contexts)), key=lambda i: (-contexts[i], i)):
+        c = min(range(channels), key=lambda c: (load[c], c))
+        out[i] = c
+        load[c] += contexts[i]
+    return tuple(out)
+
+
+def split_sub_batches(contexts: Sequence[int], parts: int) -> tuple[tuple[int, ...], ...]:
+    """Request indices per sub-batch: longest first, dealt to the sub-batch with the least context."""
+    parts = max(1, min(parts, len(contexts)))
+    load, members = [0] * parts, [[] for _ in range(parts)]
+    for i in sorted(range(len(contexts)), key=lambda i: (-contexts[i], i)):
+        p = min(range(parts), key=lambda p: (len(members[p]) >= math.ceil(len(contexts) / parts), load[p], p))
+        members[p].append(i)
+        load[p] += contexts[i]
+    return tuple(tuple(sorted(m)) for m in members)
+
+
+def simulate(arch: Arch, workload: Workload, contexts: Sequence[int] | None = None,
+             policy: PolicyName = "neupims") -> Trace:
+    """Play one decode iteration of `workload` with per-request context lengths under `policy`."""
+    if policy not in POLICIES:
+        raise ConfigError(f"unknown NPU+PIM policy '{policy}'", key_path="policy",
+                          fix=f"use one of: {', '.join(POLICIES)}")
+    pol = POLICIES[policy]
+    machine = _machine(arch)
+    if pol.attention_on_pim and machine.pim is None:
+        raise ConfigError(f"policy '{policy}' runs attention in PIM, but arch '{arch.name}' has no pim engine",
+                          key_path="engines", fix="add an engine of kind 'pim', or use policy 'npu_only'")
+    batch = _batch_size(workload)
+    key_size = next((e.sizes[KEY_RANK] for e in workload.einsums if KEY_RANK in e.sizes), None)
+    contexts = tuple(contexts) if contexts is not None else tuple([key_size or 1] * batch)
+    if len(contexts) != batch or min(contexts, default=1) < 1:
+        raise ConfigError(f"{len(contexts)} context lengths for a batch of {batch} (each must be >= 1)",
+                          key_path="contexts", fix=f"give one positive context length per request ({batch})")
+    coster = _Coster(machine)
+    env = simpy.Environment()
+    res: dict[str, simpy.Resource] = {NPU: simpy.Resource(env), BUS: simpy.Resource(env)}
+    for e in machine.others:
+        res[e.name] = simpy.Resource(env)
+    channels = machine.pim.channels if pol.attention_on_pim else 0
+    for c in range(channels):
+        res[f"pim.ch{c:02d}"] = simpy.Resource(env)
+    spans: list[Span] = []
+    items: list[Item] = []
+    bus_bw = arch.level(machine.dram).bandwidth_bytes_per_s
+    parts = split_sub_batches(contexts, pol.sub_batches)
+    weight_names = frozenset(t for t, c in workload.storage_class.items() if c == "weights")
+    stages = _stages(workload)
+    layer_weights = {name: sum(workload.tensor(a.tensor).bytes for e in pre + post for a in e.inputs
+                               if a.tensor in weight_names) for name, pre, _, post in stages}
+
+    def transfer(nbytes: float, sb: int):
+        left = nbytes
+        while left > 0:
+            chunk = min(CHUNK_BYTES, left)
+            with res[BUS].request() as req:
+                yield req
+                start = env.now
+                yield env.timeout(chunk / bus_bw)
+                spans.append(Span(BUS, start, env.now, "npu traffic", sb))
+            left -= chunk
+
+    def run_item(item: Item):
+        with res[item.resource].request() as req:
+            yield req
+            start = env.now
+            parts_ = [env.timeout(item.busy_s)]
+            if item.dram_bytes > 0:
+                parts_.append(env.process(transfer(item.dram_bytes, item.sub_batch)))
+            yield env.all_of(parts_)
+            spans.append(Span(item.resource, start, env.now, item.einsum, item.sub_batch))
+        items.append(item)
+
+    def npu_item(einsum: Einsum, layer: str, sb: int, sizes: dict[str, int], reuse: bool):
+        e, w = resized(workload, einsum, sizes)
+        engine, cost, busy, dram, rest = coster.npu(e, w)
+        if reuse:
+            dram = rest
+        return Item(einsum.name, layer, sb, engine, busy, dram, e.ops, cost, engine)
+
+    def pim_request(attn: list[Einsum], layer: str, sb: int, r: int, channel: str):
+        sizes = {BATCH_RANK: 1, KEY_RANK: contexts[r]}
+        for einsum in attn:
+            e, w = resized(workload, einsum, sizes)
+            if e.op == "mac":
+                cost, time = coster.pim(e, w)
+                with res[channel].request() as req:
+                    yield req
+                    start = env.now
+                    yield env.timeout((time.compute_cycles + time.io_cycles) / arch.clock_hz)
+                    spans.append(Span(channel, start, env.now, einsum.name, sb))
+                items.append(Item(einsum.name, layer, sb, channel, env.now - start, 0.0, e.ops, cost,
+                                  machine.pim.name))
+            else:
+                item = npu_item(einsum, layer, sb, sizes, False)
+                # scores arrive by READRES and leave by GWRITE: the softmax moves no DRAM traffic
+                yield env.process(run_item(replace(item, dram_bytes=0.0)))
+
+    def sub_batch(sb: int, members: tuple[int, ...]):
+        dense = {BATCH_RANK: len(members)}
+        assignment = balance([contexts[r] for r in members], channels) if channels else ()
+        for layer, pre, attn, post in stages:
+            reuse = sb > 0 and layer_weights[layer] <= machine.on_chip_bytes
+            for einsum in pre:
+                if BATCH_RANK in einsum.sizes or sb == 0:
+                    yield env.process(run_item(npu_item(einsum, layer, sb, dense, reuse)))
+            if attn and pol.attention_on_pim:
+                lock = res[BUS].request() if pol.blocked else None
+                if lock is not None:
+                    yield lock  # PIM mode: the host waits for the bus until the banks are done
+                start = env.now
+                procs = [env.process(pim_request(attn, layer, sb, r, f"pim.ch{assignment[i]:02d}"))
+                         for i, r in enumerate(members)]
+                yield env.all_of(procs)
+                if lock is not None:
+                    res[BUS].release(lock)
+                    spans.append(Span(BUS, start, env.now, "PIM mode (blocked)", sb))
+            elif attn:
+                for einsum in attn:
+                    for r in members:
+                        sizes = {BATCH_RANK: 1, KEY_RANK: contexts[r]}
+                        yield env.process(run_item(npu_item(einsum, layer, sb, sizes, False)))
+            for einsum in post:
+                if BATCH_RANK in einsum.sizes or sb == 0:
+                    yield env.process(run_item(npu_item(einsum, layer, sb, dense, reuse)))
+
+    for sb, members in enumerate(parts):
+        env.process(sub_batch(sb, members))
+    env.run()
+    return Trace(policy, tuple(spans), tuple(items), env.now, arch.clock_hz, batch, tuple(res), bus_bw)
+
+
+def _batch_size(workload: Workload) -> int:
+    sizes = {e.sizes[BATCH_RANK] for e in workload.einsums if BATCH_RANK in e.sizes}
+    if len(sizes) != 1:
+        raise ConfigError(f"workload '{workload.name}' is not a batched decode step: the NPU+PIM co-simulation "
+                          f"needs one batch rank '{BATCH_RANK}' of one size (found sizes {sorted(sizes)})",
+                          key_path="workload", fix="use a zoo transformer recipe with phase: decode")
+    return sizes.pop()
+
+
+def default_policy(arch: Arch) -> PolicyName:
+    """The policy an arch implies: NeuPIMs for concurrent PIM, naive for blocked PIM, else NPU only."""
+    pims = [e for e in arch.engines if isinstance(e, PimEngine)]
+    if not pims:
+        return "npu_only"
+    return "neupims" if pims[0].mode == "concurrent" else "naive"
+
+
+def evaluate_npu_pim(arch: Arch, workload: Workload, objective: str = "edp") -> Result:
+    """The Result of one decode iteration co-simulated under the arch's policy (`execution: npu_pim`)."""
+    from accel_sim.engines.roofline import bound_on
+    from accel_sim.evaluate import EinsumResult, Result
+
+    if not any(KEY_RANK in e.sizes for e in workload.einsums) or \
+            not any(BATCH_RANK in e.sizes for e in workload.einsums):
+        raise ConfigError(f"arch '{arch.name}' runs decode steps (execution: npu_pim), but workload "
+                          f"'{workload.name}' has no attention over a KV cache", key_path="execution",
+                          fix="run a zoo transformer recipe with phase: decode, or set execution: sequential")
+    trace = simulate(arch, workload, policy=default_policy(arch))
+    by_einsum: dict[str, list[Item]] = {}
+    for item in trace.items:
+        by_einsum.setdefault(item.einsum, []).append(item)
+    placed = []
+    for einsum in workload.einsums:
+        done = by_einsum.get(einsum.name, [])
+        cost = sum((i.cost for i in done), Cost())
+        engine = done[0].engine if done else arch.engines[0].name
+        engine = machine_engine(arch, engine)
+        placed.append(EinsumResult(einsum.name, engine, einsum.op, cost, bound_on(einsum, workload, arch, engine)))
+    return Result(arch, workload, tuple(placed), objective, trace=trace)
+
+
+def machine_engine(arch: Arch, name: str) -> str:
+    """An arch engine name for a resource name (the array pool is reported as its first array)."""
+    if name == NPU:
+        return next(e.name for e in arch.engines if isinstance(e, SystolicEngine))
+    return name
