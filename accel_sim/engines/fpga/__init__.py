@@ -1,0 +1,5 @@
+"""FPGA engine family: devices (resources, off-chip channels), designs on them, sequential/dataflow/auto execution."""
+from accel_sim.engines.fpga.devices import DEVICES, Device, macs_per_dsp, ram_blocks
+from accel_sim.engines.fpga.engine import Buffer, FpgaEngine, Parallelism
+
+__all__ = ["DEVICES", "Buffer", "Device", "FpgaEngine", "Parallelism", "macs_per_dsp", "ram_blocks"]
