@@ -1,0 +1,83 @@
+"""Sweep specs: axis values, ties, strategies, hashing and the errors bad specs raise."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accel_sim.dse.spec import load_sweep
+from accel_sim.errors import ConfigError
+
+DATA = Path(__file__).parent / "data"
+
+
+def _spec(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "spec.yaml"
+    path.write_text("name: t\narch: edge_npu\nworkloads: [gemm.einsum]\n" + body)
+    return path
+
+
+def test_grid_enumerates_the_product_with_ties(tmp_path: Path) -> None:
+    """rows in {8, 16} (log range, factor 2) x dataflow {ws, os}; cols tied to rows: 4 designs, cols == rows."""
+    sweep = load_sweep(_spec(tmp_path, "axes:\n  - {path: 'engines[0].rows', log_range: {start: 8, stop: 16, factor: 2}}\n"
+                                       "  - {path: engines.0.cols, tie: engines.0.rows}\n"
+                                       "  - {path: engines.pe_array.dataflow, values: [ws, os]}\n"))
+    designs = [sweep.design(i) for i in range(sweep.designs)]
+    assert [(d["engines.0.rows"], d["engines.0.cols"], d["engines.pe_array.dataflow"]) for d in designs] == [
+        (8, 8, "ws"), (8, 8, "os"), (16, 16, "ws"), (16, 16, "os")]
+
+
+def test_range_includes_stop_and_units_are_appended(tmp_path: Path) -> None:
+    """range 64..256 step 64 is 64, 128, 192, 256; with unit KiB each value reads '64 KiB'."""
+    sweep = load_sweep(_spec(tmp_path, "axes:\n  - {path: memory.global_buffer.capacity, unit: KiB,"
+                                       " range: {start: 64, stop: 256, step: 64}}\n"))
+    assert sweep.free[0][1] == ("64 KiB", "128 KiB", "192 KiB", "256 KiB")
+
+
+def test_log_range_by_count_is_geometric(tmp_path: Path) -> None:
+    """num: 3 points from 4 to 64 in log space: 4, 16, 64 (ratio 4)."""
+    sweep = load_sweep(_spec(tmp_path, "axes:\n  - {path: engines.0.rows, log_range: {start: 4, stop: 64, num: 3}}\n"))
+    assert sweep.free[0][1] == (4, 16, 64)
+
+
+def test_random_strategy_draws_distinct_designs_reproducibly() -> None:
+    """20 of 192 designs, no repeats, the same 20 for the same seed."""
+    ids = list(load_sweep(DATA / "random.yaml").design_ids())
+    assert len(ids) == 20 == len(set(ids))
+    assert max(ids) < 192
+    assert ids == list(load_sweep(DATA / "random.yaml").design_ids())
+
+
+def test_point_ids_enumerate_designs_times_workloads() -> None:
+    """small.yaml: 32 designs x 2 workloads = 64 points with ids 0..63, each design on both workloads."""
+    tasks = list(load_sweep(DATA / "small.yaml").tasks())
+    assert [t.point_id for t in tasks] == list(range(64))
+    assert {t.workload_label for t in tasks[:2]} == {"mlp.einsum", "conv2d.einsum"}
+
+
+def test_spec_hash_changes_with_the_axes(tmp_path: Path) -> None:
+    """Two specs that differ in one value hash differently (resume must tell them apart)."""
+    a = load_sweep(_spec(tmp_path, "axes:\n  - {path: engines.0.rows, values: [8, 16]}\n")).spec_hash
+    b = load_sweep(_spec(tmp_path, "axes:\n  - {path: engines.0.rows, values: [8, 32]}\n")).spec_hash
+    assert a != b
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("axes:\n  - {path: engines.nope.rows, values: [8]}\n", ["line 5", "axes[0].path", "no item 'nope'", "pe_array"]),
+    ("axes:\n  - path: engines.0.rows\n    values: [8]\n    range: {start: 1, stop: 2, step: 1}\n",
+     ["line 5", "axes[0]", "exactly one of values, range, log_range or tie"]),
+    ("axes:\n  - {path: engines.0.rows, tie: engines.0.cols}\n", ["axes[0].tie", "names no free axis"]),
+    ("axes:\n  - {path: engines.0.rows, values: [8]}\nconstraints: [area is small]\n",
+     ["line 6", "constraints", "'area_mm2 <= 50'"]),
+    ("axes:\n  - {path: engines.0.rows, values: [8, 16]}\nstrategy: {kind: random, n: 5}\n",
+     ["strategy.n", "at most 2"]),
+    ("axis:\n  - {path: engines.0.rows, values: [8]}\n", ["line 4", "unknown key 'axis'", "did you mean 'axes'"]),
+])
+def test_bad_spec_names_line_key_path_and_fix(tmp_path: Path, body: str, expected: list[str]) -> None:
+    """Each broken spec raises ConfigError whose message has the file, line, key path and a fix."""
+    with pytest.raises(ConfigError) as info:
+        load_sweep(_spec(tmp_path, body))
+    message = str(info.value)
+    assert "spec.yaml" in message and "Fix:" in message
+    for text in expected:
+        assert text in message, message

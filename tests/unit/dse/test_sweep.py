@@ -1,0 +1,150 @@
+"""Sweeps: every point lands in the store once, bad points are recorded, resume and kill lose nothing,
+and local processes, one process and a dask cluster give the same table."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from accel_sim.dse import load_results, load_sweep, run_sweep
+from accel_sim.dse.executors import DaskExecutor, LocalExecutor
+from accel_sim.dse.store import export_results
+from accel_sim.errors import ConfigError
+
+DATA = Path(__file__).parent / "data"
+SMALL = DATA / "small.yaml"
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _table(store: Path) -> pd.DataFrame:
+    """The store without wall-clock columns, for row-for-row comparison."""
+    return load_results(store).drop(columns=["elapsed_s"]).sort_values("point_id").reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    """small.yaml run once in this process, uninterrupted."""
+    store = tmp_path_factory.mktemp("ref") / "ref.db"
+    run_sweep(load_sweep(SMALL), store, executor=LocalExecutor(1))
+    return _table(store)
+
+
+def test_every_point_is_stored_once_with_its_status(reference: pd.DataFrame) -> None:
+    """64 points; rows = 0 (16 points) is rejected by the arch model; area > 2.2 mm² points are infeasible."""
+    assert list(reference["point_id"]) == list(range(64))
+    counts = reference["status"].value_counts().to_dict()
+    assert counts["invalid"] == 16
+    assert set(counts) <= {"ok", "infeasible", "invalid"}
+    invalid = reference[reference["status"] == "invalid"]
+    assert (invalid["engines.pe_array.rows"] == 0).all()
+    assert invalid["error"].str.contains("engines[0].rows", regex=False).all()
+    infeasible = reference[reference["status"] == "infeasible"]
+    assert (infeasible["area_mm2"] > 2.2).all() and (reference.loc[reference["status"] == "ok", "area_mm2"] <= 2.2).all()
+    assert infeasible["error"].str.contains("area_mm2 <= 2.2 fails").all()
+
+
+def test_two_processes_give_the_same_table(reference: pd.DataFrame, tmp_path: Path) -> None:
+    """Two local worker processes finish points in any order; the table sorted by id is identical."""
+    run_sweep(load_sweep(SMALL), tmp_path / "p2.db", executor=LocalExecutor(2))
+    pd.testing.assert_frame_equal(_table(tmp_path / "p2.db"), reference)
+
+
+def test_dask_local_cluster_gives_the_same_table(reference: pd.DataFrame, tmp_path: Path) -> None:
+    """A 2-worker dask LocalCluster produces the local executor's table row for row."""
+    distributed = pytest.importorskip("distributed", reason="dask.distributed not installed (pip install .[dask])")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        run_sweep(load_sweep(SMALL), tmp_path / "dask.db", executor=DaskExecutor(client))
+    pd.testing.assert_frame_equal(_table(tmp_path / "dask.db"), reference)
+
+
+def test_existing_store_needs_resume_or_overwrite(tmp_path: Path) -> None:
+    """Running into a store that holds points without --resume is refused, naming the fix."""
+    store = tmp_path / "s.db"
+    sweep = load_sweep(DATA / "random.yaml")
+    run_sweep(sweep, store, executor=LocalExecutor(1))
+    with pytest.raises(ConfigError, match="--resume"):
+        run_sweep(sweep, store, executor=LocalExecutor(1))
+    again = run_sweep(sweep, store, executor=LocalExecutor(1), resume=True)
+    assert again.skipped == 20 and again.evaluated == 0
+
+
+def test_resume_refuses_a_store_of_another_spec(tmp_path: Path) -> None:
+    """A store written by random.yaml cannot be resumed with small.yaml (different spec hash)."""
+    store = tmp_path / "s.db"
+    run_sweep(load_sweep(DATA / "random.yaml"), store, executor=LocalExecutor(1))
+    with pytest.raises(ConfigError, match="different sweep spec"):
+        run_sweep(load_sweep(SMALL), store, executor=LocalExecutor(1), resume=True)
+
+
+def test_store_is_wal_and_exports_csv(tmp_path: Path) -> None:
+    """The store runs in WAL mode; the CSV export has one row per point and the parameter columns."""
+    store = tmp_path / "s.db"
+    run_sweep(load_sweep(DATA / "random.yaml"), store, executor=LocalExecutor(1))
+    with sqlite3.connect(store) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    frame = pd.read_csv(export_results(store, tmp_path / "out.csv"))
+    assert len(frame) == 20 and "memory.global_buffer.capacity" in frame.columns
+
+
+def test_parquet_export_round_trips(tmp_path: Path) -> None:
+    """Parquet export reads back with the same values as load_results."""
+    pytest.importorskip("pyarrow", reason="pyarrow not installed (pip install .[parquet])")
+    store = tmp_path / "s.db"
+    run_sweep(load_sweep(DATA / "random.yaml"), store, executor=LocalExecutor(1))
+    back = pd.read_parquet(export_results(store, tmp_path / "out.parquet"))
+    pd.testing.assert_frame_equal(back, load_results(store))
+
+
+def test_misspelt_objective_fails_before_any_row_is_stored(tmp_path: Path) -> None:
+    """An objective that evaluate() does not report is a ConfigError at the spec's line; the store stays empty."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: t\narch: edge_npu\nworkloads: [gemm.einsum]\naxes:\n  - {path: engines.0.rows, values: [8]}\n"
+                    "objectives: {latency_s: min, energy_uj: min}\n")
+    with pytest.raises(ConfigError) as info:
+        run_sweep(load_sweep(spec), tmp_path / "s.db", executor=LocalExecutor(1))
+    assert "line 6" in str(info.value) and "energy_uj" in str(info.value) and "energy_j" in str(info.value)
+    assert len(load_results(tmp_path / "s.db")) == 0
+
+
+def _count(store: Path) -> int:
+    try:
+        with sqlite3.connect(store, timeout=5) as db:
+            return db.execute("SELECT COUNT(*) FROM points").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_sweep_killed_three_times_resumes_to_the_uninterrupted_table(reference: pd.DataFrame, tmp_path: Path) -> None:
+    """SIGKILL a CLI sweep at random moments three times, resume each time: the final table equals the reference."""
+    store = tmp_path / "killed.db"
+    rng = random.Random(5)
+    cmd = [sys.executable, "-m", "accel_sim.cli", "sweep", str(SMALL), "--store", str(store), "--workers", "1",
+           "--quiet", "--no-report", "--resume"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    kills = 0
+    for _ in range(3):
+        before = _count(store)
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while _count(store) <= before and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # wait until this run has committed something of its own
+        time.sleep(rng.uniform(0.0, 0.15))
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.wait()
+        assert _count(store) > before
+    assert kills == 3, "a sweep finished before its kill: make small.yaml slower"
+    assert _count(store) < 64
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    pd.testing.assert_frame_equal(_table(store), reference)
