@@ -1,0 +1,108 @@
+"""`accel-sim check` exit codes and diff table; `accel-sim report` files for runs and sweeps."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from accel_sim.cli import main
+from accel_sim.dse import load_sweep, run_sweep
+from accel_sim.dse.executors import LocalExecutor
+from accel_sim.reports.regression import compare
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run folder (summary.json, per_einsum.csv, roofline.png) of the MLP cascade on the edge NPU."""
+    out = tmp_path_factory.mktemp("run") / "mlp"
+    assert main(["run", "edge_npu", "mlp.einsum", "-o", str(out), "--json"]) == 0
+    return out
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_identical_results_exit_0(run_dir: Path, capsys: pytest.CaptureFixture) -> None:
+    """A run compared with itself holds at rtol 0."""
+    assert main(["check", str(run_dir), "--baseline", str(run_dir), "--rtol", "0"]) == 0
+    assert "hold within rtol 0" in capsys.readouterr().out
+
+
+def test_five_percent_latency_change_exits_1_and_names_the_metric(run_dir: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    """latency_s raised by 5% in the baseline fails at rtol 0.02; the table names latency_s and -4.76 %
+    (result / baseline - 1 = 1 / 1.05 - 1)."""
+    base = _copy(run_dir, tmp_path / "base")
+    summary = json.loads((base / "summary.json").read_text())
+    summary["latency_s"] *= 1.05
+    (base / "summary.json").write_text(json.dumps(summary))
+    assert main(["check", str(run_dir), "--baseline", str(base), "--rtol", "0.02"]) == 1
+    out = capsys.readouterr().out
+    assert "latency_s" in out and "-4.76 %" in out and "(total)" in out
+    assert "energy_j" not in out
+
+
+def test_change_within_tolerance_passes(run_dir: Path, tmp_path: Path) -> None:
+    """A 1% change in one einsum's cycles holds at rtol 0.02 and fails at rtol 0.005."""
+    base = _copy(run_dir, tmp_path / "base")
+    frame = pd.read_csv(base / "per_einsum.csv")
+    frame.loc[0, "cycles"] *= 1.01
+    frame.to_csv(base / "per_einsum.csv", index=False)
+    assert compare(run_dir, base, rtol=0.02).passed
+    failed = compare(run_dir, base, rtol=0.005)
+    assert [(c.item, c.metric) for c in failed.changes] == [(str(frame.loc[0, "einsum"]), "cycles")]
+
+
+def test_malformed_baseline_exits_2(run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A truncated summary.json baseline is bad input: exit 2 naming the file, line and fix."""
+    bad = tmp_path / "summary.json"
+    bad.write_text('{"workload": "mlp",\n "latency_s": ')
+    assert main(["check", str(run_dir), "--baseline", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "summary.json, line 2" in err and "invalid JSON" in err and "Fix:" in err
+
+
+def test_missing_row_is_a_regression(run_dir: Path, tmp_path: Path) -> None:
+    """An einsum present in the baseline but gone from the result is reported as missing."""
+    base = _copy(run_dir, tmp_path / "base")
+    frame = pd.read_csv(base / "per_einsum.csv")
+    extra = frame.iloc[[0]].assign(einsum="ghost")
+    pd.concat([frame, extra]).to_csv(base / "per_einsum.csv", index=False)
+    report = compare(run_dir, base)
+    assert [c.item for c in report.changes] == ["ghost"]
+
+
+def test_sweep_stores_compare_per_point(tmp_path: Path) -> None:
+    """Two stores of the same spec hold; check works on stores as well as run folders."""
+    for name in ("a", "b"):
+        run_sweep(load_sweep(DATA / "random.yaml"), tmp_path / f"{name}.db", executor=LocalExecutor(1))
+    assert main(["check", str(tmp_path / "a.db"), "--baseline", str(tmp_path / "b.db"), "--rtol", "0"]) == 0
+
+
+def test_sweep_report_embeds_plots_and_writes_front(tmp_path: Path) -> None:
+    """The sweep report is one HTML file with the Pareto and parallel-coordinates PNGs inline, plus Markdown
+    and pareto.csv whose rows are all feasible and exactly one is the knee."""
+    store = tmp_path / "s.db"
+    run_sweep(load_sweep(DATA / "random.yaml"), store, executor=LocalExecutor(1))
+    assert main(["report", str(store), "-o", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 2
+    assert "Pareto front" in (tmp_path / "rep" / "report.md").read_text()
+    front = pd.read_csv(tmp_path / "rep" / "pareto.csv")
+    assert (front["status"] == "ok").all() and front["knee"].sum() == 1
+
+
+def test_run_report_has_energy_area_and_roofline(tmp_path: Path) -> None:
+    """report ARCH WORKLOAD evaluates and writes totals, per-einsum table, energy, area and roofline plots."""
+    assert main(["report", "edge_npu", "mlp.einsum", "-o", str(tmp_path / "r")]) == 0
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 3
+    for section in ("Totals", "Energy by component", "Per einsum", "Area by block", "Roofline"):
+        assert section in page
