@@ -1,0 +1,314 @@
+"""The mapping search as a CP-SAT model, in the spirit of CoSA (Huang et al., ISCA 2021).
+
+Each rank picks one factor option (its spatial factor and temporal factor per level: `mapper/mapspace.py`),
+a one-hot choice, so every logarithm of a tile, a fold count or a traffic volume is a linear sum of
+integer-scaled logs (scale S per octave). PE counts are exact products of the spatial factors. Buffer
+occupancy and the proxy objective leave the log domain through element tables (value = 2^(index / S)),
+which keeps them linear:
+- capacity: for every on-chip level, the double-buffered tiles of the tensors it keeps fit (tile logs
+  rounded up, sliding windows bounded by the product of their ranks' tiles: a conservative test);
+- latency proxy: the larger of the array's cycles (temporal iterations + fill/drain per fold) and each
+  level's traffic time (tile x the iterations of every loop above it, CoSA's bound that loop order refines);
+- energy proxy: that traffic at each level's per-bit energies; EDP proxy: latency + energy, both
+  normalized to the dataflow-implied mapping (1e6 units each).
+The solver proves an optimum of the proxy (or reports its bound and gap); the near-optimal solutions
+(within 10% of the proxy optimum, at most MAX_SOLUTIONS) are expanded over loop orders and scored exactly
+by the engine in one batch, and `mapper/search.py` refines the best of them by exact local search. Runs are deterministic: one worker and a fixed seed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from accel_sim.energy.components import is_off_chip, level_energy_per_bit
+from accel_sim.mapper.mapspace import COLS, ROWS, TIME, SystolicSpace, distinct_orders
+from accel_sim.spec.mapping import MappingBatch
+
+if TYPE_CHECKING:
+    from accel_sim.engines.systolic import SystolicEngine
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.workload import Einsum, Workload
+
+S = 16                 # log scale: 16 steps per octave (a rounded tile log is within 4.4% per rank)
+UNIT = 1_000_000       # proxy units of the reference mapping's cycles and energy
+MAX_SOLUTIONS = 24     # near-optimal solutions expanded over orders and scored exactly
+NEAR = 1.10            # near-optimal: proxy within 10% of the best found
+
+
+@dataclass(frozen=True)
+class Found:
+    """Candidates the solver proposes, their dataflow codes, and statistics for SearchStats."""
+
+    batch: MappingBatch
+    dataflow: np.ndarray
+    choice: np.ndarray     # (B, R) option index per rank
+    order: np.ndarray      # (B, L) order index per level
+    stats: dict = field(default_factory=dict)
+
+
+def _log_up(v: np.ndarray) -> np.ndarray:
+    return np.ceil(S * np.log2(np.maximum(v, 1)) - 1e-9).astype(np.int64)
+
+
+def _log_round(v: np.ndarray) -> np.ndarray:
+    return np.round(S * np.log2(np.maximum(v, 1))).astype(np.int64)
+
+
+def _exp_table(top: int, scale: float, up: bool = False) -> list[int]:
+    values = scale * np.exp2(np.arange(top + 1) / S)
+    return [int(v) for v in (np.ceil(values) if up else np.round(values))]
+
+
+def _linear(x: list[list[cp_model.IntVar]], coeffs: list[np.ndarray]) -> tuple[cp_model.LinearExpr, int, int]:
+    """(sum over ranks of the chosen option's coefficient, lower bound, upper bound)."""
+    expr = sum(cp_model.LinearExpr.weighted_sum(xs, [int(c) for c in cs]) for xs, cs in zip(x, coeffs) if len(xs))
+    lo = sum(int(cs.min()) for cs in coeffs if len(cs))
+    hi = sum(int(cs.max()) for cs in coeffs if len(cs))
+    return expr, lo, hi
+
+
+def _exp_of(model: cp_model.CpModel, expr: cp_model.LinearExpr, lo: int, hi: int, scale: float, up: bool = False
+            ) -> cp_model.IntVar:
+    """A variable equal to scale * 2^(expr / S) (element table over the expression's range)."""
+    lo = max(lo, 0)
+    index = model.new_int_var(lo, max(hi, lo), "")
+    model.add(index == expr)
+    table = _exp_table(max(hi, lo), scale, up)
+    value = model.new_int_var(min(table[lo:]), max(table[lo:]), "")
+    model.add_element(index, table, value)
+    return value
+
+
+def choose_options(model: cp_model.CpModel, space: SystolicSpace, d: int) -> list[list[cp_model.IntVar]]:
+    """One factor option per rank (exactly one boolean per rank is true)."""
+    x = []
+    for r, opts in enumerate(space.options[d]):
+        xs = [model.new_bool_var(f"x{r}_{o}") for o in range(len(opts))]
+        model.add_exactly_one(xs)
+        x.append(xs)
+    return x
+
+
+def pe_count(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list) -> None:
+    """The spatial factors on each array axis multiply to at most its PEs (exact products)."""
+    for axis, size in ((ROWS, space.rows), (COLS, space.cols)):
+        factors = []
+        for r in np.flatnonzero(space.places[d] == axis):
+            opts = space.options[d][r][:, 0]
+            var = model.new_int_var(int(opts.min()), int(opts.max()), "")
+            model.add(var == cp_model.LinearExpr.weighted_sum(x[r], [int(v) for v in opts]))
+            factors.append(var)
+        if len(factors) > 1:
+            product = model.new_int_var(1, size, "")
+            model.add_multiplication_equality(product, factors)
+
+
+def _tile_logs(space: SystolicSpace, d: int, einsum: Einsum, tensor: str, level: int,
+               shape: tuple[int, ...]) -> list[tuple[list[np.ndarray], int | None]]:
+    """Per tensor dimension: (per-rank log coefficients of its tile at `level`, extent cap for windows)."""
+    access = einsum.output if tensor == einsum.output.tensor else next(a for a in einsum.inputs
+                                                                        if a.tensor == tensor)
+    r_ix = {r: i for i, r in enumerate(space.rank_names)}
+    dims = []
+    for index, extent in zip(access.indices, shape):
+        terms = [r_ix[r] for r, c in index.terms if c != 0]
+        if not terms:
+            continue
+        coeffs = []
+        for r in range(len(space.rank_names)):
+            opts = space.options[d][r]
+            tile = opts[:, 0] * opts[:, 1 + level:].prod(axis=1)
+            coeffs.append(_log_up(np.minimum(tile, space.sizes[r])) if r in terms else np.zeros(len(opts), np.int64))
+        dims.append((coeffs, int(_log_up(np.array([extent]))[0]) if len(terms) > 1 else None))
+    return dims
+
+
+def _tile_log_expr(model: cp_model.CpModel, x: list, dims: list) -> tuple[cp_model.LinearExpr, int, int]:
+    """Log of a tile's elements: the sum over its dimensions, windows capped at the tensor's extent."""
+    total, lo_all, hi_all = 0, 0, 0
+    for coeffs, cap in dims:
+        expr, lo, hi = _linear(x, coeffs)
+        if cap is not None and cap < hi:
+            capped = model.new_int_var(min(lo, cap), cap, "")
+            model.add_min_equality(capped, [expr, cap])
+            expr, lo, hi = capped, min(lo, cap), cap
+        total, lo_all, hi_all = total + expr, lo_all + lo, hi_all + hi
+    return total, lo_all, hi_all
+
+
+def buffer_capacity(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, einsum: Einsum,
+                    workload: Workload, arch: Arch) -> dict[tuple[int, int], tuple]:
+    """Each on-chip level holds its tensors' double-buffered tiles; returns the tile logs for traffic."""
+    tensors = workload.tensor_map
+    tiles = {}
+    for li, level in enumerate(arch.memory):
+        parts = []
+        for ti, name in enumerate(space.tensor_names):
+            if space.bypass[li, ti]:
+                continue
+            dims = _tile_logs(space, d, einsum, name, li, tensors[name].shape)
+            expr, lo, hi = _tile_log_expr(model, x, dims)
+            tiles[(li, ti)] = (expr, lo, hi)
+            if not is_off_chip(level):
+                parts.append(_exp_of(model, expr, lo, hi, 2 * tensors[name].bits / 8, up=True))
+        if parts and not is_off_chip(level):
+            model.add(sum(parts) <= int(level.capacity_bytes))
+    return tiles
+
+
+def array_cycles(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, engine: SystolicEngine,
+                 arch: Arch, ref_cycles: float) -> cp_model.IntVar:
+    """Temporal iterations plus fill/drain per fold (folds = iterations / streamed rows), in proxy units."""
+    total_c, time_c = [], []
+    for r, opts in enumerate(space.options[d]):
+        total_c.append(_log_round(opts[:, 1:].prod(axis=1)))
+        time_c.append(_log_round(opts[:, -1]) if space.places[d, r] == TIME else np.zeros(len(opts), np.int64))
+    ratio = arch.clock_hz / arch.engine_clock_hz(engine)
+    overhead = (engine.rows + engine.cols - 2) if d == 0 else (2 * engine.rows + engine.cols - 2)
+    total, lo, hi = _linear(x, total_c)
+    folds, flo, fhi = _linear(x, [t - s for t, s in zip(total_c, time_c)])
+    scale = ratio * UNIT / ref_cycles
+    iterations = _exp_of(model, total, lo, hi, scale)
+    fill = _exp_of(model, folds, min(flo, 0), fhi, scale * overhead)
+    cycles = model.new_int_var(0, 2**50, "")
+    model.add(cycles == iterations + fill)
+    return cycles
+
+
+def traffic(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, tiles: dict, workload: Workload,
+            arch: Arch, ref_cycles: float, ref_energy: float) -> tuple[list, list]:
+    """(per-level traffic time, energy terms) in proxy units: each kept tile times the loops above its level."""
+    tensors = workload.tensor_map
+    n_l = len(arch.memory)
+    bandwidth = [lv.bandwidth_bytes_per_s for lv in arch.memory]
+    energy_bit = [level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory]
+    level_time: list[list] = [[] for _ in range(n_l)]
+    energy = []
+    for ti, name in enumerate(space.tensor_names):
+        kept = [li for li in range(n_l) if not space.bypass[li, ti]]
+        bits = tensors[name].bits
+        for child, parent in zip(kept[1:], kept[:-1]):
+            expr, lo, hi = tiles[(child, ti)]
+            outer_c = [_log_round(opts[:, 1:1 + child].prod(axis=1)) for opts in space.options[d]]
+            outer, olo, ohi = _linear(x, outer_c)
+            for li, per_bit in ((parent, energy_bit[parent][0]), (child, energy_bit[child][1])):
+                seconds = bits / 8 / bandwidth[li]
+                level_time[li].append(_exp_of(model, expr + outer, lo + olo, hi + ohi,
+                                              seconds * arch.clock_hz * UNIT / ref_cycles))
+                if per_bit > 0:
+                    energy.append(_exp_of(model, expr + outer, lo + olo, hi + ohi, bits * per_bit * UNIT / ref_energy))
+    return level_time, energy
+
+
+def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+          objective: str, time_limit_s: float, seed: int, reference: tuple[float, float]) -> Found:
+    """Solve the proxy per allowed dataflow; return the near-optimal mappings expanded over loop orders."""
+    ref_cycles, ref_energy = (max(v, 1e-30) for v in reference)
+    batches, flows, picks, orders = [], [], [], []
+    statuses, objectives, bounds = [], [], []
+    for d in space.dataflows:
+        if any(len(o) == 0 for o in space.options[d]):
+            statuses.append("INFEASIBLE")
+            continue
+        model = cp_model.CpModel()
+        x = choose_options(model, space, d)
+        pe_count(model, space, d, x)
+        tiles = buffer_capacity(model, space, d, x, einsum, workload, arch)
+        cycles = array_cycles(model, space, d, x, engine, arch, ref_cycles)
+        level_time, energy = traffic(model, space, d, x, tiles, workload, arch, ref_cycles, ref_energy)
+        latency = model.new_int_var(0, 2**50, "latency")
+        model.add(latency >= cycles)
+        for terms in level_time:
+            if terms:
+                model.add(latency >= sum(terms))
+        energy_sum = sum(energy) if energy else 0
+        goal = {"latency": latency, "energy": energy_sum}.get(objective, latency + energy_sum)
+        model.minimize(goal)
+        status, choices, value, bound = _run(model, x, goal, time_limit_s / len(space.dataflows), seed)
+        statuses.append(status)
+        if choices:
+            objectives.append(value)
+            bounds.append(bound)
+            pick, order = _expand(space, d, choices)
+            batches.append(space.batch(d, pick, order))
+            flows.append(np.full(len(pick), d, dtype=np.int64))
+            picks.append(pick)
+            orders.append(order)
+    stats = {"solver_status": _overall(statuses)}
+    if objectives:
+        obj, bnd = min(objectives), min(bounds)
+        stats.update(proxy_objective=float(obj), proxy_bound=float(bnd),
+                     gap=float((obj - bnd) / obj) if obj > 0 else 0.0)
+    if not batches:
+        empty = space.batch(space.dataflows[0], np.zeros((0, len(space.rank_names)), np.int64),
+                            np.zeros((0, len(space.level_names)), np.int64))
+        return Found(empty, np.zeros(0, np.int64), np.zeros((0, len(space.rank_names)), np.int64),
+                     np.zeros((0, len(space.level_names)), np.int64), stats)
+    from accel_sim.mapper.search import concat
+
+    return Found(concat(batches), np.concatenate(flows), np.concatenate(picks), np.concatenate(orders), stats)
+
+
+class _Collector(cp_model.CpSolverSolutionCallback):
+    """Records the chosen option per rank of every solution the solver reports."""
+
+    def __init__(self, x: list, limit: int) -> None:
+        super().__init__()
+        self.x, self.limit, self.found = x, limit, []
+
+    def on_solution_callback(self) -> None:
+        self.found.append(tuple(next(i for i, v in enumerate(xs) if self.boolean_value(v)) for xs in self.x))
+        if len(self.found) >= self.limit:
+            self.stop_search()
+
+
+def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int
+         ) -> tuple[str, list[tuple[int, ...]], float, float]:
+    """Optimize, then enumerate near-optimal solutions; (status, choices, objective, bound)."""
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(time_limit_s * 0.8, 1e-3)
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = seed
+    collector = _Collector(x, 10**9)
+    status = solver.solve(model, collector)
+    name = solver.status_name(status)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return name, [], math.nan, math.nan
+    value, bound = solver.objective_value, solver.best_objective_bound
+    model.add(goal <= int(value * NEAR) + 1)
+    model.clear_objective()
+    near = cp_model.CpSolver()
+    near.parameters.max_time_in_seconds = max(time_limit_s * 0.2, 1e-3)
+    near.parameters.num_workers = 1
+    near.parameters.random_seed = seed
+    near.parameters.enumerate_all_solutions = True
+    more = _Collector(x, MAX_SOLUTIONS)
+    near.solve(model, more)
+    choices = list(dict.fromkeys(collector.found[-MAX_SOLUTIONS:] + more.found))
+    return name, choices, value, bound
+
+
+def _expand(space: SystolicSpace, d: int, choices: list[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    """(option indices, order indices): each solution with every loop-order combination that differs in effect."""
+    rows, orders = [], []
+    for choice in choices:
+        temporal = np.stack([space.options[d][r][c, 1:] for r, c in enumerate(choice)], axis=1)   # (L, R)
+        for combo in distinct_orders(space, d, temporal):
+            rows.append(choice)
+            orders.append(combo)
+    return np.array(rows, dtype=np.int64), np.array(orders, dtype=np.int64)
+
+
+def _overall(statuses: list[str]) -> str:
+    """OPTIMAL when every dataflow is solved or proven infeasible, else the weakest status."""
+    if "FEASIBLE" in statuses:
+        return "FEASIBLE"
+    if "OPTIMAL" in statuses and set(statuses) <= {"OPTIMAL", "INFEASIBLE"}:
+        return "OPTIMAL"
+    if statuses and set(statuses) == {"INFEASIBLE"}:
+        return "INFEASIBLE"
+    return "UNKNOWN"

@@ -1,0 +1,218 @@
+"""The legal mappings of a contraction on a systolic array, as per-rank factor options and per-level orders.
+
+A candidate is, per dataflow (os | ws | is, or all three when the engine says `dataflow: any`):
+- for every rank, one *factor option*: its spatial factor on the array axis the dataflow gives its GEMM role
+  (rows or cols; 1 for the time and batch roles) and its temporal factors at each memory level, outer ->
+  inner. Spatial factors are the divisors of the rank that fit the axis plus the most even uneven split
+  (ceil(size / ceil(size / axis)), a partial last fold as SCALE-Sim runs it); the temporal factors are the
+  ordered factorizations of what is left (ceil(size / spatial)) over the levels, the prime factors of the
+  rank distributed over (level, temporal | spatial) slots;
+- for every level, one loop order out of the *stationarity orders*: the declared order, or for one tensor the
+  ranks that do not index it innermost (that tensor stays in place across them). At the innermost level the
+  dataflow's time role (the streamed rows) is always innermost: that is how the array consumes it.
+- bypass follows each level's `holds` (a level keeps only the tensor classes it holds).
+Options are numpy arrays; `SystolicSpace.batch` turns index arrays into a `MappingBatch` the scorer takes.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Mapping as MappingType
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from accel_sim.engines.costing import DATAFLOW_CODES
+from accel_sim.engines.loopnest import SYSTOLIC_ROLES, gemm_roles
+from accel_sim.errors import InfeasibleError
+from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
+
+if TYPE_CHECKING:
+    from accel_sim.engines.systolic import SystolicEngine
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.workload import Einsum, Workload
+
+ROWS, COLS, TIME, OTHER = 0, 1, 2, 3  # the place a dataflow gives a rank
+CHUNK = 20_000  # candidates per scored batch: about 0.3 GB of loop-nest arrays at 7 ranks and 4 levels
+
+
+def ordered_factorizations(n: int, slots: int) -> np.ndarray:
+    """int64 (F, slots): every ordered tuple of positive integers whose product is n."""
+    if slots == 1:
+        return np.array([[n]], dtype=np.int64)
+    rows = []
+    for d in _divisors(n):
+        for rest in ordered_factorizations(n // d, slots - 1):
+            rows.append([d, *rest])
+    return np.array(rows, dtype=np.int64)
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def spatial_choices(size: int, axis: int) -> list[int]:
+    """Spatial factors for a rank on an axis of `axis` PEs: divisors that fit plus the most even uneven split."""
+    choices = [d for d in _divisors(size) if d <= axis]
+    even = -(-size // -(-size // axis))
+    return sorted(set(choices) | {even})
+
+
+@dataclass(frozen=True)
+class SystolicSpace:
+    """The mapspace of one contraction on one systolic engine within an arch (see the module docstring)."""
+
+    einsum_name: str
+    rank_names: tuple[str, ...]
+    level_names: tuple[str, ...]
+    tensor_names: tuple[str, ...]
+    sizes: tuple[int, ...]
+    rows: int
+    cols: int
+    dataflows: tuple[int, ...]                       # codes into DATAFLOW_CODES
+    places: np.ndarray                               # int (3, R): ROWS | COLS | TIME | OTHER per dataflow
+    options: tuple[tuple[np.ndarray, ...], ...]      # [dataflow code][rank] -> int64 (n, 1 + L): spatial, temporal
+    orders: tuple[np.ndarray, ...]                   # [dataflow code] -> int64 (L, O, R) candidate loop orders
+    bypass: np.ndarray                               # bool (L, T)
+    relevant: np.ndarray                             # bool (T, R): rank indexes tensor
+
+    def size(self, dataflow: int | None = None) -> int:
+        """Number of mappings (factor options x loop orders), for one dataflow or all allowed."""
+        flows = self.dataflows if dataflow is None else (dataflow,)
+        return sum(math.prod(len(o) for o in self.options[d]) * self.orders[d].shape[1] ** len(self.level_names)
+                   for d in flows)
+
+    def batch(self, dataflow: int, choice: np.ndarray, order: np.ndarray) -> MappingBatch:
+        """Candidates from option indices `choice` (B, R) and per-level order indices `order` (B, L)."""
+        b, n_r = choice.shape
+        n_l = len(self.level_names)
+        factors = np.stack([self.options[dataflow][r][choice[:, r]] for r in range(n_r)], axis=1)  # (B, R, 1+L)
+        spatial = np.ones((b, 2, n_r), dtype=np.int64)
+        place = self.places[dataflow]
+        for axis in (ROWS, COLS):
+            spatial[:, axis, place == axis] = factors[:, place == axis, 0]
+        temporal = np.transpose(factors[:, :, 1:], (0, 2, 1)).copy()
+        orders = self.orders[dataflow][np.arange(n_l)[None, :], order]                  # (B, L, R)
+        return MappingBatch(self.rank_names, self.level_names, ("rows", "cols"), self.tensor_names, temporal,
+                            orders, spatial, np.broadcast_to(self.bypass, (b, n_l, len(self.tensor_names))).copy(),
+                            np.full(b, n_l - 1, dtype=np.int64))
+
+    def enumerate(self, chunk: int = CHUNK) -> Iterator[tuple[MappingBatch, np.ndarray]]:
+        """Every mapping of the space, in batches of at most `chunk` with their dataflow codes."""
+        n_l = len(self.level_names)
+        for d in self.dataflows:
+            counts = [len(o) for o in self.options[d]] + [self.orders[d].shape[1]] * n_l
+            total = math.prod(counts)
+            for start in range(0, total, chunk):
+                flat = np.arange(start, min(start + chunk, total), dtype=np.int64)
+                idx = np.stack(np.unravel_index(flat, counts), axis=1)
+                n_r = len(self.rank_names)
+                yield self.batch(d, idx[:, :n_r], idx[:, n_r:]), np.full(len(flat), d, dtype=np.int64)
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """(dataflow, option indices (n, R), order indices (n, L)) drawn uniformly (random search)."""
+        d = int(rng.choice(self.dataflows))
+        choice = np.stack([rng.integers(0, len(o), n) for o in self.options[d]], axis=1)
+        order = rng.integers(0, self.orders[d].shape[1], (n, len(self.level_names)))
+        return d, choice, order
+
+    def neighbours(self, dataflow: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every mapping one step away: one rank's factor option or one level's loop order changed."""
+        choices, orders = [], []
+        for r, opts in enumerate(self.options[dataflow]):
+            c = np.tile(choice, (len(opts), 1))
+            c[:, r] = np.arange(len(opts))
+            choices.append(c)
+            orders.append(np.tile(order, (len(opts), 1)))
+        n_o = self.orders[dataflow].shape[1]
+        for level in range(len(self.level_names)):
+            o = np.tile(order, (n_o, 1))
+            o[:, level] = np.arange(n_o)
+            orders.append(o)
+            choices.append(np.tile(choice, (n_o, 1)))
+        return np.concatenate(choices), np.concatenate(orders)
+
+
+def systolic_space(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+                   pinned: MappingType[str, MappingType[str, int]] | None = None) -> SystolicSpace:
+    """The mapspace of `einsum` on `engine`; `pinned` fixes factors: {rank: {'rows'|'cols'|level: factor}}."""
+    roles = gemm_roles(einsum, workload.tensor_map)
+    ranks, tensors = rank_names(einsum), tensor_names(einsum)
+    levels = tuple(lv.name for lv in arch.memory)
+    sizes = tuple(einsum.sizes[r] for r in ranks)
+    named = dict(zip("MNK", roles[:3]))
+    flows = tuple(range(3)) if engine.dataflow == "any" else (DATAFLOW_CODES.index(engine.dataflow),)
+    places = np.full((3, len(ranks)), OTHER, dtype=np.int64)
+    for d, flow in enumerate(DATAFLOW_CODES):
+        for place, role in enumerate(SYSTOLIC_ROLES[flow]):
+            places[d, [r in named[role] for r in ranks]] = place
+    access = {a.tensor: a for a in einsum.inputs}
+    access[einsum.output.tensor] = einsum.output
+    relevant = np.array([[r in access[t].ranks for r in ranks] for t in tensors])
+    storage = workload.storage_class
+    bypass = np.array([[storage[t] not in lv.holds for t in tensors] for lv in arch.memory])
+    pinned = pinned or {}
+    for rank, slots in pinned.items():
+        if rank not in ranks:
+            raise InfeasibleError(f"pinned mapping of einsum '{einsum.name}' names rank '{rank}', which it does not "
+                                  f"have; ranks: {', '.join(ranks)}. Fix: pin only these ranks")
+        for slot in slots:
+            if slot not in ("rows", "cols", *levels):
+                raise InfeasibleError(f"pinned mapping of einsum '{einsum.name}', rank '{rank}': unknown slot "
+                                      f"'{slot}'; slots: rows, cols, {', '.join(levels)}. Fix: use one of them")
+    options = []
+    orders = []
+    for d in range(3):
+        per_rank = []
+        for ri, (rank, size) in enumerate(zip(ranks, sizes)):
+            place = places[d, ri]
+            axis = {ROWS: engine.rows, COLS: engine.cols}.get(int(place))
+            spatial = spatial_choices(size, axis) if axis is not None else [1]
+            rows_ = [np.concatenate([np.full((len(t), 1), s), t], axis=1)
+                     for s in spatial for t in [ordered_factorizations(-(-size // s), len(levels))]]
+            opts = np.concatenate(rows_, axis=0)
+            if place == TIME and len(levels) > 0:
+                pass  # any level may split the streamed rows (more folds, smaller tiles)
+            keep = np.ones(len(opts), dtype=bool)
+            for slot, factor in pinned.get(rank, {}).items():
+                col = 0 if slot in ("rows", "cols") else 1 + levels.index(slot)
+                keep &= opts[:, col] == factor
+            per_rank.append(opts[keep])
+        options.append(tuple(per_rank))
+        orders.append(_stationarity_orders(ranks, relevant, places[d], len(levels)))
+    return SystolicSpace(einsum.name, ranks, levels, tensors, sizes, engine.rows, engine.cols, flows, places,
+                         tuple(options), tuple(orders), bypass, relevant)
+
+
+def _stationarity_orders(ranks: tuple[str, ...], relevant: np.ndarray, place: np.ndarray, n_levels: int
+                         ) -> np.ndarray:
+    """int64 (L, O, R): per level, the declared order and one per tensor with its irrelevant ranks innermost.
+
+    At the innermost level the time role is moved innermost after that (the array streams it).
+    """
+    declared = list(range(len(ranks)))
+    base = [declared] + [sorted(declared, key=lambda r, t=t: (not relevant[t, r], r)) for t in range(len(relevant))]
+    per_level = []
+    for level in range(n_levels):
+        level_orders = base
+        if level == n_levels - 1:
+            level_orders = [sorted(o, key=lambda r: place[r] == TIME) for o in base]
+        per_level.append(level_orders)
+    return np.array(per_level, dtype=np.int64)
+
+
+def distinct_orders(space: SystolicSpace, dataflow: int, temporal: np.ndarray) -> list[tuple[int, ...]]:
+    """Per-level order-index combinations that differ in effect for factors `temporal` (L, R).
+
+    Loops of factor 1 are no loops, so orders that agree on the non-unit ranks are the same mapping.
+    """
+    per_level = []
+    for level in range(len(space.level_names)):
+        seen: dict[tuple[int, ...], int] = {}
+        for oi, order in enumerate(space.orders[dataflow][level]):
+            effective = tuple(int(r) for r in order if temporal[level, r] > 1)
+            seen.setdefault(effective, oi)
+        per_level.append(sorted(seen.values()))
+    return list(itertools.product(*per_level))

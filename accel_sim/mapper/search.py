@@ -1,0 +1,227 @@
+"""Mapping search: CP-SAT (the mapper), exhaustive (the oracle on small spaces) and random (a baseline).
+
+All three score candidates with the same exact, vectorized model (`engines.costing.systolic_scores`) and
+always include the mappings the engine's dataflows imply (SCALE-Sim's folds), so a search never returns
+something worse than the fixed-dataflow cost. Results are cached by (einsum shape, engine, arch, objective,
+method, limits): repeated layers cost nothing.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping as MappingType
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, implied_batch, systolic_cost_of,
+                                       systolic_scores)
+from accel_sim.errors import InfeasibleError
+from accel_sim.mapper.mapspace import CHUNK, SystolicSpace, systolic_space
+from accel_sim.spec.mapping import Mapping, MappingBatch
+
+if TYPE_CHECKING:
+    from accel_sim.engines.systolic import SystolicEngine
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.cost import Cost
+    from accel_sim.spec.workload import Einsum, Workload
+
+Method = Literal["cpsat", "exhaustive", "random", "dataflow"]
+METHODS: tuple[str, ...] = ("cpsat", "exhaustive", "random", "dataflow")
+
+
+@dataclass(frozen=True)
+class SearchStats:
+    """How a search went: candidates scored, solver status and the proxy's bound and gap, wall time."""
+
+    method: str
+    candidates: int
+    space_size: int
+    solver_status: str = ""        # CP-SAT: OPTIMAL | FEASIBLE | INFEASIBLE | UNKNOWN
+    proxy_objective: float = float("nan")
+    proxy_bound: float = float("nan")
+    gap: float = float("nan")      # (objective - bound) / objective of the solver's proxy; 0.0 when proven
+    wall_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The best mapping found, its dataflow and exact cost, and the search statistics."""
+
+    mapping: Mapping
+    dataflow: str
+    cost: Cost
+    score: float
+    stats: SearchStats
+
+
+class _Best:
+    """Running best over scored batches (keeps the batch row so only the winner becomes a Mapping)."""
+
+    def __init__(self, objective: str) -> None:
+        self.objective = objective
+        self.score = np.inf
+        self.found: tuple[MappingBatch, np.ndarray, SystolicScores, int] | None = None
+        self.scored = 0
+
+    def offer(self, batch: MappingBatch, dataflow: np.ndarray, scores: SystolicScores) -> np.ndarray:
+        values = scores.objective(self.objective)
+        self.scored += len(batch)
+        i = int(np.argmin(values))
+        if values[i] < self.score:
+            self.score = float(values[i])
+            self.found = (batch, dataflow, scores, i)
+        return values
+
+
+def score(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
+          dataflow: np.ndarray) -> SystolicScores:
+    """Exact scores of a batch (chunked so that no call holds more than CHUNK candidates' arrays)."""
+    if len(batch) <= CHUNK:
+        return systolic_scores(einsum, workload, arch, engine, batch, dataflow)
+    parts = [systolic_scores(einsum, workload, arch, engine, _rows(batch, slice(s, s + CHUNK)),
+                             dataflow[s:s + CHUNK]) for s in range(0, len(batch), CHUNK)]
+    return SystolicScores(*(np.concatenate([getattr(p, f) for p in parts])
+                            for f in SystolicScores.__dataclass_fields__))
+
+
+def _rows(batch: MappingBatch, rows: slice | np.ndarray) -> MappingBatch:
+    return MappingBatch(batch.rank_names, batch.level_names, batch.axis_names, batch.tensor_names,
+                        batch.temporal[rows], batch.order[rows], batch.spatial[rows], batch.bypass[rows],
+                        batch.fanout[rows])
+
+
+def concat(batches: list[MappingBatch]) -> MappingBatch:
+    """One batch from several of the same einsum."""
+    first = batches[0]
+    return MappingBatch(first.rank_names, first.level_names, first.axis_names, first.tensor_names,
+                        *(np.concatenate([getattr(b, f) for b in batches])
+                          for f in ("temporal", "order", "spatial", "bypass", "fanout")))
+
+
+_CACHE: dict[tuple, SearchResult] = {}
+
+
+def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, objective: str = "edp",
+           method: Method = "cpsat", time_limit_s: float = 1.0, seed: int = 0,
+           pinned: MappingType[str, MappingType[str, int]] | None = None) -> SearchResult:
+    """Best mapping of a contraction on a systolic engine for `objective` (latency | energy | edp).
+
+    `method`: 'cpsat' (the CP-SAT mapper, `mapper/cpsat.py`), 'exhaustive' (every mapping of the space),
+    'random' (uniform samples until `time_limit_s`), 'dataflow' (only the dataflow-implied mappings).
+    `pinned` fixes factors, {rank: {'rows' | 'cols' | level name: factor}}. Raises InfeasibleError naming
+    the constraint family and numbers when no candidate fits.
+    """
+    if objective not in ("latency", "energy", "edp"):
+        raise ValueError(f"objective must be latency, energy or edp, got {objective!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    key = (workload.shape_key(einsum)[0], engine, arch, objective, method, time_limit_s, seed,
+           tuple(sorted((r, tuple(sorted(s.items()))) for r, s in (pinned or {}).items())))
+    if key in _CACHE:
+        return _CACHE[key]
+    start = time.perf_counter()
+    best = _Best(objective)
+    seeds, seed_flows = implied_batch(einsum, workload, arch, engine)
+    if not pinned:
+        best.offer(seeds, seed_flows, score(einsum, workload, arch, engine, seeds, seed_flows))
+    space = systolic_space(einsum, workload, arch, engine, pinned) if method != "dataflow" else None
+    extra: dict[str, object] = {}
+
+    def offer(d: int | np.ndarray, choice: np.ndarray, order: np.ndarray) -> np.ndarray:
+        flows = np.broadcast_to(np.asarray(d, dtype=np.int64), (len(choice),)).copy()
+        parts = []
+        for flow in np.unique(flows):
+            rows = flows == flow
+            batch = space.batch(int(flow), choice[rows], order[rows])
+            parts.append((rows, best.offer(batch, flows[rows], score(einsum, workload, arch, engine, batch,
+                                                                   flows[rows]))))
+        values = np.empty(len(choice))
+        for rows, v in parts:
+            values[rows] = v
+        return values
+
+    if method == "exhaustive":
+        for batch, flows in space.enumerate():
+            best.offer(batch, flows, score(einsum, workload, arch, engine, batch, flows))
+    elif method == "random":
+        rng = np.random.default_rng(seed)
+        while True:
+            offer(*space.sample(rng, 2048))
+            if time.perf_counter() - start >= time_limit_s:
+                break
+    elif method == "cpsat":
+        from accel_sim.mapper.cpsat import solve
+
+        found = solve(space, einsum, workload, arch, engine, objective, time_limit_s * 0.5, seed,
+                      reference=_reference(best, einsum, workload, arch, engine))
+        extra = found.stats
+        starts = []
+        if len(found.choice):
+            values = offer(found.dataflow, found.choice, found.order)
+            starts = [(int(found.dataflow[i]), found.choice[i], found.order[i]) for i in np.argsort(values)[:3]
+                      if np.isfinite(values[i])]
+        if not starts:  # the proxy found nothing in time: start from the best of a few random mappings
+            rng = np.random.default_rng(seed)
+            for _ in range(len(space.dataflows)):
+                d, choice, order = space.sample(rng, 512)
+                values = offer(d, choice, order)
+                if np.isfinite(values.min()):
+                    starts.append((d, choice[int(np.argmin(values))], order[int(np.argmin(values))]))
+        for d, choice, order in starts:
+            _descend(space, d, choice, order, offer, start + time_limit_s)
+    if best.found is None or not np.isfinite(best.score):
+        raise _infeasible(einsum, workload, arch, engine, space)
+    batch, flows, scores, i = best.found
+    result = SearchResult(batch.mapping(i), DATAFLOW_CODES[int(flows[i])],
+                          systolic_cost_of(einsum, workload, arch, engine, scores, i), best.score,
+                          SearchStats(method, best.scored, space.size() if space is not None else len(seeds),
+                                      wall_s=time.perf_counter() - start, **extra))
+    _CACHE[key] = result
+    return result
+
+
+def _descend(space: SystolicSpace, d: int, choice: np.ndarray, order: np.ndarray, offer, deadline: float) -> None:
+    """Exact local search: move to the best neighbour (one rank's option or one level's order) while it improves."""
+    current = float(offer(d, choice[None], order[None])[0])
+    while time.perf_counter() < deadline:
+        choices, orders = space.neighbours(d, choice, order)
+        values = offer(d, choices, orders)
+        i = int(np.argmin(values))
+        if not values[i] < current * (1 - 1e-12):
+            return
+        current, choice, order = float(values[i]), choices[i], orders[i]
+
+
+def _reference(best: _Best, einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine
+               ) -> tuple[float, float]:
+    """(cycles, joules) that normalize the solver's proxy: the dataflow-implied mapping's, when it fits."""
+    if best.found is not None and np.isfinite(best.score):
+        _, _, scores, i = best.found
+        return float(scores.total_cycles[i]), float(scores.energy_j[i])
+    batch, flows = implied_batch(einsum, workload, arch, engine)
+    scores = systolic_scores(einsum, workload, arch, engine, batch, flows)
+    return float(scores.total_cycles.min()), float(scores.energy_j.min())
+
+
+def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+                space: SystolicSpace | None) -> InfeasibleError:
+    """The constraint family at fault: empty spatial options, or the smallest tile exceeding a buffer."""
+    if space is not None:
+        for d in space.dataflows:
+            for r, opts in zip(space.rank_names, space.options[d]):
+                if len(opts) == 0:
+                    return InfeasibleError(
+                        f"einsum '{einsum.name}' on '{engine.name}' ({DATAFLOW_CODES[d]}): spatial/PE-count "
+                        f"constraints leave rank '{r}' (size {einsum.sizes[r]}) no legal factor on a "
+                        f"{engine.rows} x {engine.cols} array with the pinned factors. Fix: pin factors that "
+                        f"multiply to at least {einsum.sizes[r]} and fit the array")
+    tensors = workload.tensor_map
+    smallest = sum(tensors[t].bits for t in {a.tensor for a in (*einsum.inputs, einsum.output)}) / 8
+    tight = [(lv.name, lv.capacity_bytes) for lv in arch.memory if lv.capacity_bytes is not None]
+    name, capacity = min(tight, key=lambda x: x[1]) if tight else ("?", float("nan"))
+    return InfeasibleError(
+        f"einsum '{einsum.name}' on '{engine.name}': buffer capacity constraints admit no mapping; the "
+        f"smallest level '{name}' holds {capacity:,.0f} bytes, and even single-element tiles of every operand "
+        f"({smallest:g} bytes, twice that double-buffered) or the array's operand slices do not fit. "
+        f"Fix: raise the capacity of '{name}' or narrow the operands")
