@@ -72,3 +72,12 @@ def test_lut_tc_density_advantage_halves_per_doubling_of_weight_bits(lut_rows: d
 def test_lut_tc_wins_at_every_precision(lut_rows: dict) -> None:
     """LUT beats MAC on density and efficiency at every W1-W4 x A8/A16 point (smallest measured: 1.76x)."""
     assert min(r.ours for r in lut_rows.values()) >= 1.5
+
+
+def test_design_study_writes_its_three_plots(tmp_path) -> None:
+    """The design study writes TOPS/mm^2, TOPS/W and Llama-2-7B decode tokens/s PNGs (non-empty files)."""
+    from validation import lut_design_study
+
+    paths = lut_design_study.main([str(tmp_path)])
+    assert sorted(p.name for p in paths) == ["llama2_7b_decode_tokens_per_s.png", "tops_per_mm2.png", "tops_per_w.png"]
+    assert all(p.stat().st_size > 1000 for p in paths)
