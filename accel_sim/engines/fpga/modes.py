@@ -1,0 +1,237 @@
+"""Execution modes of an FPGA design: sequential (an overlay, one operator at a time on all cores), dataflow
+(operators as pipeline stages with their own share of DSP chains and SFU lanes, intermediates kept on chip)
+and auto, which picks the faster of the two per group of operators and says why (the InTAR idea: He et al.,
+"InTAR: Inter-Task Auto-Reconfigurable Accelerator Design", FCCM 2025, switches per task between a sequential
+and a dataflow schedule by data volume and resource use).
+
+Groups are runs of at most `max_stages` consecutive einsums, the same in every mode, so auto can never be
+slower than the better of the other two. In a dataflow group:
+- stage i gets a_i DSP chains (`reduce` MACs each; contractions) or a_i SFU lanes (other operators); CP-SAT
+  chooses the a_i to minimise the slowest stage's time T = max_i work_i / (a_i x rate) under the pools;
+- the stages stream G granules (rows of the smallest streamed extent), so the pipeline takes
+  T (G + S - 1) / G cycles for S stages (fill included);
+- only the group's inputs, weights and outputs cross the off-chip channels (all channels, same-channel
+  efficiency); intermediates live in on-chip ping-pong buffers of two granules per stage crossed, which must
+  fit the on-chip levels' capacity, or the group cannot run as a dataflow.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from accel_sim.energy.components import is_off_chip
+from accel_sim.engines.fpga.engine import FpgaEngine
+from accel_sim.engines.fpga.timing import channel_bandwidth, gemm_view, passes
+from accel_sim.errors import InfeasibleError
+
+if TYPE_CHECKING:
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.workload import Einsum, Workload
+
+Mode = Literal["sequential", "dataflow", "auto"]
+MODES: tuple[str, ...] = ("sequential", "dataflow", "auto")
+SOLVER_SECONDS = 10.0
+SOLVER_DOMAIN = 10**7   # the stage-time variable is scaled so its domain stays below this
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One operator of a dataflow group with its share of the pool it draws from."""
+
+    einsum: str
+    pool: str          # 'dsp_chains' or 'sfu_lanes'
+    work: float        # chain-cycles or lane-cycles of work
+    units: int         # chains or lanes allocated
+    cycles: float      # work / units (engine clock)
+
+
+@dataclass(frozen=True)
+class Group:
+    """A run of consecutive einsums, its cycles in both modes (arch clock), the choice and the reason."""
+
+    einsums: tuple[str, ...]
+    sequential_cycles: float
+    dataflow_cycles: float              # inf when it cannot run as a dataflow
+    mode: str                           # the mode it runs in
+    reason: str
+    stages: tuple[Stage, ...] = ()
+    intermediate_bytes: float = 0.0     # bytes the sequential schedule writes off chip and reads back
+    onchip_bytes: float = 0.0           # ping-pong buffers the dataflow needs
+
+    @property
+    def cycles(self) -> float:
+        """Cycles of the mode it runs in."""
+        return self.dataflow_cycles if self.mode == "dataflow" else self.sequential_cycles
+
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    """A workload's groups on one FPGA engine under one mode."""
+
+    mode: str
+    engine: str
+    groups: tuple[Group, ...]
+
+    @property
+    def cycles(self) -> float:
+        """Total cycles (arch clock), groups back to back."""
+        return sum(g.cycles for g in self.groups)
+
+    def explain(self) -> list[str]:
+        """One line per group: einsums, mode and why."""
+        return [f"{g.einsums[0]}..{g.einsums[-1]} ({len(g.einsums)} ops): {g.mode}; {g.reason}" for g in self.groups]
+
+
+def plan(workload: Workload, arch: Arch, engine_name: str, mode: Mode = "auto", max_stages: int = 8) -> ExecutionPlan:
+    """Run `workload` on the named FPGA engine of `arch` in `mode`; every group records both modes' cycles."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    engine = arch.engine(engine_name)
+    if not isinstance(engine, FpgaEngine):
+        raise InfeasibleError(f"engine '{engine_name}' is a '{engine.kind}' engine; execution modes need an FPGA "
+                              f"engine. Fix: name an engine of kind 'fpga'")
+    einsums = workload.einsums
+    seq_cache: dict[tuple, float] = {}
+    groups = []
+    for start in range(0, len(einsums), max_stages):
+        members = einsums[start:start + max_stages]
+        seq = sum(_sequential(e, workload, arch, engine, seq_cache) for e in members)
+        df = _dataflow(members, workload, arch, engine)
+        groups.append(_choose(mode, seq, df, members))
+    return ExecutionPlan(mode, engine_name, tuple(groups))
+
+
+def _sequential(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine, cache: dict) -> float:
+    key, _ = workload.shape_key(einsum)
+    if key not in cache:
+        cache[key] = engine.cost(einsum, workload, arch).total_cycles
+    return cache[key]
+
+
+@dataclass(frozen=True)
+class _Dataflow:
+    cycles: float
+    stages: tuple[Stage, ...]
+    intermediate_bytes: float
+    onchip_bytes: float
+    problem: str          # empty when feasible
+    slowest: str = ""
+
+
+def _rows(einsum: Einsum, workload: Workload) -> int:
+    """Granules a stage streams: the GEMM's M rows, or the output with its last rank folded in."""
+    if einsum.op == "mac":
+        return max(gemm_view(einsum, workload).m, 1)
+    ranks = einsum.output.ranks
+    return max(math.prod(einsum.sizes[r] for r in ranks[:-1]) if len(ranks) > 1 else 1, 1)
+
+
+def _dataflow(members: tuple[Einsum, ...], workload: Workload, arch: Arch, engine: FpgaEngine) -> _Dataflow:
+    produced = {e.output.tensor: i for i, e in enumerate(members)}
+    consumers: dict[str, int] = {}
+    for i, e in enumerate(members):
+        for access in e.inputs:
+            if access.tensor in produced and produced[access.tensor] < i:
+                consumers[access.tensor] = max(consumers.get(access.tensor, 0), i)
+    granules = min(_rows(e, workload) for e in members)
+    inner = set(produced) - {t for t in produced if _used_outside(t, members, workload)}
+    # on chip: two granules of every intermediate per stage it crosses (ping-pong), capped at the tensor
+    onchip = sum(min(workload.tensor(t).bytes, 2 * workload.tensor(t).bytes / granules * (consumers[t] - produced[t]))
+                 for t in inner if t in consumers)
+    intermediate = sum(2 * workload.tensor(t).bytes for t in inner if t in consumers)
+    capacity = sum(lv.capacity_bytes for lv in arch.memory if not is_off_chip(lv))
+    if onchip > capacity:
+        return _Dataflow(math.inf, (), intermediate, onchip,
+                         f"its intermediates need {onchip / 2**20:.3g} MiB of ping-pong buffers but the on-chip "
+                         f"levels hold {capacity / 2**20:.3g} MiB")
+    chains = engine.cores * engine.matrix.macs // engine.matrix.reduce
+    lanes = engine.cores * engine.sfu_lanes
+    works = []
+    for e in members:
+        if e.op == "mac":
+            view = gemm_view(e, workload)
+            works.append(("dsp_chains", e.macs * passes(engine, view.streamed_bits, view.weight_bits)
+                          / engine.matrix.reduce))
+        else:
+            works.append(("sfu_lanes", float(e.ops)))
+    pools = {"dsp_chains": chains, "sfu_lanes": lanes}
+    for pool, size in pools.items():
+        count = sum(1 for p, _ in works if p == pool)
+        if count > size:
+            return _Dataflow(math.inf, (), intermediate, onchip,
+                             f"{count} stages need {pool} but the design has {size}")
+    units = _allocate(works, pools)
+    stages = tuple(Stage(e.name, p, w, u, w / u) for e, (p, w), u in zip(members, works, units))
+    slowest = max(stages, key=lambda s: s.cycles)
+    pipeline = slowest.cycles * (granules + len(stages) - 1) / granules
+    # only what enters or leaves the group crosses the channels
+    offchip_bytes = 0.0
+    seen: set[str] = set()
+    for e in members:
+        for access in e.inputs:
+            if access.tensor not in produced and access.tensor not in seen:
+                seen.add(access.tensor)
+                offchip_bytes += workload.tensor(access.tensor).bytes
+    offchip_bytes += sum(workload.tensor(t).bytes for t in set(produced) - inner)
+    striped = engine.fpga.offchip.channels * channel_bandwidth(engine, arch) * engine.same_channel_efficiency
+    clock = arch.engine_clock_hz(engine)
+    busy = max(pipeline, offchip_bytes / striped * clock)
+    return _Dataflow(busy * arch.clock_hz / clock, stages, intermediate, onchip, "", slowest.einsum)
+
+
+def _used_outside(tensor: str, members: tuple[Einsum, ...], workload: Workload) -> bool:
+    """A tensor some einsum outside the group reads, or a workload output."""
+    names = {e.name for e in members}
+    readers = [e for e in workload.einsums if any(a.tensor == tensor for a in e.inputs)]
+    return not readers or any(e.name not in names for e in readers)
+
+
+def _allocate(works: list[tuple[str, float]], pools: dict[str, int]) -> list[int]:
+    """Units per stage minimising the slowest stage, one CP-SAT model (time scaled into a bounded domain)."""
+    from ortools.sat.python import cp_model
+
+    longest = max(w for _, w in works)
+    scale = max(1.0, longest / SOLVER_DOMAIN)
+    model = cp_model.CpModel()
+    horizon = math.ceil(longest / scale) + 1
+    t = model.NewIntVar(1, horizon, "slowest_stage")
+    units = []
+    for i, (pool, work) in enumerate(works):
+        u = model.NewIntVar(1, pools[pool], f"units_{i}")
+        product = model.NewIntVar(1, pools[pool] * horizon, f"capacity_{i}")
+        model.AddMultiplicationEquality(product, [u, t])
+        model.Add(product >= math.ceil(work / scale))
+        units.append(u)
+    for pool, size in pools.items():
+        members = [u for (p, _), u in zip(works, units) if p == pool]
+        if members:
+            model.Add(sum(members) <= size)
+    model.Minimize(t)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = SOLVER_SECONDS
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    status = solver.Solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise InfeasibleError("the stage allocation found no assignment within the solver time limit. "
+                              "Fix: lower max_stages or raise SOLVER_SECONDS")
+    return [int(solver.Value(u)) for u in units]
+
+
+def _choose(mode: str, seq: float, df: _Dataflow, members: tuple[Einsum, ...]) -> Group:
+    names = tuple(e.name for e in members)
+    common = dict(stages=df.stages, intermediate_bytes=df.intermediate_bytes, onchip_bytes=df.onchip_bytes)
+    if df.problem:
+        why = f"cannot run as a dataflow: {df.problem}"
+        return Group(names, seq, math.inf, "sequential", why if mode != "sequential" else "sequential by request",
+                     **common)
+    slow = next(s for s in df.stages if s.einsum == df.slowest)
+    trade = (f"dataflow keeps {df.intermediate_bytes / 2**20:.3g} MiB of intermediate traffic on chip but gives the "
+             f"slowest stage {slow.einsum} {slow.units} {slow.pool.replace('_', ' ')}: {df.cycles:.4g} vs "
+             f"{seq:.4g} cycles sequential")
+    if mode == "sequential":
+        return Group(names, seq, df.cycles, "sequential", "sequential by request; " + trade, **common)
+    if mode == "dataflow" or df.cycles < seq:
+        return Group(names, seq, df.cycles, "dataflow", trade, **common)
+    return Group(names, seq, df.cycles, "sequential", trade, **common)

@@ -1,0 +1,142 @@
+"""FPGA engine: resources (DSP packing, RAM blocks, fit check), per-operator timing, execution modes.
+
+Oracles are hand-derived closed forms stated in each docstring."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from accel_sim.engines.fpga import macs_per_dsp, ram_blocks
+from accel_sim.engines.fpga.modes import plan
+from accel_sim.engines.fpga.timing import passes, unit_for
+from accel_sim.errors import ConfigError
+from accel_sim.io.arch import arch_from_doc
+from accel_sim.io.yaml import parse_yaml
+from accel_sim.spec.arch import Arch
+from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
+
+R = Affine.rank
+DEVICE = {"name": "test part", "dsp_kind": "dsp48e2", "dsps": 100000, "bram36": 10000, "uram": 1000,
+          "luts": 10**6, "ffs": 2 * 10**6,
+          "offchip": {"technology": "HBM2", "capacity": "8 GiB", "bandwidth": "320 GB/s", "channels": 32}}
+
+
+def arch(cores: int = 1, gemv: dict | None = None, matrix: dict | None = None, sfu_lanes: int = 16) -> Arch:
+    """200 MHz, HBM 320 GB/s over 32 channels (10 GB/s each), an on-chip level too fast to matter."""
+    engine = {"name": "fpga", "kind": "fpga", "device": DEVICE, "cores": cores, "sfu_lanes": sfu_lanes,
+              "matrix": matrix or {"tokens": 16, "out": 32, "reduce": 8}, "mac_bits": 8,
+              "same_channel_efficiency": 0.5, "cross_channel_efficiency": 0.25}
+    if gemv:
+        engine["gemv"] = gemv
+    return Arch.model_validate({
+        "name": "t", "clock": "200 MHz", "technology_nm": 16,
+        "memory": [{"name": "hbm", "technology": "HBM2", "bandwidth": "320 GB/s"},
+                   {"name": "onchip", "technology": "SRAM", "capacity": "64 MiB", "bandwidth": "1 PB/s"}],
+        "engines": [engine]})
+
+
+def gemm(m: int, n: int, k: int, a_bits: int = 8, w_bits: int = 8, out_bits: int = 8) -> Workload:
+    """Z[m,n] = A[m,k] * W[k,n], W a weight."""
+    e = Einsum("gemm", Access("Z", (R("m"), R("n"))),
+               Call("mul", (Access("A", (R("m"), R("k"))), Access("W", (R("k"), R("n"))))), {"m": m, "n": n, "k": k})
+    return Workload("gemm", (Tensor("A", ("M", "K"), (m, k), a_bits), Tensor("W", ("K", "N"), (k, n), w_bits, "weight"),
+                             Tensor("Z", ("M", "N"), (m, n), out_bits)), (e,))
+
+
+def chain(m: int, k: int, n1: int, n2: int) -> Workload:
+    """Y = (X W1) W2: two GEMMs whose intermediate H stays on chip in a dataflow."""
+    e1 = Einsum("g1", Access("H", (R("m"), R("n"))),
+                Call("mul", (Access("X", (R("m"), R("k"))), Access("W1", (R("k"), R("n"))))), {"m": m, "n": n1, "k": k})
+    e2 = Einsum("g2", Access("Y", (R("m"), R("o"))),
+                Call("mul", (Access("H", (R("m"), R("n"))), Access("W2", (R("n"), R("o"))))), {"m": m, "n": n1, "o": n2})
+    return Workload("chain", (Tensor("X", ("M", "K"), (m, k), 8), Tensor("W1", ("K", "N"), (k, n1), 8, "weight"),
+                              Tensor("H", ("M", "N"), (m, n1), 8), Tensor("W2", ("N", "O"), (n1, n2), 8, "weight"),
+                              Tensor("Y", ("M", "O"), (m, n2), 8)), (e1, e2))
+
+
+def test_dsp_packing_by_precision() -> None:
+    """WP521: 4 INT4 MACs per DSP48E2; WP486: 2 INT8; 1 up to 18 bits; 32 bits = ceil(32/18)^2 = 4 DSPs;
+    AM004: DSP58 does a 3-element INT8 dot product."""
+    assert [macs_per_dsp("dsp48e2", b) for b in (4, 8, 16, 32)] == [4.0, 2.0, 1.0, 0.25]
+    assert macs_per_dsp("dsp58", 8) == 3.0 and macs_per_dsp("dsp58", 24) == 1.0
+
+
+def test_ram_blocks_take_the_cheapest_port_shape() -> None:
+    """URAM 4Kx72: 4096 x 2048 B = ceil(16384/72) = 228 blocks; BRAM 4096 x 32 B: 4Kx9 gives ceil(256/9) = 29,
+    cheaper than 512x72 (4 x 8 = 32)."""
+    assert ram_blocks("uram", 4096, 2048) == 228
+    assert ram_blocks("bram", 4096, 32) == 29
+
+
+def test_dsp_count_of_a_design() -> None:
+    """2 cores x (16 x 32 x 8 = 4096 int8 MACs / 2 per DSP48E2 + 16 SFU lanes x 1) = 2 x 2064 = 4128 DSPs."""
+    engine = arch(cores=2).engines[0]
+    assert engine.dsps_used() == 4128
+
+
+def test_gemm_cycles_at_the_units_parallelism() -> None:
+    """M=64, N=96, K=40 on 16 x 32 x 8: ceil folds 4 x 3 x 5 = 60 compute cycles; fill = reduce 8 + 3 DSP registers.
+    Loads: W 3840 B striped (4.8 cycles) + A 2560 B on one channel at 0.25 (204.8) in 12 tiles: 12 l + c + fill =
+    225.6; the 6144 B output stored over one channel at 0.5 takes 245.76 cycles and bounds the total."""
+    a = arch()
+    cost = a.engines[0].cost(gemm(64, 96, 40).einsums[0], gemm(64, 96, 40), a)
+    assert cost.compute_cycles == 60 and cost.fill_drain_cycles == 11
+    assert cost.total_cycles == pytest.approx(245.76, rel=1e-9)
+
+
+def test_gemv_is_bound_by_effective_channel_bandwidth() -> None:
+    """GEMV 1 x 4096 x 4096, int4 weights, int8 input/output, 1 core on 32 channels of 10 GB/s, 200 MHz:
+    weights 8 MiB striped at 32 x 10 GB/s x 0.5 = 10485.76 cycles, input 4096 B on one channel at 0.25 = 327.68;
+    GEMV unit 1 x 256 x 64: 1024 compute cycles in 16 tiles of 256 columns, so
+    total = load + one tile's compute (64) + fill (64 + 3) = 10944.44 cycles."""
+    a = arch(gemv={"tokens": 1, "out": 256, "reduce": 64}, matrix={"tokens": 16, "out": 32, "reduce": 32})
+    w = gemm(1, 4096, 4096, a_bits=8, w_bits=4)
+    cost = a.engines[0].cost(w.einsums[0], w, a)
+    assert cost.compute_cycles == 1024
+    assert cost.total_cycles == pytest.approx(10485.76 + 327.68 + 64 + 67, rel=1e-9)
+
+
+def test_gemv_mode_below_the_matrix_units_token_parallelism() -> None:
+    """FlightLLM emits MV for decode (1 token) and MM for prefill: tokens < matrix.tokens picks the GEMV mode."""
+    engine = arch(gemv={"tokens": 1, "out": 64, "reduce": 8}).engines[0]
+    assert unit_for(engine, 1)[0] == "gemv" and unit_for(engine, 16)[0] == "matrix"
+
+
+def test_wider_operands_take_more_passes() -> None:
+    """fp16 activations on 8-bit chains: ceil(16/8) x ceil(8/8) = 2 passes; 4-bit weights need one."""
+    engine = arch().engines[0]
+    assert passes(engine, 16, 8) == 2 and passes(engine, 8, 4) == 1
+
+
+def test_pipeline_throughput_set_by_its_slowest_stage() -> None:
+    """Dataflow of two GEMMs (M=64): 512 chains of 8 MACs; work 64x64x96/8 = 49152 and 64x96x32/8 = 24576
+    chain-cycles; CP-SAT splits the chains ~2:1 so the slowest stage takes ~(49152+24576)/512 = 144 cycles;
+    the pipeline streams G = 64 rows through S = 2 stages: slowest x (64 + 1) / 64."""
+    a = arch()
+    group = plan(chain(64, 64, 96, 32), a, "fpga", "dataflow").groups[0]
+    slowest = max(s.cycles for s in group.stages)
+    assert sum(s.units for s in group.stages) <= 512
+    assert group.dataflow_cycles == pytest.approx(slowest * 65 / 64)
+    assert slowest == pytest.approx((49152 + 24576) / 512, rel=0.01)
+
+
+def test_design_that_does_not_fit_is_rejected_naming_the_resource() -> None:
+    """128 x 128 x 16 int8 MACs on one U280 core need 131072 + 16 DSPs; the U280 has 9024 (DS963)."""
+    text = ("name: big\nclock: 200 MHz\ntechnology_nm: 16\nmemory:\n  - {name: hbm, technology: HBM2, "
+            "bandwidth: 460 GB/s}\nengines:\n  - name: fpga\n    kind: fpga\n    device: u280\n"
+            "    matrix: {tokens: 128, out: 128, reduce: 16}\n")
+    with pytest.raises(ConfigError) as err:
+        arch_from_doc(parse_yaml(text, "big.yaml"))
+    message = str(err.value)
+    assert "131,088 DSP" in message and "9,024" in message and "over by 122,064" in message
+    assert "engines[0].matrix" in message and "Fix:" in message
+
+
+@pytest.mark.parametrize("workload", [chain(256, 512, 1024, 256), chain(1, 4096, 4096, 4096)], ids=["mlp", "gemv"])
+def test_auto_is_never_slower_than_the_better_mode(workload: Workload) -> None:
+    """Auto picks per group; groups are shared, so auto <= min(sequential, dataflow)."""
+    a = arch(cores=2)
+    cycles = {m: plan(workload, a, "fpga", m).cycles for m in ("sequential", "dataflow", "auto")}
+    assert cycles["auto"] <= min(cycles["sequential"], cycles["dataflow"]) * (1 + 1e-12)
+    assert math.isfinite(cycles["auto"])
