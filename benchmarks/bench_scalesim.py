@@ -174,6 +174,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench_scalesim_") as tmp:
         work = Path(tmp)
         jobs = write_inputs(work)
+        (work / "out").mkdir()
         (work / "jobs.json").write_text(json.dumps(jobs))
         (work / "runner.py").write_text(RUNNER)
         print(f"running SCALE-Sim {SCALESIM_VERSION} on {len(jobs)} layers ...", flush=True)
