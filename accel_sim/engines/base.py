@@ -38,6 +38,10 @@ class EngineBase(BaseModel):
         """Bandwidth at which this engine sees `level` (near-memory engines read their own level faster)."""
         return level.bandwidth_bytes_per_s
 
+    def resource_rows(self) -> tuple[dict[str, object], ...]:
+        """Device resources used vs available (resource, used, available, utilization); none for fixed silicon."""
+        return ()
+
     def area_mm2(self, node_nm: float) -> float:
         """Silicon area of the engine's datapath at a technology node."""
         raise NotImplementedError(f"{type(self).__name__} does not define area_mm2")

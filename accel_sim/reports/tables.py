@@ -119,6 +119,16 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
         for resource, busy in summary["utilization"].items():
             totals.add_row(f"  utilization: {resource}", f"{100 * busy:.1f} %")
     console.print(totals)
+    for engine in result.arch.engines:
+        rows = engine.resource_rows()
+        if rows:
+            resources = Table(title=f"{engine.name}: resource utilization")
+            for name in ("resource", "used", "available", "utilization"):
+                resources.add_column(name, justify="left" if name == "resource" else "right")
+            for row in rows:
+                resources.add_row(str(row["resource"]), f"{row['used']:,}", f"{row['available']:,}",
+                                  f"{100 * row['utilization']:.1f}%")
+            console.print(resources)
     extra = ", timeline.png, timeline.csv" if result.trace is not None else ""
     console.print(f"report: {out_dir}/ (per_einsum.csv, summary.json, roofline.png{extra})")
 

@@ -147,9 +147,10 @@ class FpgaEngine(EngineBase):
                 ("URAM", self.ram_used("uram"), dev.uram, "buffers"), ("LUT", self.luts, dev.luts, "luts"),
                 ("FF", self.ffs, dev.ffs, "ffs"),
                 ("off-chip channels", self.cores * self.channels_per_core, dev.offchip.channels, "cores")]
+        # logic counts come from a synthesis report; a design that gives none has no LUT/FF rows
         return tuple({"resource": name, "used": used, "available": avail,
                       "utilization": used / avail if avail else math.inf, "key": key}
-                     for name, used, avail, key in rows)
+                     for name, used, avail, key in rows if used or key not in ("luts", "ffs"))
 
     # --- engine contract ---------------------------------------------------------------------------------
     def peak_per_cycle(self, einsum: Einsum) -> float:

@@ -140,3 +140,14 @@ def test_auto_is_never_slower_than_the_better_mode(workload: Workload) -> None:
     cycles = {m: plan(workload, a, "fpga", m).cycles for m in ("sequential", "dataflow", "auto")}
     assert cycles["auto"] <= min(cycles["sequential"], cycles["dataflow"]) * (1 + 1e-12)
     assert math.isfinite(cycles["auto"])
+
+
+def test_run_report_prints_the_resource_utilization_table(tmp_path, capsys) -> None:
+    """`accel-sim run` on the FlightLLM-like U280 and LLaMA2-7B decode prints DSP use 6,192 of 9,024:
+    3 cores x (128 x 2 x 16 = 4096 int8 MACs / 2 per DSP48E2 + 16 SFU lanes) (DS963: 9,024 DSPs)."""
+    from accel_sim.cli import main
+
+    assert main(["run", "arch_configs/fpga/flightllm_u280.yaml", "workloads/llama2-7b-decode-w4a8.yaml",
+                 "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "resource utilization" in out and "6,192" in out and "9,024" in out
