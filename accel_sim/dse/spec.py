@@ -21,7 +21,7 @@ from typing import Annotated, Callable, Iterator, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from accel_sim.errors import ConfigError
-from accel_sim.io.yaml import YamlDoc, format_key_path, load_yaml, validate
+from accel_sim.io.yaml import format_key_path, load_yaml, validate
 
 Scalar = Union[int, float, str, bool]
 CONSTRAINT = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>|==|!=)\s*([-+0-9.eE]+)\s*$")
@@ -298,7 +298,7 @@ def load_sweep(path: str | Path) -> Sweep:
         if not resolved.exists():
             raise error(("workloads", i), f"workload '{name}' not found",
                         "name a file in workloads/ (e.g. resnet50) or give a path; `accel-sim list` shows them")
-        workload_paths.append(str(resolved))
+        workload_paths.append(str(resolved.resolve()))
 
     seen: dict[str, int] = {}
     free: list[tuple[str, tuple[Scalar, ...]]] = []
@@ -336,14 +336,14 @@ def load_sweep(path: str | Path) -> Sweep:
     digest = hashlib.sha256(json.dumps(spec.model_dump(mode="json"), sort_keys=True).encode())
     for file in (arch_path, *workload_paths):  # a changed input makes old rows stale: resume must refuse
         digest.update(Path(file).read_bytes())
-    return Sweep(spec, str(path), str(arch_path), tuple(workload_paths), tuple(free), tuple(tied), constraints,
+    return Sweep(spec, str(path), str(arch_path.resolve()), tuple(workload_paths), tuple(free), tuple(tied), constraints,
                  digest.hexdigest(), lines)
 
 
 def _relative(name: str, spec_file: Path) -> str:
     """A path written in a spec is relative to the spec's folder when that file exists, else as given."""
     candidate = spec_file.parent / name
-    return str(candidate) if candidate.exists() and not Path(name).is_absolute() else name
+    return str(candidate.resolve()) if candidate.exists() and not Path(name).is_absolute() else name
 
 
 def check_metric_names(sweep: Sweep, metrics: dict[str, float]) -> None:
@@ -357,8 +357,3 @@ def check_metric_names(sweep: Sweep, metrics: dict[str, float]) -> None:
         if constraint.metric not in metrics:
             raise sweep.error_at(("constraints", i), f"unknown metric '{constraint.metric}'",
                                  f"use one of: {', '.join(known)}")
-
-
-def spec_doc(sweep: Sweep) -> YamlDoc:
-    """The spec file re-read (for reports that quote it)."""
-    return load_yaml(sweep.file)
