@@ -161,23 +161,25 @@ def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
         names = list(metrics)
     else:
         names = sorted(set(base.columns) & set(new.columns))
+    import numpy as np
+
     changes: list[Change] = []
-    for key in base.index.union(new.index, sort=False):
-        workload, item = key
-        in_base, in_new = key in base.index, key in new.index
-        for m in names:
-            old = float(base.at[key, m]) if in_base else math.nan
-            now = float(new.at[key, m]) if in_new and m in new.columns else math.nan
-            if not in_base or not in_new or m not in new.columns:
-                changes.append(Change(workload, item, m, old, now))
-                if not in_base or not in_new:
-                    break  # a missing row is one change, not one per metric
-                continue
-            if math.isnan(old) and math.isnan(now):
-                continue
-            if not math.isclose(now, old, rel_tol=rtol, abs_tol=0.0) and not (old == now):
-                changes.append(Change(workload, item, m, old, now))
-    return CheckReport(len(base.index.union(new.index)), tuple(names), tuple(changes), rtol)
+    keys = base.index.union(new.index, sort=False)
+    missing_rows = keys.difference(base.index.intersection(new.index), sort=False)
+    for workload, item in missing_rows:  # a missing row is one change, not one per metric
+        side = base if (workload, item) in base.index else new
+        value = float(side.at[(workload, item), names[0]]) if names and names[0] in side.columns else math.nan
+        changes.append(Change(workload, item, names[0] if names else "(row)",
+                              value if side is base else math.nan, value if side is new else math.nan))
+    shared = base.index.intersection(new.index, sort=False)
+    old = base.loc[shared].reindex(columns=names).to_numpy(dtype=float)
+    now = new.loc[shared].reindex(columns=names).to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        same = (old == now) | (np.isnan(old) & np.isnan(now)) | (np.abs(now - old) <= rtol * np.abs(old))
+    for r, c in zip(*np.nonzero(~same)):
+        workload, item = shared[r]
+        changes.append(Change(workload, item, names[c], float(old[r, c]), float(now[r, c])))
+    return CheckReport(len(keys), tuple(names), tuple(changes), rtol)
 
 
 def print_check(report: CheckReport, limit: int = 50) -> None:
