@@ -26,7 +26,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("workload", nargs="?", help="with an arch config: the workload to evaluate and report")
     rp.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                     help="with an arch config: override a spec field (as in `run`)")
-    rp.add_argument("-o", "--output", type=Path, help="folder for report.html and report.md (default: beside the input)")
+    rp.add_argument("-o", "--output", type=Path,
+                    help="folder for report.html and report.md (default: beside the input)")
     rp.set_defaults(handler=cmd_report)
 
     ck = sub.add_parser("check", help="compare results with a baseline; exit 1 with a diff table on a regression")

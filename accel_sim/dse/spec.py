@@ -258,7 +258,8 @@ class Sweep:
                 arch_set = tuple(f"{p}={_yaml_text(v)}" for p, v in params.items() if not p.startswith("workload."))
                 work_set = tuple(f"{p.removeprefix('workload.')}={_yaml_text(v)}" for p, v in params.items()
                                  if p.startswith("workload."))
-                yield PointTask(point_id, design_id, self.arch_path, arch_set, workload, self.spec.workloads[w], work_set,
+                yield PointTask(point_id, design_id, self.arch_path, arch_set, workload, self.spec.workloads[w],
+                                work_set,
                                 self.spec.objective, self.constraints, tuple(params.items()))
 
     def error_at(self, key_path: tuple[str | int, ...], problem: str, fix: str) -> ConfigError:
@@ -336,7 +337,8 @@ def load_sweep(path: str | Path) -> Sweep:
     digest = hashlib.sha256(json.dumps(spec.model_dump(mode="json"), sort_keys=True).encode())
     for file in (arch_path, *workload_paths):  # a changed input makes old rows stale: resume must refuse
         digest.update(Path(file).read_bytes())
-    return Sweep(spec, str(path), str(arch_path.resolve()), tuple(workload_paths), tuple(free), tuple(tied), constraints,
+    return Sweep(spec, str(path), str(arch_path.resolve()), tuple(workload_paths), tuple(free), tuple(tied),
+                 constraints,
                  digest.hexdigest(), lines)
 
 

@@ -118,7 +118,8 @@ def open_store(path: str | Path, *, spec_hash: str, meta: dict[str, str], resume
         count = db.execute("SELECT COUNT(*) FROM points").fetchone()[0]
     except sqlite3.DatabaseError as exc:
         raise ConfigError(f"not a results store ({exc})", file=path,
-                          fix="pick a new --store path; an accel-sim store is a SQLite file written by `sweep`") from None
+                          fix="pick a new --store path; an accel-sim store is a SQLite file written by `sweep`"
+                          ) from None
     if existed and count and overwrite:
         db.execute("DELETE FROM points")
         db.execute("DELETE FROM meta")
@@ -213,5 +214,6 @@ def export_results(path: str | Path, out: str | Path) -> Path:
             raise ConfigError("Parquet export needs pyarrow", file=out,
                               fix="pip install 'accel-sim[parquet]' or export to .csv") from None
     else:
-        raise ConfigError(f"unknown export format '{out.suffix}'", file=out, fix="end the file name in .csv or .parquet")
+        raise ConfigError(f"unknown export format '{out.suffix}'", file=out,
+                          fix="end the file name in .csv or .parquet")
     return out

@@ -239,7 +239,8 @@ def write_sweep_report(store: str | Path, out_dir: str | Path | None = None) -> 
             doc.text("knee: " + ", ".join(f"{p} = {_fmt(knee.iloc[0][p])}" for p in axes + list(objectives)
                                           if p in knee.columns))
         stem = "".join(c if c.isalnum() else "_" for c in workload)
-        doc.figure(pareto_figure(group, objectives, front, str(workload)), "Pareto scatter: front circled, knee starred",
+        doc.figure(pareto_figure(group, objectives, front, str(workload)),
+                   "Pareto scatter: front circled, knee starred",
                    out / f"pareto_{stem}.png")
         columns = [a for a in axes if a in group.columns and group[a].nunique() > 1] + list(objectives)
         doc.figure(parallel_figure(feasible, columns, set(front["point_id"]), str(workload)),

@@ -195,7 +195,8 @@ def print_check(report: CheckReport, limit: int = 50) -> None:
     for name, justify in (("workload", "left"), ("einsum / point", "left"), ("metric", "left"),
                           ("baseline", "right"), ("result", "right"), ("change", "right")):
         table.add_column(name, justify=justify, overflow="fold")
-    for c in sorted(report.changes, key=lambda c: -abs(c.relative) if not math.isnan(c.relative) else -math.inf)[:limit]:
+    largest_first = sorted(report.changes, key=lambda c: -math.inf if math.isnan(c.relative) else -abs(c.relative))
+    for c in largest_first[:limit]:
         change = ("missing in result" if math.isnan(c.result) else "missing in baseline" if math.isnan(c.baseline)
                   else f"{100 * c.relative:+.2f} %")
         table.add_row(c.workload, c.item, c.metric, f"{c.baseline:.6g}", f"{c.result:.6g}", change)
