@@ -170,7 +170,7 @@ def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp") -> Re
             if not capable:
                 roofline(einsum, workload, arch)  # raises the InfeasibleError that names the missing engine
                 raise InfeasibleError(f"no engine can run einsum '{einsum.name}'")
-            options = [(engine, engine.cost(einsum, workload, arch)) for engine in capable]
+            options = [(engine, engine.best_cost(einsum, workload, arch, objective)) for engine in capable]
             engine, cost = min(options, key=lambda pair: _score(pair[1], objective))
             seen[key] = (tensors, engine.name, cost, bound_on(einsum, workload, arch, engine.name))
         first_tensors, engine_name, cost, bound = seen[key]

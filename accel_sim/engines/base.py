@@ -42,6 +42,10 @@ class EngineBase(BaseModel):
         """Device resources used vs available (resource, used, available, utilization); none for fixed silicon."""
         return ()
 
+    def best_cost(self, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp") -> Cost:
+        """The cost with the best mapping for `objective`; engines without a mapper return `cost`."""
+        return self.cost(einsum, workload, arch)
+
     def area_mm2(self, node_nm: float) -> float:
         """Silicon area of the engine's datapath at a technology node."""
         raise NotImplementedError(f"{type(self).__name__} does not define area_mm2")

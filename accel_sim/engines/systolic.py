@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from pydantic import BaseModel, Field
+
 from accel_sim.engines.base import EngineBase
-from accel_sim.spec.fields import PositiveInt
+from accel_sim.spec.fields import SPEC_CONFIG, PositiveFloat, PositiveInt
 from accel_sim.spec.workload import Einsum
 
 Dataflow = Literal["os", "ws", "is"]
@@ -29,6 +31,32 @@ if TYPE_CHECKING:
     from accel_sim.spec.workload import Workload
 
 
+class PinnedFactor(BaseModel):
+    """One factor the mapper must use: rank `rank` takes `factor` at `slot` (rows, cols or a memory level)."""
+
+    model_config = SPEC_CONFIG
+
+    rank: str
+    slot: str
+    factor: PositiveInt
+
+
+class MapperSpec(BaseModel):
+    """How `accel-sim run` maps each contraction on this engine (YAML key `mapper:` of a systolic engine).
+
+    method: 'local' (default: exact local search from the dataflow-implied mappings, fast enough for whole
+    networks), 'cpsat' (the CP-SAT mapper), 'exhaustive', 'random', or 'dataflow' (only the implied mapping,
+    SCALE-Sim's folds). `pin` fixes factors for every einsum that has the named rank.
+    """
+
+    model_config = SPEC_CONFIG
+
+    method: Literal["local", "cpsat", "exhaustive", "random", "dataflow"] = "local"
+    time_limit_s: PositiveFloat = Field(0.03, alias="time_limit")  # seconds per distinct einsum shape
+    seed: int = 0
+    pin: tuple[PinnedFactor, ...] = ()
+
+
 class SystolicEngine(EngineBase):
     """A rows x cols array of multiply-accumulate units (TPU MXU, Eyeriss-style PE arrays)."""
 
@@ -37,6 +65,7 @@ class SystolicEngine(EngineBase):
     cols: PositiveInt
     dataflow: Dataflow | Literal["any"] = "ws"  # "any": the mapper chooses the dataflow per einsum
     operand_bits: PositiveInt = 8  # multiplier width the PEs are built for (sets area; energy follows the tensors)
+    mapper: MapperSpec = MapperSpec()
 
     def peak_per_cycle(self, einsum: Einsum) -> float:
         """rows * cols MACs per cycle for contractions; other operators do not run on the array."""
@@ -51,6 +80,24 @@ class SystolicEngine(EngineBase):
         from accel_sim.engines.costing import systolic_cost
 
         return systolic_cost(einsum, workload, arch, self)
+
+    def best_cost(self, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp") -> Cost:
+        """The mapper's best mapping for `objective` (accel_sim.mapper); the implied one if none fits."""
+        from accel_sim.errors import InfeasibleError
+        from accel_sim.mapper.search import search
+
+        ranks = {r for r, _ in einsum.rank_sizes}
+        pinned: dict[str, dict[str, int]] = {}
+        for pin in self.mapper.pin:
+            if pin.rank in ranks:
+                pinned.setdefault(pin.rank, {})[pin.slot] = pin.factor
+        try:
+            return search(einsum, workload, arch, self, objective, self.mapper.method, self.mapper.time_limit_s,
+                          self.mapper.seed, pinned or None).cost
+        except InfeasibleError:
+            if pinned:
+                raise
+            return self.cost(einsum, workload, arch)  # nothing fits: the implied mapping, charged as it runs
 
     def area_mm2(self, node_nm: float) -> float:
         """rows x cols PEs, each a MAC at `operand_bits` with its operand and accumulator registers."""

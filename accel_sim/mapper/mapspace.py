@@ -15,6 +15,7 @@ Options are numpy arrays; `SystolicSpace.batch` turns index arrays into a `Mappi
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Iterator, Mapping as MappingType
@@ -37,15 +38,14 @@ ROWS, COLS, TIME, OTHER = 0, 1, 2, 3  # the place a dataflow gives a rank
 CHUNK = 20_000  # candidates per scored batch: about 0.3 GB of loop-nest arrays at 7 ranks and 4 levels
 
 
+@functools.lru_cache(maxsize=4096)
 def ordered_factorizations(n: int, slots: int) -> np.ndarray:
-    """int64 (F, slots): every ordered tuple of positive integers whose product is n."""
+    """int64 (F, slots): every ordered tuple of positive integers whose product is n (cached; do not modify)."""
     if slots == 1:
         return np.array([[n]], dtype=np.int64)
-    rows = []
-    for d in _divisors(n):
-        for rest in ordered_factorizations(n // d, slots - 1):
-            rows.append([d, *rest])
-    return np.array(rows, dtype=np.int64)
+    parts = [np.concatenate([np.full((len(rest), 1), d), rest], axis=1)
+             for d in _divisors(n) for rest in [ordered_factorizations(n // d, slots - 1)]]
+    return np.concatenate(parts, axis=0)
 
 
 def _divisors(n: int) -> list[int]:
@@ -118,6 +118,17 @@ class SystolicSpace:
         order = rng.integers(0, self.orders[d].shape[1], (n, len(self.level_names)))
         return d, choice, order
 
+    def locate(self, dataflow: int, batch: MappingBatch, i: int) -> np.ndarray | None:
+        """Option indices (R,) of candidate i's factors, or None when some rank's factors are not an option."""
+        out = []
+        for r, opts in enumerate(self.options[dataflow]):
+            row = np.concatenate([[batch.spatial[i, :, r].prod()], batch.temporal[i, :, r]])
+            hit = np.flatnonzero((opts == row).all(axis=1))
+            if not len(hit):
+                return None
+            out.append(int(hit[0]))
+        return np.array(out, dtype=np.int64)
+
     def neighbours(self, dataflow: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every mapping one step away: one rank's factor option or one level's loop order changed."""
         choices, orders = [], []
@@ -136,8 +147,13 @@ class SystolicSpace:
 
 
 def systolic_space(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
-                   pinned: MappingType[str, MappingType[str, int]] | None = None) -> SystolicSpace:
-    """The mapspace of `einsum` on `engine`; `pinned` fixes factors: {rank: {'rows'|'cols'|level: factor}}."""
+                   pinned: MappingType[str, MappingType[str, int]] | None = None,
+                   include: MappingBatch | None = None, include_flows: np.ndarray | None = None) -> SystolicSpace:
+    """The mapspace of `einsum` on `engine`; `pinned` fixes factors: {rank: {'rows'|'cols'|level: factor}}.
+
+    `include` adds the factor options of given mappings (with dataflow codes `include_flows`), e.g. the
+    dataflow-implied ones whose uneven spatial splits the divisor options may lack.
+    """
     roles = gemm_roles(einsum, workload.tensor_map)
     ranks, tensors = rank_names(einsum), tensor_names(einsum)
     levels = tuple(lv.name for lv in arch.memory)
@@ -165,6 +181,10 @@ def systolic_space(einsum: Einsum, workload: Workload, arch: Arch, engine: Systo
     options = []
     orders = []
     for d in range(3):
+        if d not in flows:
+            options.append(tuple(np.zeros((0, 1 + len(levels)), np.int64) for _ in ranks))
+            orders.append(np.zeros((len(levels), 0, len(ranks)), np.int64))
+            continue
         per_rank = []
         for ri, (rank, size) in enumerate(zip(ranks, sizes)):
             place = places[d, ri]
@@ -172,9 +192,11 @@ def systolic_space(einsum: Einsum, workload: Workload, arch: Arch, engine: Systo
             spatial = spatial_choices(size, axis) if axis is not None else [1]
             rows_ = [np.concatenate([np.full((len(t), 1), s), t], axis=1)
                      for s in spatial for t in [ordered_factorizations(-(-size // s), len(levels))]]
-            opts = np.concatenate(rows_, axis=0)
-            if place == TIME and len(levels) > 0:
-                pass  # any level may split the streamed rows (more folds, smaller tiles)
+            if include is not None:
+                mine = include_flows == d
+                spatial_in = include.spatial[mine][:, :, ri].prod(axis=1)[:, None]
+                rows_.append(np.concatenate([spatial_in, include.temporal[mine][:, :, ri]], axis=1))
+            opts = np.unique(np.concatenate(rows_, axis=0), axis=0)
             keep = np.ones(len(opts), dtype=bool)
             for slot, factor in pinned.get(rank, {}).items():
                 col = 0 if slot in ("rows", "cols") else 1 + levels.index(slot)
