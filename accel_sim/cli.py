@@ -1,4 +1,4 @@
-"""accel-sim command line: run | workload | validate | scalesim | list. Bad input exits 2 with one paragraph, no traceback."""
+"""accel-sim command line: run | workload | validate | scalesim | search | list. Bad input exits 2 with one paragraph, no traceback."""
 from __future__ import annotations
 
 import argparse
@@ -64,6 +64,16 @@ def _parser() -> argparse.ArgumentParser:
     ss.add_argument("--gemm", action="store_true", help="the topology lists GEMMs (Layer, M, N, K)")
     ss.add_argument("-o", "--output", type=Path, help="report folder (default: reports/scalesim__<topology stem>)")
     ss.set_defaults(handler=_cmd_scalesim)
+
+    se = sub.add_parser("search", help="map one or every contraction of a workload; print the loop nest and costs")
+    se.add_argument("arch", help="arch config")
+    se.add_argument("workload", help="ONNX model, einsum cascade or zoo recipe")
+    se.add_argument("--einsum", help="only this einsum (default: every distinct contraction)")
+    se.add_argument("--objective", choices=["latency", "energy", "edp"], default="edp")
+    se.add_argument("--method", choices=["cpsat", "local", "exhaustive", "random", "dataflow"], default="cpsat")
+    se.add_argument("--time-limit", type=float, default=1.0, help="seconds per einsum (default 1.0)")
+    se.add_argument("--engine", help="systolic engine name (default: the first that can run the einsum)")
+    se.set_defaults(handler=_cmd_search)
 
     lst = sub.add_parser("list", help="list shipped architectures, workloads, zoo presets and engine kinds")
     lst.set_defaults(handler=_cmd_list)
@@ -140,6 +150,46 @@ def _cmd_scalesim(args: argparse.Namespace) -> int:
     out_dir = args.output or Path("reports") / f"scalesim__{_slug(Path(args.topology).stem)}"
     paths = write_reports(reports, out_dir)
     print_summary(layers, reports, paths)
+    return 0
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from accel_sim.errors import ConfigError
+    from accel_sim.io.load import load_arch, load_workload
+    from accel_sim.mapper.search import loop_nest_text, search
+
+    arch = load_arch(args.arch)
+    workload = load_workload(args.workload)
+    systolic = [e for e in arch.engines if e.kind == "systolic" and (args.engine in (None, e.name))]
+    if not systolic:
+        raise ConfigError(f"arch '{arch.name}' has no systolic engine" + (f" named '{args.engine}'" if args.engine
+                          else ""), fix="name a systolic engine with --engine, or use an arch that has one",
+                          file=args.arch)
+    if args.einsum is not None:
+        names = [e.name for e in workload.einsums]
+        if args.einsum not in names:
+            raise ConfigError(f"workload '{workload.name}' has no einsum '{args.einsum}'",
+                              fix=f"use one of: {', '.join(names[:20])}{' ...' if len(names) > 20 else ''}",
+                              file=args.workload)
+        einsums = [workload.einsum(args.einsum)]
+    else:
+        seen, einsums = set(), []
+        for e in workload.einsums:
+            key = workload.shape_key(e)[0]
+            if e.op == "mac" and key not in seen:
+                seen.add(key)
+                einsums.append(e)
+    engine = systolic[0]
+    for einsum in einsums:
+        r = search(einsum, workload, arch, engine, args.objective, args.method, args.time_limit)
+        c, st = r.cost, r.stats
+        print(f"== {einsum.name} on {engine.name}: {dict(einsum.rank_sizes)}")
+        print(loop_nest_text(r, arch))
+        print(f"cycles {c.total_cycles:,.0f} (compute {c.compute_cycles:,.0f}, fill/drain {c.fill_drain_cycles:,.0f}, "
+              f"stall {c.stall_cycles:,.0f})  energy {c.total_energy_j:.4g} J  utilization {c.utilization:.3f}  "
+              f"{args.objective} {r.score:.4g}")
+        print(f"search: {st.method}, {st.candidates:,} candidates scored of {st.space_size:,}, solver "
+              f"{st.solver_status or '-'}, proxy gap {st.gap:.3g}, {st.wall_s:.3f} s\n")
     return 0
 
 

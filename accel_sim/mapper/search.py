@@ -251,3 +251,25 @@ def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: Systolic
         f"smallest level '{name}' holds {capacity:,.0f} bytes, and even single-element tiles of every operand "
         f"({smallest:g} bytes, twice that double-buffered) or the array's operand slices do not fit. "
         f"Fix: raise the capacity of '{name}' or narrow the operands")
+
+
+def loop_nest_text(result: SearchResult, arch: Arch) -> str:
+    """The mapping as a loop nest, one line per loop, level by level (like Timeloop's map.txt)."""
+    m = result.mapping
+    orders = dict(m.order)
+    lines, indent = [], ""
+    for level in arch.memory:
+        skip = m.bypassed(level.name)
+        lines.append(f"{indent}{level.name}" + (f"  [bypass: {', '.join(skip)}]" if skip else ""))
+        factors = m.factors(level.name)
+        for rank in orders.get(level.name, tuple(factors)):
+            if factors.get(rank, 1) > 1:
+                lines.append(f"{indent}| for {rank} in [0:{factors[rank]})")
+                indent += "  "
+    for axis, factors in m.spatial:
+        for rank, f in factors:
+            if f > 1:
+                lines.append(f"{indent}| parallel-for {rank} in [0:{f}) on {axis}")
+                indent += "  "
+    lines.append(f"{indent}<< MAC, {result.dataflow} dataflow >>")
+    return "\n".join(lines)
