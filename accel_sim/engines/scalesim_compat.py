@@ -19,6 +19,7 @@ from typing import Literal
 
 import numpy as np
 
+from accel_sim.engines.scalesim_layout import stream_layout, window_misses
 from accel_sim.engines.systolic import Dataflow, FoldPlan, fold_plan, sram_traffic
 from accel_sim.errors import AccelSimError
 
@@ -417,6 +418,36 @@ def _read_buffer_user(fetch: np.ndarray, demand: _Stream, total_words: int, line
     done = -1 + (lines_per_fetch + DRAM_READ_LATENCY) * np.arange(1, count + 1, dtype=np.int64)
     return _ReadResult((n0 + count * lines_per_fetch) * line_words, -n0, int(done[-1]) if count else -1,
                        rows[np.asarray(fetch_entries, dtype=np.int64)], done)
+
+
+def _read_buffer_fast(layer: ScaleSimLayer, arch: ScaleSimArch, operand: Literal["ifmap", "filter"],
+                      total_words: int, line_words: int) -> _ReadResult | None:
+    """§6 read buffer from the layout arithmetic of `scalesim_layout`; None where it does not apply (window overrun)."""
+    m, n, k = layer.mnk
+    R, C, df = arch.rows, arch.cols, arch.dataflow
+    plan = fold_plan(m, n, k, R, C, df)
+    Fr, Fc = int(plan.row_folds), int(plan.col_folds)
+    valid = valid_ifmap_entries(layer) if operand == "ifmap" else k * n
+    active = -(-total_words // 2)
+    prefetch_half = total_words - active
+    n0 = min(-(-active // line_words), -(-_prefetch_words(plan, df, operand) // line_words))
+    group_size = -(-total_words // SETS_PER_BUFFER)
+    n_groups = valid // group_size + 1
+    n_active = min(-(-active // group_size), n_groups)
+    step = min(-(-prefetch_half // group_size), n_groups - n_active)
+    lines_per_fetch = -(-prefetch_half // line_words)
+    if n_active >= n_groups:
+        rows, fetches = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    elif operand == "ifmap" and valid != m * k:
+        return None     # overrun entries scatter -1 through the stream; the materialized algorithm handles them
+    else:
+        lay = stream_layout(df, operand, m, n, k, R, C, Fr, Fc)
+        rows, fetches = window_misses(lay, layer if operand == "ifmap" else None, Fr, Fc, R, int(plan.spatial_rows),
+                                      int(plan.cycles_per_fold), group_size, n_groups, n_active, step)
+    count = int(fetches.sum())
+    done = -1 + (lines_per_fetch + DRAM_READ_LATENCY) * np.arange(1, count + 1, dtype=np.int64)
+    return _ReadResult((n0 + count * lines_per_fetch) * line_words, -n0, int(done[-1]) if count else -1,
+                       np.repeat(rows, fetches), done)
 
 
 # --------------------------------------------------------------------------------------------
@@ -824,15 +855,62 @@ def _last_ifmap_service_closed(layer: ScaleSimLayer, arch: ScaleSimArch, F: int,
         batch *= 2
 
 
+def _ofmap_row_counts(plan: FoldPlan, df: Dataflow) -> np.ndarray:
+    """Ofmap words written at each demand row (§6 ofmap demand), from each fold's (rows, cols) used.
+
+    os writes the flipped ru x cu tile skewed after T - 1 empty rows, so local row T - 1 + u + j holds
+    (u, j) with u in [R - ru, R - 1], j < cu; ws/is write T x cu skewed after 2R - 1 empty rows.
+    The count at offset o of a sum u + j over two boxes is the overlap of one box with o minus the other.
+    """
+    R, C, T = int(plan.rows), int(plan.cols), int(plan.temporal)
+    Fr, Fc, L = int(plan.row_folds), int(plan.col_folds), int(plan.cycles_per_fold)
+    fc, fr = np.divmod(np.arange(Fr * Fc, dtype=np.int64), Fr)
+    ru = np.minimum(R, int(plan.spatial_rows) - fr * R)[:, None]
+    cu = np.minimum(C, int(plan.spatial_cols) - fc * C)[:, None]
+    row = np.arange(L, dtype=np.int64)[None, :]
+    if df == "os":
+        o, a0, a1 = row - (T - 1), R - ru, R - 1
+    else:
+        o, a0, a1 = row - (2 * R - 1), np.zeros_like(ru), np.full_like(ru, T - 1)
+    return np.maximum(np.minimum(a1, o) - np.maximum(a0, o - cu + 1) + 1, 0).ravel()
+
+
+def _demand_row_bounds(layer: ScaleSimLayer, arch: ScaleSimArch, plan: FoldPlan) -> dict[str, tuple[int, int]]:
+    """First and last demand rows holding an address, per operand (§3 table less the read hit latency)."""
+    closed = _sram_start_stop_closed(plan, arch.dataflow)
+    bounds = {op: (start - READ_HIT_LATENCY, stop - READ_HIT_LATENCY) for op, (start, stop) in closed.items()
+              if op != "ofmap"}
+    bounds["ofmap"] = closed["ofmap"]
+    m, _, k = layer.mnk
+    if valid_ifmap_entries(layer) != m * k:
+        F, L = int(plan.folds), int(plan.cycles_per_fold)
+        bounds["ifmap"] = (bounds["ifmap"][0], _last_ifmap_service_closed(layer, arch, F, L) - READ_HIT_LATENCY)
+    return bounds
+
+
 def _simulate_streams(layer: ScaleSimLayer, arch: ScaleSimArch, tot: dict[str, int], line: dict[str, int],
                       n_rows: int) -> tuple[int, int, dict[str, tuple[int, int]], dict[str, tuple[int, int, int]]]:
-    """§6/§7 on the full demand: stalls, total cycles, SRAM start/stop and DRAM (start, stop, words) per operand."""
-    if_s, fl_s, of_counts = demand_streams(layer, arch)
-    demand = {"ifmap": if_s, "filter": fl_s}
+    """§6/§7: stalls, total cycles, SRAM start/stop and DRAM (start, stop, words) per operand.
+
+    USER mode never builds the demand: reads come from the layout arithmetic (`_read_buffer_fast`), the
+    ofmap writes per row and the first/last rows of each operand from closed forms. The materialized
+    demand is built only for what the arithmetic does not cover (USER reads with window overrun, CALC).
+    """
+    m, n, k = layer.mnk
+    plan = fold_plan(m, n, k, arch.rows, arch.cols, arch.dataflow)
+    demand: dict[str, _Stream] = {}
     reads: dict[str, _ReadResult] = {}
     if arch.interface == "USER":
         for op in ("ifmap", "filter"):
-            reads[op] = _read_buffer_user(prefetch_stream(layer, arch, op), demand[op], tot[op], line[op])
+            fast = _read_buffer_fast(layer, arch, op, tot[op], line[op])
+            if fast is None:
+                if not demand:
+                    demand["ifmap"], demand["filter"], _ = demand_streams(layer, arch)
+                fast = _read_buffer_user(prefetch_stream(layer, arch, op), demand[op], tot[op], line[op])
+            reads[op] = fast
+        of_counts = _ofmap_row_counts(plan, arch.dataflow)
+    else:
+        demand["ifmap"], demand["filter"], of_counts = demand_streams(layer, arch)
     writes = _WriteBuffer(tot["ofmap"], line["ofmap"])
     timeline = _row_loop(n_rows, of_counts, reads, writes)
     writes.finish(timeline.last_service)
@@ -849,13 +927,10 @@ def _simulate_streams(layer: ScaleSimLayer, arch: ScaleSimArch, tot: dict[str, i
                                                    tot[op])
             dram[op] = (start, stop, words)
     dram["ofmap"] = (int(writes.first_drain), int(writes.last_drain), int(writes.writes))
-    ss: dict[str, tuple[int, int]] = {}
-    for op in ("ifmap", "filter"):
-        rows = demand[op].rows[demand[op].addrs != -1]
-        ss[op] = (timeline.service(op, int(rows[0]), READ_HIT_LATENCY),
-                  timeline.service(op, int(rows[-1]), READ_HIT_LATENCY))
-    of_rows = np.flatnonzero(of_counts)
-    ss["ofmap"] = (timeline.service("ofmap", int(of_rows[0]), 0), timeline.service("ofmap", int(of_rows[-1]), 0))
+    bounds = _demand_row_bounds(layer, arch, plan)
+    ss = {op: (timeline.service(op, first, READ_HIT_LATENCY), timeline.service(op, last, READ_HIT_LATENCY))
+          for op, (first, last) in bounds.items() if op != "ofmap"}
+    ss["ofmap"] = (timeline.service("ofmap", bounds["ofmap"][0], 0), timeline.service("ofmap", bounds["ofmap"][1], 0))
     return stalls, total, ss, dram
 
 
