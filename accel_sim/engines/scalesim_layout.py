@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 Family = Literal["diag", "tile"]
 UNIT_WORDS = 2048   # words per demand unit: small enough to expand cheaply near a window edge
+COPY_BATCH = 256    # words whose copies are located at once while looking for the first miss
 
 
 @dataclass(frozen=True)
@@ -180,26 +181,30 @@ def unit_words(lay: StreamLayout, units: DemandUnits, i: int, row_folds: int, ro
 
 def copy_groups(lay: StreamLayout, layer: ScaleSimLayer | None, mat_row: np.ndarray, col: np.ndarray,
                 group_words: int) -> np.ndarray:
-    """Groups of every copy of each word (one row per word, its own group first; ifmap words repeat in convs)."""
+    """Groups of every copy of each word (one row per word; ifmap words repeat where conv windows overlap).
+
+    Ifmap word (y, x, c) sits at every (output pixel, tap) with py * stride + r = y and px * stride + s = x:
+    one candidate per tap row r2 and column s2 of the window, kept when the stride divides the shift and
+    the output pixel exists; other candidates repeat the word's own group.
+    """
     own = valid_index(lay, mat_row, col) // group_words
     if layer is None:
         return own[:, None]
     st, rf, sf, ch = layer.stride, layer.filter_h, layer.filter_w, layer.channels
     ho, wo = layer.ofmap_h, layer.ofmap_w
-    span_y, span_x = min((rf - 1) // st, ho - 1), min((sf - 1) // st, wo - 1)
-    if span_y == 0 and span_x == 0:
-        return own[:, None]
+    if min(rf - 1, (ho - 1) * st) < st and min(sf - 1, (wo - 1) * st) < st:
+        return own[:, None]      # windows do not overlap: every ifmap word has one im2col entry
     block, t = np.divmod(mat_row, lay.extent)
     lane = block * lay.width + col
     pix, tap = (lane, t) if lay.pixel_is_lane else (t, lane)
     py, px = np.divmod(pix, wo)
     rs, c = np.divmod(tap, ch)
     r, s = np.divmod(rs, sf)
-    a, b = np.meshgrid(np.arange(-span_y, span_y + 1), np.arange(-span_x, span_x + 1), indexing="ij")
-    a, b = a.ravel()[None, :], b.ravel()[None, :]
-    py2, r2 = py[:, None] + a, r[:, None] - a * st
-    px2, s2 = px[:, None] + b, s[:, None] - b * st
-    ok = (r2 >= 0) & (r2 < rf) & (py2 >= 0) & (py2 < ho) & (s2 >= 0) & (s2 < sf) & (px2 >= 0) & (px2 < wo)
+    r2, s2 = np.meshgrid(np.arange(rf), np.arange(sf), indexing="ij")
+    r2, s2 = r2.ravel()[None, :], s2.ravel()[None, :]
+    dy, dx = r[:, None] - r2, s[:, None] - s2          # the other pixel is py + dy / stride, px + dx / stride
+    py2, px2 = py[:, None] + dy // st, px[:, None] + dx // st
+    ok = (dy % st == 0) & (dx % st == 0) & (py2 >= 0) & (py2 < ho) & (px2 >= 0) & (px2 < wo)
     pix2 = np.where(ok, py2 * wo + px2, 0)
     tap2 = np.where(ok, (r2 * sf + s2) * ch + c[:, None], 0)
     lane2, t2 = (pix2, tap2) if lay.pixel_is_lane else (tap2, pix2)
@@ -238,16 +243,24 @@ def window_misses(lay: StreamLayout, layer: ScaleSimLayer | None, row_folds: int
             u, chunk = u + int(unsafe[0]), 64
         if cached != u:
             demand_row, mat_row, col = unit_words(lay, units, u, row_folds, rows, fold_cycles)
-            groups = copy_groups(lay, layer, mat_row, col, group_words)
+            own = valid_index(lay, mat_row, col) // group_words
             cached = u
-        hit = (((groups[first:] - start) % n_groups) < n_active).any(axis=1)
-        miss = np.flatnonzero(~hit)
-        if miss.size == 0:
+        # only words whose own group is outside the window can miss; check their copies a few at a time
+        outside = first + np.flatnonzero((own[first:] - start) % n_groups >= n_active)
+        e, lo, batch = -1, 0, COPY_BATCH
+        while lo < outside.size:
+            cand = outside[lo:lo + batch]
+            groups = copy_groups(lay, layer, mat_row[cand], col[cand], group_words)
+            miss = np.flatnonzero(~(((groups - start) % n_groups) < n_active).any(axis=1))
+            if miss.size:
+                e, mine = int(cand[miss[0]]), groups[miss[0]]
+                break
+            lo, batch = lo + batch, batch * 4   # the miss is not near: look further at once
+        if e < 0:
             u, first = u + 1, 0
             continue
-        e = first + int(miss[0])
         starts = (start + ks * step) % n_groups
-        ok = (((groups[e][None, :] - starts[:, None]) % n_groups) < n_active).any(axis=1)
+        ok = (((mine[None, :] - starts[:, None]) % n_groups) < n_active).any(axis=1)
         if not ok.any():
             from accel_sim.engines.scalesim_compat import ScaleSimUnsupported
             raise ScaleSimUnsupported("SCALE-Sim 3.0.0 loops forever: its read window never reaches a word")
