@@ -257,6 +257,7 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
         choice[better] = pick
         best_key = np.where(better[:, None], key, best_key)
         fits |= ok
+    fits &= (batch.spatial.prod(axis=2) <= np.array([engine.rows, engine.cols])).all(axis=1)   # PE count
 
     counts = {}
     for action in ("read", "fill", "update", "write"):

@@ -13,7 +13,7 @@ which keeps them linear:
   normalized to the dataflow-implied mapping (1e6 units each).
 The solver proves an optimum of the proxy (or reports its bound and gap); the near-optimal solutions
 (within 10% of the proxy optimum, at most MAX_SOLUTIONS) are expanded over loop orders and scored exactly
-by the engine in one batch, and `mapper/search.py` refines the best of them by exact local search. Runs are deterministic: one worker and a fixed seed.
+by the engine in one batch, and `mapper/search.py` refines the best of them by exact local search. Runs are deterministic: one worker, a fixed seed and a deterministic-time limit.
 """
 from __future__ import annotations
 
@@ -33,9 +33,10 @@ if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.workload import Einsum, Workload
 
-S = 16                 # log scale: 16 steps per octave (a rounded tile log is within 4.4% per rank)
+S = 8                  # log scale: 8 steps per octave (a rounded tile log is within 9% per rank)
 UNIT = 1_000_000       # proxy units of the reference mapping's cycles and energy
 MAX_SOLUTIONS = 24     # near-optimal solutions expanded over orders and scored exactly
+WALL_FACTOR = 4       # the limit is CP-SAT's deterministic time (same answer on a busy machine); wall <= 4x
 NEAR = 1.10            # near-optimal: proxy within 10% of the best found
 
 
@@ -270,7 +271,8 @@ def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int
          ) -> tuple[str, list[tuple[int, ...]], float, float]:
     """Optimize, then enumerate near-optimal solutions; (status, choices, objective, bound)."""
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(time_limit_s * 0.8, 1e-3)
+    solver.parameters.max_deterministic_time = max(time_limit_s * 0.8, 1e-3)
+    solver.parameters.max_time_in_seconds = max(WALL_FACTOR * time_limit_s * 0.8, 1e-3)
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
     collector = _Collector(x, 10**9)
@@ -282,7 +284,8 @@ def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int
     model.add(goal <= int(value * NEAR) + 1)
     model.clear_objective()
     near = cp_model.CpSolver()
-    near.parameters.max_time_in_seconds = max(time_limit_s * 0.2, 1e-3)
+    near.parameters.max_deterministic_time = max(time_limit_s * 0.2, 1e-3)
+    near.parameters.max_time_in_seconds = max(WALL_FACTOR * time_limit_s * 0.2, 1e-3)
     near.parameters.num_workers = 1
     near.parameters.random_seed = seed
     near.parameters.enumerate_all_solutions = True

@@ -101,6 +101,9 @@ def concat(batches: list[MappingBatch]) -> MappingBatch:
 
 
 _CACHE: dict[tuple, SearchResult] = {}
+PAIR_LIMIT = 20_000  # two-step moves are tried when they are at most this many candidates (one chunk)
+DESCENT_ROUNDS = 20  # local-search moves per start after the solver
+STARTS = 8  # best exactly-scored solver solutions that local search starts from
 LOCAL_ROUNDS = 1  # moves of the 'local' method: whole networks map in about a second (ResNet-50 on TPU v1)
 
 
@@ -157,7 +160,7 @@ def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngin
                 break
     elif method == "local":  # deterministic (no clock): `run` results must not depend on machine load
         for start_ in _implied_starts(space, seeds, seed_flows):
-            _descend(space, *start_, offer, math.inf, LOCAL_ROUNDS)
+            _descend(space, *start_, offer, math.inf, LOCAL_ROUNDS, pairs=False)
     elif method == "cpsat":
         from accel_sim.mapper.cpsat import solve
 
@@ -167,7 +170,7 @@ def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngin
         starts = []
         if len(found.choice):
             values = offer(found.dataflow, found.choice, found.order)
-            starts = [(int(found.dataflow[i]), found.choice[i], found.order[i]) for i in np.argsort(values)[:3]
+            starts = [(int(found.dataflow[i]), found.choice[i], found.order[i]) for i in np.argsort(values)[:STARTS]
                       if np.isfinite(values[i])]
         starts += [] if pinned else _implied_starts(space, seeds, seed_flows)
         if not starts:  # the proxy found nothing in time: start from the best of a few random mappings
@@ -177,8 +180,8 @@ def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngin
                 values = offer(d, choice, order)
                 if np.isfinite(values.min()):
                     starts.append((d, choice[int(np.argmin(values))], order[int(np.argmin(values))]))
-        for d, choice, order in starts:
-            _descend(space, d, choice, order, offer, start + time_limit_s)
+        for d, choice, order in starts:   # bounded by moves, not the clock: deterministic
+            _descend(space, d, choice, order, offer, math.inf, DESCENT_ROUNDS)
     if best.found is None or not np.isfinite(best.score):
         raise _infeasible(einsum, workload, arch, engine, space)
     batch, flows, scores, i = best.found
@@ -202,10 +205,11 @@ def _implied_starts(space: SystolicSpace, seeds: MappingBatch, flows: np.ndarray
 
 
 def _descend(space: SystolicSpace, d: int, choice: np.ndarray, order: np.ndarray, offer, deadline: float,
-             max_rounds: int = 1_000) -> None:
+             max_rounds: int = 1_000, pairs: bool = True) -> None:
     """Exact local search: move to the best neighbour (one rank's option or one level's order) while it improves.
 
-    Stops at a local optimum, after `max_rounds` moves, or at `deadline` (checked between rounds).
+    When no single move improves, two-step moves are tried (if `pairs` and affordable). Stops at a local
+    optimum, after `max_rounds` moves, or at `deadline` (checked between rounds).
     """
     current = float(offer(d, choice[None], order[None])[0])
     for _ in range(max_rounds):
@@ -215,8 +219,19 @@ def _descend(space: SystolicSpace, d: int, choice: np.ndarray, order: np.ndarray
         values = offer(d, choices, orders)
         i = int(np.argmin(values))
         if not values[i] < current * (1 - 1e-12):
-            return
+            if not pairs or space.pair_count(d) > PAIR_LIMIT:
+                return
+            choices, orders = space.pair_neighbours(d, choice, order)   # a wider move out of the local optimum
+            values = offer(d, choices, orders)
+            i = int(np.argmin(values))
+            if not values[i] < current * (1 - 1e-12):
+                return
         current, choice, order = float(values[i]), choices[i], orders[i]
+
+
+def clear_cache() -> None:
+    """Forget cached search results (tests of determinism; long sessions)."""
+    _CACHE.clear()
 
 
 def _reference(best: _Best, einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine
