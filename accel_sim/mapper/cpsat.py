@@ -206,8 +206,13 @@ def traffic(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, tile
 
 
 def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
-          objective: str, time_limit_s: float, seed: int, reference: tuple[float, float]) -> Found:
-    """Solve the proxy per allowed dataflow; return the near-optimal mappings expanded over loop orders."""
+          objective: str, time_limit_s: float, seed: int, reference: tuple[float, float],
+          hints: dict[int, np.ndarray] | None = None) -> Found:
+    """Solve the proxy per allowed dataflow; return the near-optimal mappings expanded over loop orders.
+
+    `hints` gives per dataflow a starting choice of option indices (the implied mapping's), which CP-SAT
+    tries first: large spaces then have a solution to improve on from the start.
+    """
     ref_cycles, ref_energy = (max(v, 1e-30) for v in reference)
     batches, flows, picks, orders = [], [], [], []
     statuses, objectives, bounds = [], [], []
@@ -217,6 +222,10 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
             continue
         model = cp_model.CpModel()
         x = choose_options(model, space, d)
+        if hints and d in hints:
+            for r, pick in enumerate(hints[d]):
+                for o, var in enumerate(x[r]):
+                    model.add_hint(var, o == pick)
         pe_count(model, space, d, x)
         tiles = buffer_capacity(model, space, d, x, einsum, workload, arch)
         cycles = array_cycles(model, space, d, x, engine, arch, ref_cycles)

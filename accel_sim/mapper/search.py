@@ -164,15 +164,17 @@ def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngin
     elif method == "cpsat":
         from accel_sim.mapper.cpsat import solve
 
+        implied = [] if pinned else _implied_starts(space, seeds, seed_flows)
         found = solve(space, einsum, workload, arch, engine, objective, time_limit_s * 0.5, seed,
-                      reference=_reference(best, einsum, workload, arch, engine))
+                      reference=_reference(best, einsum, workload, arch, engine),
+                      hints={d: choice for d, choice, _ in implied})
         extra = found.stats
         starts = []
         if len(found.choice):
             values = offer(found.dataflow, found.choice, found.order)
             starts = [(int(found.dataflow[i]), found.choice[i], found.order[i]) for i in np.argsort(values)[:STARTS]
                       if np.isfinite(values[i])]
-        starts += [] if pinned else _implied_starts(space, seeds, seed_flows)
+        starts += implied
         if not starts:  # the proxy found nothing in time: start from the best of a few random mappings
             rng = np.random.default_rng(seed)
             for _ in range(len(space.dataflows)):
