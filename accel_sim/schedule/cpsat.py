@@ -1,0 +1,454 @@
+"""Graph scheduling as CP-SAT: engine assignment, order, on-chip buffers, spills and fusion, one function per family.
+
+Every einsum gets an optional interval per engine that can run it (duration from the engine's model);
+exactly one is chosen. Constraint families: assignment, precedence (a consumer waits for its producer, or
+for a DRAM round trip when the tensor spills, or for one tile when the pair is fused), no-overlap per
+engine, placement (each intermediate tensor is on chip, spilled or fused), capacity (cumulative bytes of
+live on-chip tensors), addresses (2-D no-overlap of lifetime x address range) and required fusions. The
+objective is the makespan, the energy, or a weighted mix. Each family is switched on by one assumption
+literal so that `schedule/explain.py` can name the families at fault when the model is infeasible.
+Solves are deterministic (one worker, fixed seed, a deterministic-time limit) and report the gap.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from ortools.sat.python import cp_model
+
+from accel_sim.errors import InfeasibleError
+from accel_sim.schedule.problem import Buffer, Problem
+
+if TYPE_CHECKING:
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.workload import Workload
+
+ScheduleObjective = Literal["latency", "energy", "mix"]
+FAMILIES: tuple[str, ...] = ("precedence", "no_overlap", "placement", "capacity", "addresses", "fusion")
+_ENERGY_SCALE = 1_000_000  # the energy term is scaled so the worst case spans about this many units
+Placement = Literal["on_chip", "spill", "fused"]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One einsum placed in time on one engine (arch cycles)."""
+
+    einsum: str
+    engine: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class BufferSlot:
+    """Where an intermediate tensor lives and when: on chip (with an address), spilled, or fused (two tiles)."""
+
+    tensor: str
+    placement: Placement
+    start: int
+    end: int
+    bytes: int          # on-chip footprint: the whole tensor, two tiles when fused, 0 when spilled
+    address: int | None = None
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A solved schedule: slots, buffers, makespan, energy and the solver's bound and gap."""
+
+    problem: Problem
+    slots: tuple[Slot, ...]
+    buffers: tuple[BufferSlot, ...]
+    makespan_cycles: int
+    energy_j: float
+    status: str                     # OPTIMAL or FEASIBLE
+    objective: str
+    bound: float                    # the solver's lower bound on the objective value
+    objective_value: float
+    wall_s: float = 0.0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def gap(self) -> float:
+        """Relative optimality gap of the objective: 0.0 when proven optimal."""
+        if self.objective_value <= 0:
+            return 0.0
+        return max(0.0, (self.objective_value - self.bound) / self.objective_value)
+
+    def slot(self, einsum: str) -> Slot:
+        """The slot of `einsum`."""
+        for s in self.slots:
+            if s.einsum == einsum:
+                return s
+        raise KeyError(einsum)
+
+    def peak_on_chip_bytes(self) -> int:
+        """Largest total of on-chip bytes live at one time."""
+        events = sorted([(b.start, b.bytes) for b in self.buffers if b.bytes] +
+                        [(b.end, -b.bytes) for b in self.buffers if b.bytes], key=lambda e: (e[0], e[1]))
+        live = peak = 0
+        for _, delta in events:
+            live += delta
+            peak = max(peak, live)
+        return peak
+
+
+@dataclass
+class _Vars:
+    """The model's variables, by task, option and buffer."""
+
+    start: dict[str, cp_model.IntVar]
+    end: dict[str, cp_model.IntVar]
+    dur: dict[str, cp_model.IntVar]
+    choose: dict[tuple[str, str], cp_model.IntVar]
+    interval: dict[tuple[str, str], cp_model.IntervalVar]
+    on: dict[str, cp_model.IntVar]
+    spill: dict[str, cp_model.IntVar]
+    fused: dict[str, cp_model.IntVar]
+    life_end: dict[str, cp_model.IntVar]
+    address: dict[tuple[str, str], cp_model.IntVar]
+    enabled: dict[str, cp_model.IntVar]   # one assumption literal per constraint family
+    horizon: int
+    makespan: cp_model.IntVar | None = None
+
+
+def _horizon(problem: Problem) -> int:
+    return (sum(max(o.cycles for o in t.options) for t in problem.tasks)
+            + sum(problem.spill_cycles(b) for b in problem.buffers) + 1)
+
+
+def _lags(model: cp_model.CpModel, v: _Vars, task: str, tiles: int) -> cp_model.IntVar:
+    """Cycles of one tile of `task`: ceil(duration / tiles)."""
+    lag = model.NewIntVar(0, v.horizon, f"lag_{task}_{tiles}")
+    model.Add(tiles * lag >= v.dur[task])
+    return lag
+
+
+def add_assignment(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
+    """Each einsum runs on exactly one of the engines that can run it, for that engine's duration."""
+    for task in problem.tasks:
+        lits = [v.choose[(task.name, o.engine)] for o in task.options]
+        model.AddExactlyOne(lits)
+        model.Add(v.dur[task.name] == sum(o.cycles * v.choose[(task.name, o.engine)] for o in task.options))
+
+
+def add_precedence(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
+    """A consumer starts after its producer ends (on chip), after a DRAM round trip (spill), or one tile in (fused)."""
+    on = v.enabled["precedence"]
+    for b in problem.buffers:
+        for c in b.consumers:
+            model.Add(v.start[c] >= v.end[b.producer]).OnlyEnforceIf([on, v.on[b.tensor]])
+            model.Add(v.start[c] >= v.end[b.producer] + problem.spill_cycles(b)).OnlyEnforceIf(
+                [on, v.spill[b.tensor]])
+            if b.tiles:
+                lag_p, lag_c = _lags(model, v, b.producer, b.tiles), _lags(model, v, c, b.tiles)
+                model.Add(v.start[c] >= v.start[b.producer] + lag_p).OnlyEnforceIf([on, v.fused[b.tensor]])
+                model.Add(v.end[c] >= v.end[b.producer] + lag_c).OnlyEnforceIf([on, v.fused[b.tensor]])
+
+
+def add_no_overlap(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
+    """An engine runs one einsum at a time (fused pairs run on two engines, so they still overlap)."""
+    on = v.enabled["no_overlap"]
+    engines: dict[str, list[tuple[str, int, cp_model.IntVar]]] = {}
+    for task in problem.tasks:
+        for o in task.options:
+            engines.setdefault(o.engine, []).append((task.name, o.cycles, v.choose[(task.name, o.engine)]))
+    for engine, members in engines.items():
+        if len(members) < 2:
+            continue
+        intervals = []
+        for name, cycles, lit in members:
+            # NoOverlap takes no enforcement literal: each interval is present when its option is chosen
+            # and the family is on
+            present = model.NewBoolVar(f"busy_{name}_{engine}")
+            model.AddBoolAnd([lit, on]).OnlyEnforceIf(present)
+            model.AddBoolOr([lit.Not(), on.Not(), present])
+            intervals.append(model.NewOptionalFixedSizeIntervalVar(v.start[name], cycles, present,
+                                                                   f"busy_{name}_{engine}"))
+        model.AddNoOverlap(intervals)
+
+
+def add_placement(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
+    """Each intermediate tensor is on chip, spilled to the backing level (if it fits there) or fused."""
+    on = v.enabled["placement"]
+    for b in problem.buffers:
+        model.AddExactlyOne([v.on[b.tensor], v.spill[b.tensor], v.fused[b.tensor]])
+        if problem.spill_capacity_bytes is not None and b.bytes > problem.spill_capacity_bytes:
+            model.Add(v.spill[b.tensor] == 0).OnlyEnforceIf(on)
+        if not b.tiles:
+            model.Add(v.fused[b.tensor] == 0).OnlyEnforceIf(on)
+        else:
+            c = b.consumers[0]
+            # fused tiles flow between two engines; one engine cannot run both halves at once
+            for o in problem.task(b.producer).options:
+                if (c, o.engine) in v.choose:
+                    model.AddBoolOr([v.fused[b.tensor].Not(), v.choose[(b.producer, o.engine)].Not(),
+                                     v.choose[(c, o.engine)].Not()]).OnlyEnforceIf(on)
+        model.AddMaxEquality(v.life_end[b.tensor], [v.end[c] for c in b.consumers])
+
+
+def _footprints(problem: Problem, v: _Vars, model: cp_model.CpModel
+                ) -> list[tuple[Buffer, str, int, cp_model.IntervalVar]]:
+    """Optional lifetime intervals of each on-chip or fused tensor, with their footprint in bytes."""
+    out = []
+    for b in problem.buffers:
+        for mode, size, lit in (("on_chip", b.bytes, v.on[b.tensor]), ("fused", 2 * b.tile_bytes, v.fused[b.tensor])):
+            if mode == "fused" and not b.tiles:
+                continue
+            size_var = model.NewIntVar(0, v.horizon, f"life_{b.tensor}_{mode}")
+            interval = model.NewOptionalIntervalVar(v.start[b.producer], size_var, v.life_end[b.tensor], lit,
+                                                    f"buf_{b.tensor}_{mode}")
+            out.append((b, mode, size, interval))
+    return out
+
+
+def add_capacity(model: cp_model.CpModel, problem: Problem, v: _Vars,
+                 footprints: list[tuple[Buffer, str, int, cp_model.IntervalVar]]) -> None:
+    """Live on-chip bytes never exceed the on-chip buffer; a tensor larger than it cannot stay on chip."""
+    if problem.capacity_bytes is None:
+        return
+    on = v.enabled["capacity"]
+    cap = problem.capacity_bytes
+    for b, mode, size, _ in footprints:
+        if size > cap:
+            lit = v.on[b.tensor] if mode == "on_chip" else v.fused[b.tensor]
+            model.Add(lit == 0).OnlyEnforceIf(on)
+    fitting = [(size, iv) for _, _, size, iv in footprints if size <= cap]
+    if fitting:
+        # the capacity is relaxed to the total when the family is switched off
+        total = sum(size for size, _ in fitting)
+        capacity = model.NewIntVar(cap, max(cap, total), "capacity")
+        model.Add(capacity == cap).OnlyEnforceIf(on)
+        model.AddCumulative([iv for _, iv in fitting], [size for size, _ in fitting], capacity)
+
+
+def add_addresses(model: cp_model.CpModel, problem: Problem, v: _Vars,
+                  footprints: list[tuple[Buffer, str, int, cp_model.IntervalVar]]) -> None:
+    """Each on-chip tensor gets an address range inside the buffer; live tensors never share addresses."""
+    if problem.capacity_bytes is None:
+        return
+    cap = problem.capacity_bytes
+    times, spaces = [], []
+    for b, mode, size, interval in footprints:
+        if size > cap:
+            continue
+        lit = v.on[b.tensor] if mode == "on_chip" else v.fused[b.tensor]
+        address = model.NewIntVar(0, sum(f[2] for f in footprints), f"addr_{b.tensor}_{mode}")
+        model.Add(address + size <= cap).OnlyEnforceIf(v.enabled["addresses"])
+        v.address[(b.tensor, mode)] = address
+        times.append(interval)
+        spaces.append(model.NewOptionalFixedSizeIntervalVar(address, size, lit, f"space_{b.tensor}_{mode}"))
+    if len(times) > 1:
+        model.AddNoOverlap2D(times, spaces)
+
+
+def add_required_fusions(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
+    """A required (producer, consumer) fusion pipelines the pair: the consumer starts one tile after the producer
+    starts and before it ends."""
+    on = v.enabled["fusion"]
+    for p, c in problem.required_fusions:
+        buffer = next((b for b in problem.buffers if b.producer == p and b.consumers == (c,) and b.tiles), None)
+        if buffer is not None:
+            model.Add(v.fused[buffer.tensor] == 1).OnlyEnforceIf(on)
+        model.Add(v.start[c] >= v.start[p] + 1).OnlyEnforceIf(on)
+        model.Add(v.start[c] < v.end[p]).OnlyEnforceIf(on)
+
+
+def _energy_terms(problem: Problem, v: _Vars) -> tuple[list[tuple[float, cp_model.IntVar]], float]:
+    terms = [(o.energy_j, v.choose[(t.name, o.engine)]) for t in problem.tasks for o in t.options]
+    terms += [(b.bytes * problem.spill_j_per_byte, v.spill[b.tensor]) for b in problem.buffers]
+    worst = sum(max(o.energy_j for o in t.options) for t in problem.tasks) + sum(
+        b.bytes * problem.spill_j_per_byte for b in problem.buffers)
+    return terms, worst
+
+
+def add_objective(model: cp_model.CpModel, problem: Problem, v: _Vars, objective: str, weight: float) -> float:
+    """Minimize the makespan, the energy (scaled to integers) or weight * makespan + (1 - weight) * energy."""
+    v.makespan = model.NewIntVar(0, v.horizon, "makespan")
+    model.AddMaxEquality(v.makespan, [v.end[t.name] for t in problem.tasks])
+    terms, worst = _energy_terms(problem, v)
+    scale = _ENERGY_SCALE / worst if worst > 0 else 0.0
+    energy = sum(round(j * scale) * lit for j, lit in terms)
+    if objective == "latency":
+        model.Minimize(v.makespan)
+        return 1.0
+    if objective == "energy":
+        model.Minimize(energy * v.horizon + v.makespan)  # makespan breaks ties among equal energies
+        return float(v.horizon)
+    time_scale = _ENERGY_SCALE / v.horizon
+    model.Minimize(round(1000 * weight) * time_scale * v.makespan + round(1000 * (1 - weight)) * energy)
+    return 1.0
+
+
+def build_model(problem: Problem, objective: str = "latency", weight: float = 0.5,
+                addresses: bool = True) -> tuple[cp_model.CpModel, _Vars]:
+    """The CP-SAT model of `problem`, every family guarded by its assumption literal in `_Vars.enabled`."""
+    if objective not in ("latency", "energy", "mix"):
+        raise ValueError(f"objective must be latency, energy or mix, got {objective!r}")
+    model = cp_model.CpModel()
+    horizon = _horizon(problem)
+    start, end, dur, choose, interval = {}, {}, {}, {}, {}
+    for task in problem.tasks:
+        lo, hi = min(o.cycles for o in task.options), max(o.cycles for o in task.options)
+        start[task.name] = model.NewIntVar(0, horizon, f"s_{task.name}")
+        end[task.name] = model.NewIntVar(0, horizon, f"e_{task.name}")
+        dur[task.name] = model.NewIntVar(lo, hi, f"d_{task.name}")
+        model.Add(end[task.name] == start[task.name] + dur[task.name])
+        for o in task.options:
+            lit = model.NewBoolVar(f"x_{task.name}_{o.engine}")
+            choose[(task.name, o.engine)] = lit
+            interval[(task.name, o.engine)] = model.NewOptionalFixedSizeIntervalVar(
+                start[task.name], o.cycles, lit, f"i_{task.name}_{o.engine}")
+    names = [b.tensor for b in problem.buffers]
+    v = _Vars(start, end, dur, choose, interval,
+              {n: model.NewBoolVar(f"on_{n}") for n in names}, {n: model.NewBoolVar(f"spill_{n}") for n in names},
+              {n: model.NewBoolVar(f"fused_{n}") for n in names},
+              {n: model.NewIntVar(0, horizon, f"life_end_{n}") for n in names}, {},
+              {f: model.NewBoolVar(f"family_{f}") for f in FAMILIES}, horizon)
+    add_assignment(model, problem, v)
+    add_precedence(model, problem, v)
+    add_no_overlap(model, problem, v)
+    add_placement(model, problem, v)
+    footprints = _footprints(problem, v, model)
+    add_capacity(model, problem, v, footprints)
+    if addresses:
+        add_addresses(model, problem, v, footprints)
+    add_required_fusions(model, problem, v)
+    add_objective(model, problem, v, objective, weight)
+    return model, v
+
+
+def _solver(time_limit_s: float, seed: int) -> cp_model.CpSolver:
+    solver = cp_model.CpSolver()
+    # deterministic time makes the result independent of machine load; the wall limit is a safety net
+    solver.parameters.max_deterministic_time = max(time_limit_s, 1e-3)
+    solver.parameters.max_time_in_seconds = max(4 * time_limit_s, 1.0)
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = seed
+    return solver
+
+
+def _hint(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
+    """A sequential list schedule in topological order, fastest engine, everything on chip, as a first guess."""
+    t = 0
+    for task in problem.tasks:
+        best = min(task.options, key=lambda o: o.cycles)
+        model.AddHint(v.start[task.name], t)
+        for o in task.options:
+            model.AddHint(v.choose[(task.name, o.engine)], o is best)
+        t += best.cycles
+    for b in problem.buffers:
+        model.AddHint(v.on[b.tensor], 1)
+        model.AddHint(v.spill[b.tensor], 0)
+        model.AddHint(v.fused[b.tensor], 0)
+
+
+def solve(problem: Problem, objective: ScheduleObjective = "latency", *, weight: float = 0.5,
+          time_limit_s: float = 5.0, seed: int = 0, addresses: bool = True) -> Schedule:
+    """Schedule `problem` with CP-SAT; raises InfeasibleError naming the constraint families at fault."""
+    import time
+
+    model, v = build_model(problem, objective, weight, addresses)
+    model.AddAssumptions(list(v.enabled.values()))
+    _hint(model, problem, v)
+    solver = _solver(time_limit_s, seed)
+    began = time.perf_counter()
+    status = solver.Solve(model)
+    wall = time.perf_counter() - began
+    if status == cp_model.INFEASIBLE:
+        from accel_sim.schedule.explain import explain
+
+        raise InfeasibleError(explain(problem, solver, v, addresses))
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise InfeasibleError(f"schedule: CP-SAT found no schedule within the time limit ({time_limit_s:g} s of "
+                              f"deterministic time, status {solver.StatusName(status)}); raise the time limit")
+    return _extract(problem, solver, v, objective, status, wall)
+
+
+def _extract(problem: Problem, solver: cp_model.CpSolver, v: _Vars, objective: str, status: int,
+             wall: float) -> Schedule:
+    slots = []
+    for task in problem.tasks:
+        engine = next(o.engine for o in task.options if solver.BooleanValue(v.choose[(task.name, o.engine)]))
+        slots.append(Slot(task.name, engine, solver.Value(v.start[task.name]), solver.Value(v.end[task.name])))
+    buffers = []
+    for b in problem.buffers:
+        start, end = solver.Value(v.start[b.producer]), solver.Value(v.life_end[b.tensor])
+        if solver.BooleanValue(v.spill[b.tensor]):
+            buffers.append(BufferSlot(b.tensor, "spill", start, end, 0))
+            continue
+        mode: Placement = "fused" if solver.BooleanValue(v.fused[b.tensor]) else "on_chip"
+        size = 2 * b.tile_bytes if mode == "fused" else b.bytes
+        key = (b.tensor, mode)
+        address = solver.Value(v.address[key]) if key in v.address else None
+        buffers.append(BufferSlot(b.tensor, mode, start, end, size, address))
+    energy = sum(o.energy_j for t in problem.tasks for o in t.options
+                 if solver.BooleanValue(v.choose[(t.name, o.engine)]))
+    energy += sum(b.bytes * problem.spill_j_per_byte for b in problem.buffers
+                  if solver.BooleanValue(v.spill[b.tensor]))
+    return Schedule(problem, tuple(slots), tuple(buffers), solver.Value(v.makespan), energy,
+                    solver.StatusName(status), objective, solver.BestObjectiveBound(), solver.ObjectiveValue(), wall)
+
+
+def schedule(arch: Arch, workload: Workload, objective: ScheduleObjective = "latency", *,
+             time_limit_s: float = 5.0, seed: int = 0, addresses: bool = True,
+             required_fusions: tuple[tuple[str, str], ...] = ()) -> Schedule:
+    """Build the problem of `workload` on `arch` and solve it (the one-call entry point)."""
+    from accel_sim.schedule.problem import build_problem
+
+    mapping_objective = {"latency": "latency", "energy": "energy"}.get(objective, "edp")
+    problem = build_problem(arch, workload, mapping_objective, required_fusions)
+    return solve(problem, objective, time_limit_s=time_limit_s, seed=seed, addresses=addresses)
+
+
+def brute_force_makespan(problem: Problem) -> int:
+    """Optimal makespan by enumeration (engine per task x order x placement), for tiny problems in tests."""
+    import itertools
+
+    best = math.inf
+    names = [t.name for t in problem.tasks]
+    placements = ("on_chip", "spill", "fused")
+    for engines in itertools.product(*[[o for o in t.options] for t in problem.tasks]):
+        choice = dict(zip(names, engines))
+        for modes in itertools.product(*[[m for m in placements if m != "fused" or b.tiles]
+                                         for b in problem.buffers]):
+            mode = {b.tensor: m for b, m in zip(problem.buffers, modes)}
+            if any(m == "fused" and choice[b.producer].engine == choice[b.consumers[0]].engine
+                   for b, m in zip(problem.buffers, modes)):
+                continue
+            for order in itertools.permutations(names):
+                best = min(best, _list_makespan(problem, choice, mode, order))
+    return int(best)
+
+
+def _list_makespan(problem: Problem, choice: dict, mode: dict, order: tuple[str, ...]) -> float:
+    """Makespan of running tasks in `order` (per engine), each as early as its engine and inputs allow.
+
+    Capacity is ignored: the brute-force comparison uses problems whose buffers all fit.
+    """
+    start: dict[str, int] = {}
+    end: dict[str, int] = {}
+    free: dict[str, int] = {}
+    position = {n: i for i, n in enumerate(order)}
+    for name in order:
+        o = choice[name]
+        s = free.get(o.engine, 0)
+        end_floor = 0
+        for b in problem.buffers:
+            if name not in b.consumers:
+                continue
+            if position[b.producer] > position[name]:
+                return math.inf  # order violates a dependency
+            p = b.producer
+            if mode[b.tensor] == "on_chip":
+                s = max(s, end[p])
+            elif mode[b.tensor] == "spill":
+                s = max(s, end[p] + problem.spill_cycles(b))
+            else:
+                s = max(s, start[p] + math.ceil(choice[p].cycles / b.tiles))
+                end_floor = max(end_floor, end[p] + math.ceil(o.cycles / b.tiles))
+        s = max(s, end_floor - o.cycles)  # the engine runs the einsum without a break, as in the model
+        start[name] = s
+        end[name] = s + o.cycles
+        free[o.engine] = end[name]
+    return max(end.values())

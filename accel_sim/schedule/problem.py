@@ -1,0 +1,167 @@
+"""The scheduling problem: einsums with per-engine options, the tensors between them and the memories.
+
+Built once from (arch, workload) and handed to the CP-SAT model (`schedule/cpsat.py`) and the replay
+(`sim/replay.py`). Durations and energies come from the engines' own models (`engine.best_cost`), costed
+once per distinct layer shape (`Workload.shape_key`), as `evaluate` does.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from accel_sim.errors import InfeasibleError
+
+if TYPE_CHECKING:
+    from accel_sim.spec.arch import Arch, MemoryLevel
+    from accel_sim.spec.cost import Cost
+    from accel_sim.spec.workload import Einsum, Workload
+
+
+@dataclass(frozen=True)
+class Option:
+    """One engine that can run an einsum: its duration (arch cycles, rounded up) and energy."""
+
+    engine: str
+    cycles: int
+    energy_j: float
+    cost: Cost | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One einsum to place: its options, one per capable engine."""
+
+    name: str
+    options: tuple[Option, ...]
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """An intermediate tensor written by one task and read by others: the thing kept on chip or spilled.
+
+    `tiles` > 1 when the single consumer keeps a rank of the tensor in its output, so tiles along that
+    rank can flow from producer to consumer without the whole tensor (fusion); 0 when fusion is impossible.
+    """
+
+    tensor: str
+    bytes: int
+    producer: str
+    consumers: tuple[str, ...]
+    tiles: int = 0
+
+    @property
+    def tile_bytes(self) -> int:
+        """Bytes of one tile (the on-chip footprint of a fused tensor is two, double buffered)."""
+        return math.ceil(self.bytes / self.tiles) if self.tiles else self.bytes
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Everything the scheduler decides over; cycles are arch cycles, bytes are bytes."""
+
+    tasks: tuple[Task, ...]
+    buffers: tuple[Buffer, ...]
+    edges: tuple[tuple[str, str], ...]          # (producer, consumer) task pairs, including through views
+    capacity_bytes: int | None                  # the on-chip buffer that holds intermediates; None: none bounded
+    spill_bytes_per_cycle: float                # bandwidth of the backing level for a DRAM round trip
+    spill_capacity_bytes: int | None            # capacity of the backing level (None: unbounded)
+    spill_j_per_byte: float                     # write + read energy of one spilled byte
+    on_chip_level: str = ""
+    spill_level: str = ""
+    clock_hz: float = 1.0
+    required_fusions: tuple[tuple[str, str], ...] = ()  # (producer, consumer) pairs that must be pipelined
+
+    def task(self, name: str) -> Task:
+        """The task called `name`."""
+        for t in self.tasks:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def spill_cycles(self, buffer: Buffer) -> int:
+        """Cycles of a DRAM round trip of `buffer`: written out after production, read back before use."""
+        return math.ceil(2 * buffer.bytes / self.spill_bytes_per_cycle)
+
+    def transfer_cycles(self, buffer: Buffer) -> int:
+        """Cycles of one direction of the round trip."""
+        return math.ceil(buffer.bytes / self.spill_bytes_per_cycle)
+
+
+def _on_chip_level(arch: Arch) -> MemoryLevel | None:
+    """The largest bounded level inside the backing store that holds activations (the global buffer)."""
+    inner = [lv for lv in arch.memory[1:] if "activations" in lv.holds and lv.capacity_bytes is not None]
+    return max(inner, key=lambda lv: lv.capacity_bytes) if inner else None
+
+
+def _tile_count(workload: Workload, tensor: str, consumer: Einsum) -> int:
+    """Tiles a single consumer can take one at a time: the largest rank it keeps from the tensor in its output."""
+    kept = []
+    out_ranks = set(consumer.output.ranks)
+    for acc in consumer.inputs:
+        if acc.tensor != tensor:
+            continue
+        for index in acc.indices:
+            if len(index.terms) == 1 and index.terms[0][0] in out_ranks:
+                kept.append(consumer.sizes[index.terms[0][0]])
+    return max(kept) if kept and max(kept) > 1 else 0
+
+
+def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
+                  required_fusions: tuple[tuple[str, str], ...] = ()) -> Problem:
+    """The scheduling problem of `workload` on `arch`: options from the engines, buffers from the tensor graph."""
+    clock = arch.clock_hz
+    cache: dict[tuple, tuple[tuple[str, ...], tuple[Option, ...]]] = {}
+    tasks = []
+    for einsum in workload.einsums:
+        key, names = workload.shape_key(einsum)
+        if key not in cache:
+            capable = [e for e in arch.engines if e.peak_per_cycle(einsum) > 0]
+            if not capable:
+                raise InfeasibleError(f"assignment: no engine of '{arch.name}' can run einsum '{einsum.name}' "
+                                      f"(operator {einsum.op}); engines: {', '.join(e.name for e in arch.engines)}")
+            options = []
+            for engine in capable:
+                cost = engine.best_cost(einsum, workload, arch, objective)
+                options.append(Option(engine.name, max(1, math.ceil(cost.total_cycles)), cost.total_energy_j, cost))
+            cache[key] = (names, tuple(options))
+        first_names, options = cache[key]
+        if first_names != names:
+            rename = dict(zip(first_names, names))
+            options = tuple(Option(o.engine, o.cycles, o.energy_j, o.cost.with_tensor_names(rename))
+                            for o in options)
+        tasks.append(Task(einsum.name, options))
+
+    # a view aliases its sources: a consumer of the view reads the tensors the view was made of
+    alias: dict[str, tuple[str, ...]] = {}
+    for view in workload.views:
+        alias[view.output] = tuple(s for src in view.sources for s in alias.get(src, (src,)))
+    writer = {e.output.tensor: e.name for e in workload.einsums}
+    readers: dict[str, list[str]] = {}
+    edges: dict[tuple[str, str], None] = {}
+    for einsum in workload.einsums:
+        for acc in einsum.inputs:
+            if acc.tensor == einsum.output.tensor:
+                continue  # a recurrence reads its own output
+            for source in alias.get(acc.tensor, (acc.tensor,)):
+                if source in writer and writer[source] != einsum.name:
+                    readers.setdefault(source, [])
+                    if einsum.name not in readers[source]:
+                        readers[source].append(einsum.name)
+                    edges[(writer[source], einsum.name)] = None
+    buffers = []
+    for tensor, consumers in readers.items():
+        t = workload.tensor(tensor)
+        tiles = (_tile_count(workload, tensor, workload.einsum(consumers[0]))
+                 if len(consumers) == 1 and tensor not in alias else 0)
+        buffers.append(Buffer(tensor, math.ceil(t.bytes), writer[tensor], tuple(consumers), tiles))
+
+    level = _on_chip_level(arch)
+    backing = arch.memory[0]
+    spill_j_per_byte = 8 * (backing.read_energy_j_per_bit + (backing.write_energy_j_per_bit or 0.0))
+    return Problem(tuple(tasks), tuple(buffers), tuple(edges),
+                   int(level.capacity_bytes) if level is not None else None,
+                   backing.bandwidth_bytes_per_s / clock,
+                   int(backing.capacity_bytes) if backing.capacity_bytes is not None else None,
+                   spill_j_per_byte, level.name if level is not None else "", backing.name, clock,
+                   tuple(required_fusions))
