@@ -1,0 +1,153 @@
+"""The fast SCALE-Sim read buffer (layout arithmetic) equals the word-by-word §6 algorithm on materialized streams.
+
+Oracle: `scalesim_compat.prefetch_stream` / `demand_streams` / `_read_buffer_user`, the materialized
+algorithm of tests/golden/scalesim/ACCOUNTING.md §6, which reproduced SCALE-Sim 3.0.0 on all 159 USER
+reference cases before the fast path existed (and whose outputs the golden test still pins through the fast path).
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from accel_sim.engines import scalesim_compat as sc
+from accel_sim.engines import scalesim_layout as sl
+from accel_sim.engines.systolic import fold_plan
+
+GOLDEN = Path(__file__).parents[2] / "golden" / "scalesim" / "cases.csv"
+CASES = list(csv.DictReader(GOLDEN.open()))
+
+
+def _layer(case: dict) -> sc.ScaleSimLayer:
+    """The case's layer."""
+    if case["kind"] == "gemm":
+        return sc.ScaleSimLayer.gemm("L", int(case["gemm_m"]), int(case["gemm_n"]), int(case["gemm_k"]))
+    return sc.ScaleSimLayer("L", *(int(case[c]) for c in (
+        "ifmap_h", "ifmap_w", "filter_r", "filter_s", "channels", "num_filters", "stride")))
+
+
+def _arch(case: dict) -> sc.ScaleSimArch:
+    """The case's config."""
+    return sc.ScaleSimArch(int(case["array_rows"]), int(case["array_cols"]), int(case["ifmap_sram_kib"]),
+                           int(case["filter_sram_kib"]), int(case["ofmap_sram_kib"]), case["dataflow"],
+                           case["interface_mode"], int(case["bandwidth"] or case["array_cols"]),
+                           int(case["ifmap_bank_bw"]), int(case["filter_bank_bw"]))
+
+
+def _reference_reads(layer: sc.ScaleSimLayer, arch: sc.ScaleSimArch, op: str) -> sc._ReadResult:
+    """The word-by-word §6 read buffer on the materialized prefetch and demand streams."""
+    if_s, fl_s, _ = sc.demand_streams(layer, arch)
+    tot = getattr(arch, f"{op}_sram_kib") * 1024
+    return sc._read_buffer_user(sc.prefetch_stream(layer, arch, op), if_s if op == "ifmap" else fl_s, tot,
+                                getattr(arch, f"{op}_bank_bandwidth"))
+
+
+def _same_reads(layer: sc.ScaleSimLayer, arch: sc.ScaleSimArch, op: str) -> bool | None:
+    """Whether the fast read buffer equals the reference (None where the fast path declines: overrun re-fetch)."""
+    fast = sc._read_buffer_fast(layer, arch, op, getattr(arch, f"{op}_sram_kib") * 1024,
+                                getattr(arch, f"{op}_bank_bandwidth"))
+    if fast is None:
+        return None
+    ref = _reference_reads(layer, arch, op)
+    return ((fast.dram_reads, fast.dram_start, fast.dram_stop) == (ref.dram_reads, ref.dram_start, ref.dram_stop)
+            and np.array_equal(fast.fetch_rows, ref.fetch_rows) and np.array_equal(fast.fetch_done, ref.fetch_done))
+
+
+@pytest.mark.parametrize("dataflow", ["os", "ws", "is"])
+@pytest.mark.parametrize("operand", ["ifmap", "filter"])
+@pytest.mark.parametrize("dims", [(7, 9, 3, 3, 3, 5, 1), (9, 9, 3, 3, 2, 7, 2), (1, 40, 1, 40, 1, 9, 1)])
+def test_valid_index_is_the_position_among_fetched_words(dataflow: str, operand: str, dims: tuple) -> None:
+    """Every valid cell's closed-form index equals its rank among the non -1 words of the materialized prefetch stream.
+
+    A 4x3 array leaves padding lanes in last blocks (5, 7 or 9 filters; 16-35 pixels; 27-54 taps), the strided
+    conv has no window overrun ((9 - 3) % 2 = 0), and the GEMV-like layer's extent (1 pixel) is below the block width.
+    """
+    layer = sc.ScaleSimLayer("L", *dims)
+    arch = sc.ScaleSimArch(4, 3, 1, 1, 1, dataflow, "USER", 4, 4, 4)
+    m, n, k = layer.mnk
+    plan = fold_plan(m, n, k, 4, 3, dataflow)
+    lay = sl.stream_layout(dataflow, operand, m, n, k, 4, 3, int(plan.row_folds), int(plan.col_folds))
+    stream = sc.prefetch_stream(layer, arch, operand)
+    r, c = np.divmod(np.arange(lay.n_rows * lay.width), lay.width)
+    if lay.family == "diag":
+        order = sc._antidiagonal_order(lay.n_rows, lay.width)
+        r, c = r[order], c[order]
+    valid = stream != -1
+    assert lay.valid_words == int(valid.sum())
+    np.testing.assert_array_equal(sl.valid_index(lay, r[valid], c[valid]), np.arange(int(valid.sum())))
+
+
+def test_fast_read_buffer_equals_reference_on_every_user_case() -> None:
+    """On all 159 USER reference cases x 2 operands, fetch rows, completion cycles and DRAM reads equal the reference.
+
+    The 3 overrun cases that re-fetch ifmap are the only ones the fast path declines (they fall back to the reference).
+    """
+    declined, compared = 0, 0
+    for case in CASES:
+        if case["interface_mode"] != "USER":
+            continue
+        for op in ("ifmap", "filter"):
+            same = _same_reads(_layer(case), _arch(case), op)
+            if same is None:
+                declined += 1
+                continue
+            compared += 1
+            assert same, (case["case_id"], op)
+    assert (compared, declined) == (315, 3)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(h=st.integers(3, 14), w=st.integers(3, 14), r=st.integers(1, 4), s=st.integers(1, 4), ch=st.integers(1, 6),
+       nf=st.integers(1, 40), stride=st.integers(1, 3), rows=st.integers(2, 9), cols=st.integers(2, 9),
+       dataflow=st.sampled_from(["os", "ws", "is"]), kib=st.integers(1, 2), bank=st.sampled_from([1, 4, 8]))
+def test_fast_read_buffer_equals_reference_on_random_convs(h, w, r, s, ch, nf, stride, rows, cols, dataflow, kib,
+                                                           bank) -> None:
+    """Random small convs with 1-2 KiB buffers (so they re-fetch, wrap and see repeated ifmap words): fast == reference."""
+    r, s = min(r, h), min(s, w)
+    layer = sc.ScaleSimLayer("L", h, w, r, s, ch, nf, stride)
+    arch = sc.ScaleSimArch(rows, cols, kib, kib, kib, dataflow, "USER", bank, bank, bank)
+    for op in ("ifmap", "filter"):
+        assert _same_reads(layer, arch, op) in (True, None)
+
+
+@pytest.mark.parametrize("case_id", ["c000", "c030", "c083", "c112", "c140"])
+def test_ofmap_row_counts_equal_the_materialized_demand(case_id: str) -> None:
+    """The closed-form ofmap words per demand row equal the counts of the materialized ofmap demand (§6)."""
+    case = next(c for c in CASES if c["case_id"] == case_id)
+    layer, arch = _layer(case), _arch(case)
+    m, n, k = layer.mnk
+    plan = fold_plan(m, n, k, arch.rows, arch.cols, arch.dataflow)
+    _, _, counts = sc.demand_streams(layer, arch)
+    np.testing.assert_array_equal(sc._ofmap_row_counts(plan, arch.dataflow), counts)
+
+
+@pytest.mark.parametrize("case_id", ["c000", "c030", "c083", "c089", "c112", "c140"])
+def test_demand_row_bounds_equal_the_materialized_demand(case_id: str) -> None:
+    """First and last demand rows with an address (overrun convs c083/c089 included) equal the materialized demand's."""
+    case = next(c for c in CASES if c["case_id"] == case_id)
+    layer, arch = _layer(case), _arch(case)
+    m, n, k = layer.mnk
+    plan = fold_plan(m, n, k, arch.rows, arch.cols, arch.dataflow)
+    if_s, fl_s, counts = sc.demand_streams(layer, arch)
+    expected = {op: (int(d.rows[d.addrs != -1][0]), int(d.rows[d.addrs != -1][-1]))
+                for op, d in (("ifmap", if_s), ("filter", fl_s))}
+    written = np.flatnonzero(counts)
+    expected["ofmap"] = (int(written[0]), int(written[-1]))
+    assert sc._demand_row_bounds(layer, arch, plan) == expected
+
+
+def test_user_mode_never_materializes_the_demand(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-fetching, draining USER layer without overrun (ResNet-18 conv2 on a 32x32 array) builds no demand stream."""
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("demand stream materialized")
+
+    monkeypatch.setattr(sc, "demand_streams", refuse)
+    monkeypatch.setattr(sc, "prefetch_stream", refuse)
+    layer = sc.ScaleSimLayer("r18_conv2", 58, 58, 3, 3, 64, 64, 1)
+    arch = sc.ScaleSimArch(32, 32, 512, 512, 256, "os", "USER", 32, 32, 32)
+    report = sc.simulate_layer(layer, arch)
+    assert report.dram_ifmap_reads > sc.valid_ifmap_entries(layer)   # it did re-fetch
