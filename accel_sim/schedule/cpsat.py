@@ -12,7 +12,7 @@ Solves are deterministic (one worker, fixed seed, a deterministic-time limit) an
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from ortools.sat.python import cp_model
@@ -328,19 +328,16 @@ def _solver(time_limit_s: float, seed: int) -> cp_model.CpSolver:
     return solver
 
 
-def _hint(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
-    """A sequential list schedule in topological order, fastest engine, everything on chip, as a first guess."""
-    t = 0
-    for task in problem.tasks:
-        best = min(task.options, key=lambda o: o.cycles)
-        model.AddHint(v.start[task.name], t)
-        for o in task.options:
-            model.AddHint(v.choose[(task.name, o.engine)], o is best)
-        t += best.cycles
-    for b in problem.buffers:
-        model.AddHint(v.on[b.tensor], 1)
-        model.AddHint(v.spill[b.tensor], 0)
-        model.AddHint(v.fused[b.tensor], 0)
+def _hint(model: cp_model.CpModel, problem: Problem, v: _Vars, guess: Schedule) -> None:
+    """Start the search from a list schedule (a feasible point when it respects the capacity, as it does)."""
+    for slot in guess.slots:
+        model.AddHint(v.start[slot.einsum], slot.start)
+        for o in problem.task(slot.einsum).options:
+            model.AddHint(v.choose[(slot.einsum, o.engine)], o.engine == slot.engine)
+    for b in guess.buffers:
+        model.AddHint(v.on[b.tensor], b.placement == "on_chip")
+        model.AddHint(v.spill[b.tensor], b.placement == "spill")
+        model.AddHint(v.fused[b.tensor], b.placement == "fused")
 
 
 def solve(problem: Problem, objective: ScheduleObjective = "latency", *, weight: float = 0.5,
@@ -348,9 +345,16 @@ def solve(problem: Problem, objective: ScheduleObjective = "latency", *, weight:
     """Schedule `problem` with CP-SAT; raises InfeasibleError naming the constraint families at fault."""
     import time
 
+    from accel_sim.schedule.greedy import list_schedule
+
     model, v = build_model(problem, objective, weight, addresses)
     model.AddAssumptions(list(v.enabled.values()))
-    _hint(model, problem, v)
+    guess: Schedule | None = None
+    try:
+        guess = list_schedule(problem, objective)
+        _hint(model, problem, v, guess)
+    except RuntimeError:
+        pass  # no list schedule: the solver starts from scratch
     solver = _solver(time_limit_s, seed)
     began = time.perf_counter()
     status = solver.Solve(model)
@@ -359,6 +363,9 @@ def solve(problem: Problem, objective: ScheduleObjective = "latency", *, weight:
         from accel_sim.schedule.explain import explain
 
         raise InfeasibleError(explain(problem, solver, v, addresses))
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE) and guess is not None:
+        return replace(guess, wall_s=wall, notes=guess.notes + (
+            f"CP-SAT found no schedule in {time_limit_s:g} s of deterministic time; the list schedule is used",))
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raise InfeasibleError(f"schedule: CP-SAT found no schedule within the time limit ({time_limit_s:g} s of "
                               f"deterministic time, status {solver.StatusName(status)}); raise the time limit")
@@ -392,12 +399,17 @@ def _extract(problem: Problem, solver: cp_model.CpSolver, v: _Vars, objective: s
 
 def schedule(arch: Arch, workload: Workload, objective: ScheduleObjective = "latency", *,
              time_limit_s: float = 5.0, seed: int = 0, addresses: bool = True,
-             required_fusions: tuple[tuple[str, str], ...] = ()) -> Schedule:
-    """Build the problem of `workload` on `arch` and solve it (the one-call entry point)."""
+             required_fusions: tuple[tuple[str, str], ...] = (), max_cpsat_einsums: int = 400) -> Schedule:
+    """Build the problem of `workload` on `arch` and solve it; graphs above `max_cpsat_einsums` get the list schedule."""
+    from accel_sim.schedule.greedy import list_schedule
     from accel_sim.schedule.problem import build_problem
 
     mapping_objective = {"latency": "latency", "energy": "energy"}.get(objective, "edp")
     problem = build_problem(arch, workload, mapping_objective, required_fusions)
+    if len(problem.tasks) > max_cpsat_einsums and not required_fusions:
+        guess = list_schedule(problem, objective)
+        return replace(guess, notes=guess.notes + (
+            f"{len(problem.tasks)} einsums exceed max_cpsat_einsums={max_cpsat_einsums}: CP-SAT not run",))
     return solve(problem, objective, time_limit_s=time_limit_s, seed=seed, addresses=addresses)
 
 

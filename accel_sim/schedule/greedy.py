@@ -1,0 +1,91 @@
+"""A list schedule in topological order: the CP-SAT model's first guess, and its answer for graphs too large to solve.
+
+Each einsum goes to the engine where it finishes first. A tensor whose single consumer keeps a rank of it
+is fused (two tiles on chip) when the consumer's best engine differs from the producer's; any other tensor
+stays on chip when it fits beside every on-chip tensor that may still be live, else it spills. The capacity
+check counts every earlier on-chip tensor whose lifetime may reach past the new one's start, an upper bound
+on the live bytes at any later time, so the result never exceeds the buffer.
+"""
+from __future__ import annotations
+
+import math
+
+from accel_sim.schedule.cpsat import BufferSlot, Placement, Schedule, Slot
+from accel_sim.schedule.problem import Buffer, Option, Problem
+
+
+def _exclusive_load_bound(problem: Problem) -> int:
+    """A lower bound on the makespan: the busiest engine counting only einsums that can run nowhere else."""
+    load: dict[str, int] = {}
+    for task in problem.tasks:
+        if len(task.options) == 1:
+            load[task.options[0].engine] = load.get(task.options[0].engine, 0) + task.options[0].cycles
+    return max(load.values(), default=0)
+
+
+def list_schedule(problem: Problem, objective: str = "latency") -> Schedule:
+    """Schedule `problem` greedily (see module docstring); status 'HEURISTIC', bound from the exclusive engine load."""
+    incoming: dict[str, list[Buffer]] = {}
+    for b in problem.buffers:
+        for c in b.consumers:
+            incoming.setdefault(c, []).append(b)
+    outgoing: dict[str, list[Buffer]] = {}
+    for b in problem.buffers:
+        outgoing.setdefault(b.producer, []).append(b)
+    free: dict[str, int] = {}
+    placed: dict[str, tuple[Option, int, int]] = {}
+    mode: dict[str, Placement] = {}
+    pending: dict[str, tuple[int, int]] = {}   # on-chip tensor -> (start, bytes), end not yet known
+    closed: list[tuple[int, int]] = []           # (end, bytes) of on-chip tensors whose last consumer is placed
+    life_end: dict[str, int] = {}
+    cap = problem.capacity_bytes
+    for task in problem.tasks:
+        best: tuple[int, int, Option] | None = None
+        for o in task.options:
+            if any(mode[b.tensor] == "fused" and placed[b.producer][0].engine == o.engine
+                   for b in incoming.get(task.name, ())):
+                continue
+            start, end_floor = free.get(o.engine, 0), 0
+            for b in incoming.get(task.name, ()):
+                p, ps, pe = placed[b.producer]
+                if mode[b.tensor] == "fused":
+                    start = max(start, ps + math.ceil(p.cycles / b.tiles))
+                    end_floor = max(end_floor, pe + math.ceil(o.cycles / b.tiles))
+                elif mode[b.tensor] == "spill":
+                    start = max(start, pe + problem.spill_cycles(b))
+                else:
+                    start = max(start, pe)
+            start = max(start, end_floor - o.cycles)
+            if best is None or start + o.cycles < best[0] + best[2].cycles:
+                best = (start, start + o.cycles, o)
+        if best is None:  # every option clashed with a fused input: fall back to the fastest engine, unfused
+            raise RuntimeError(f"list schedule: no engine left for '{task.name}'")
+        start, end, o = best
+        placed[task.name] = (o, start, end)
+        free[o.engine] = end
+        for b in incoming.get(task.name, ()):
+            life_end[b.tensor] = max(life_end.get(b.tensor, 0), end)
+            if b.tensor in pending and all(c in placed for c in b.consumers):
+                closed.append((life_end[b.tensor], pending.pop(b.tensor)[1]))
+        for b in outgoing.get(task.name, ()):
+            consumer = problem.task(b.consumers[0])
+            fastest = min(consumer.options, key=lambda x: x.cycles)
+            live = sum(size for _, size in pending.values()) + sum(size for e, size in closed if e > start)
+            if b.tiles and fastest.engine != o.engine and (cap is None or live + 2 * b.tile_bytes <= cap):
+                mode[b.tensor], footprint = "fused", 2 * b.tile_bytes
+            elif cap is None or live + b.bytes <= cap:
+                mode[b.tensor], footprint = "on_chip", b.bytes
+            else:
+                mode[b.tensor], footprint = "spill", 0
+            if footprint:
+                pending[b.tensor] = (start, footprint)
+    slots = tuple(Slot(t.name, placed[t.name][0].engine, placed[t.name][1], placed[t.name][2]) for t in problem.tasks)
+    buffers = tuple(BufferSlot(b.tensor, mode[b.tensor], placed[b.producer][1], life_end[b.tensor],
+                               {"fused": 2 * b.tile_bytes, "on_chip": b.bytes, "spill": 0}[mode[b.tensor]])
+                    for b in problem.buffers)
+    makespan = max((s.end for s in slots), default=0)
+    energy = sum(placed[t.name][0].energy_j for t in problem.tasks) + sum(
+        b.bytes * problem.spill_j_per_byte for b in problem.buffers if mode[b.tensor] == "spill")
+    return Schedule(problem, slots, buffers, makespan, energy, "HEURISTIC", objective,
+                    float(_exclusive_load_bound(problem)), float(makespan),
+                    notes=("list schedule (topological order, earliest finish); addresses not allocated",))
