@@ -8,8 +8,12 @@ is exactly the list of quirks.
 
 Fast path: when neither read buffer has to re-fetch and the ofmap buffer never drains during compute
 (§4), every number is a closed form, vectorized over layers. Otherwise the §6 (USER) or §7 (CALC)
-algorithm runs on the demand streams; it iterates over buffer events (fetches, drains), not cycles,
-and checks hits with numpy over whole runs of addresses.
+algorithm runs; it iterates over buffer events (fetches, drains), not cycles. In USER mode the read
+buffers come from layout arithmetic (`scalesim_layout`: each word's prefetch position and the positions of
+its repeated copies in closed form, expanding only the demand near a window edge), and the ofmap writes per
+row and each operand's first/last demand rows are closed forms, so no demand stream is built; the
+materialized streams (`demand_streams`, `prefetch_stream`, `_read_buffer_user`) remain the reference,
+used for CALC mode and for USER ifmap re-fetch with window overrun.
 """
 from __future__ import annotations
 
