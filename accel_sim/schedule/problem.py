@@ -165,3 +165,20 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                    int(backing.capacity_bytes) if backing.capacity_bytes is not None else None,
                    spill_j_per_byte, level.name if level is not None else "", backing.name, clock,
                    tuple(required_fusions))
+
+
+def random_problem(seed: int, n: int, capacity: int | None = None) -> Problem:
+    """A random DAG of `n` einsums on engines x and y (some run on both) with fusible and plain tensors (tests)."""
+    import random
+
+    rng = random.Random(seed)
+    tasks = []
+    for i in range(n):
+        engines = rng.choice((("x",), ("y",), ("x", "y")))
+        tasks.append(Task(f"t{i}", tuple(Option(e, rng.randint(1, 20), rng.uniform(1, 2)) for e in engines)))
+    buffers = []
+    for i in range(1, n):
+        for p in rng.sample(range(i), k=min(i, rng.randint(0, 2))):
+            buffers.append(Buffer(f"T{p}_{i}", rng.randint(1, 40), f"t{p}", (f"t{i}",), rng.choice((0, 2, 4))))
+    edges = tuple((b.producer, b.consumers[0]) for b in buffers)
+    return Problem(tuple(tasks), tuple(buffers), edges, capacity, 4.0, None, 1e-12)

@@ -1,36 +1,18 @@
 """CP-SAT graph scheduling: optimality against brute force, buffer allocation, determinism, gap."""
 from __future__ import annotations
 
-import random
-from dataclasses import replace
-
 import pytest
 
 from accel_sim.schedule import Buffer, Option, Problem, Task, solve
 from accel_sim.schedule.cpsat import brute_force_makespan
-
-
-def _random_problem(rng: random.Random, n: int, capacity: int | None = None) -> Problem:
-    """A random DAG of `n` einsums on engines x and y, some runnable on both, with fusible and plain tensors."""
-    tasks = []
-    for i in range(n):
-        engines = rng.choice((("x",), ("y",), ("x", "y")))
-        tasks.append(Task(f"t{i}", tuple(Option(e, rng.randint(1, 20), rng.uniform(1, 2)) for e in engines)))
-    buffers = []
-    for i in range(1, n):
-        producers = rng.sample(range(i), k=min(i, rng.randint(0, 2)))
-        for p in producers:
-            buffers.append(Buffer(f"T{p}_{i}", rng.randint(1, 40), f"t{p}", (f"t{i}",), rng.choice((0, 2, 4))))
-    edges = tuple((b.producer, b.consumers[0]) for b in buffers)
-    return Problem(tuple(tasks), tuple(buffers), edges, capacity, 4.0, None, 1e-12)
+from accel_sim.schedule.problem import random_problem
 
 
 @pytest.mark.parametrize("seed", range(12))
 def test_makespan_equals_brute_force(seed: int) -> None:
     """On random graphs of 2-5 einsums and 2 engines (buffers all fit), the CP-SAT makespan equals the optimum
     found by enumerating every engine choice, order and placement (cpsat.brute_force_makespan)."""
-    rng = random.Random(seed)
-    problem = _random_problem(rng, rng.randint(2, 5))
+    problem = random_problem(seed, 2 + seed % 4)
     assert solve(problem, time_limit_s=5.0).makespan_cycles == brute_force_makespan(problem)
 
 
@@ -69,8 +51,7 @@ def test_spill_adds_round_trip() -> None:
 def test_buffers_fit_and_never_share_addresses(seed: int) -> None:
     """Property: with a tight on-chip buffer, live on-chip bytes never exceed capacity and no two tensors live at
     the same time overlap in address (checked pairwise on the solution)."""
-    rng = random.Random(100 + seed)
-    problem = _random_problem(rng, rng.randint(3, 6), capacity=rng.randint(20, 60))
+    problem = random_problem(100 + seed, 3 + seed % 4, capacity=20 + 4 * seed)
     s = solve(problem, time_limit_s=2.0)
     assert s.peak_on_chip_bytes() <= problem.capacity_bytes
     live = [b for b in s.buffers if b.bytes]
@@ -84,13 +65,13 @@ def test_buffers_fit_and_never_share_addresses(seed: int) -> None:
 
 def test_deterministic() -> None:
     """Two solves of the same problem (one worker, fixed seed, deterministic-time limit) give identical schedules."""
-    problem = _random_problem(random.Random(7), 6, capacity=50)
+    problem = random_problem(7, 6, capacity=50)
     assert solve(problem, time_limit_s=1.0).slots == solve(problem, time_limit_s=1.0).slots
 
 
 def test_gap_zero_when_optimal() -> None:
     """A proven-optimal solve reports status OPTIMAL and a zero optimality gap (bound equals objective)."""
-    s = solve(_random_problem(random.Random(3), 3))
+    s = solve(random_problem(3, 3))
     assert s.status == "OPTIMAL" and s.gap == 0.0
 
 
