@@ -401,12 +401,20 @@ def schedule(arch: Arch, workload: Workload, objective: ScheduleObjective = "lat
              time_limit_s: float = 5.0, seed: int = 0, addresses: bool = True,
              required_fusions: tuple[tuple[str, str], ...] = (), max_cpsat_einsums: int = 400) -> Schedule:
     """Build the problem of `workload` on `arch` and solve it; graphs above `max_cpsat_einsums` get the list schedule."""
-    from accel_sim.schedule.greedy import list_schedule
     from accel_sim.schedule.problem import build_problem
 
     mapping_objective = {"latency": "latency", "energy": "energy"}.get(objective, "edp")
     problem = build_problem(arch, workload, mapping_objective, required_fusions)
-    if len(problem.tasks) > max_cpsat_einsums and not required_fusions:
+    return schedule_problem(problem, objective, time_limit_s=time_limit_s, seed=seed, addresses=addresses,
+                            max_cpsat_einsums=max_cpsat_einsums)
+
+
+def schedule_problem(problem: Problem, objective: ScheduleObjective = "latency", *, time_limit_s: float = 5.0,
+                     seed: int = 0, addresses: bool = True, max_cpsat_einsums: int = 400) -> Schedule:
+    """Solve `problem` with CP-SAT, or list-schedule it when it has more than `max_cpsat_einsums` einsums."""
+    from accel_sim.schedule.greedy import list_schedule
+
+    if len(problem.tasks) > max_cpsat_einsums and not problem.required_fusions:
         guess = list_schedule(problem, objective)
         return replace(guess, notes=guess.notes + (
             f"{len(problem.tasks)} einsums exceed max_cpsat_einsums={max_cpsat_einsums}: CP-SAT not run",))
