@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from accel_sim.errors import InfeasibleError
@@ -72,12 +73,14 @@ class Problem:
     clock_hz: float = 1.0
     required_fusions: tuple[tuple[str, str], ...] = ()  # (producer, consumer) pairs that must be pipelined
 
+    @cached_property
+    def task_map(self) -> dict[str, Task]:
+        """Task name -> Task."""
+        return {t.name: t for t in self.tasks}
+
     def task(self, name: str) -> Task:
         """The task called `name`."""
-        for t in self.tasks:
-            if t.name == name:
-                return t
-        raise KeyError(name)
+        return self.task_map[name]
 
     def spill_cycles(self, buffer: Buffer) -> int:
         """Cycles of a DRAM round trip of `buffer`: written out after production, read back before use."""

@@ -1,7 +1,8 @@
 """The scheduled execution model: einsums placed by the graph scheduler and played by the replay.
 
-`evaluate` hands an architecture here when it has more than one engine, so einsums on different engines
-may overlap (fusion) and intermediates compete for the on-chip buffer. Per-einsum costs are the engines'
+`evaluate` hands an architecture here when its config says `execution: scheduled` (its engines run at the
+same time, so einsums on different engines may overlap through fusion) and intermediates compete for the
+on-chip buffer. Per-einsum costs are the engines'
 own (the same mapper calls as sequential evaluation, once per distinct layer shape); the latency is the
 replayed makespan. Graphs above `RUN_CPSAT_EINSUMS` einsums get the list schedule, which on a chain of
 layers (an LLM decode step) is already the sequential order with fused elementwise tails.
@@ -23,11 +24,6 @@ if TYPE_CHECKING:
 
 RUN_TIME_LIMIT_S = 0.5      # deterministic seconds of CP-SAT per run: keeps `accel-sim run` interactive
 RUN_CPSAT_EINSUMS = 150     # larger graphs are list-scheduled (CP-SAT would not close the gap in the limit)
-
-
-def concurrent(arch: Arch) -> bool:
-    """Whether `arch` has several engines that can run einsums at the same time (the scheduler's case)."""
-    return arch.execution == "sequential" and len(arch.engines) > 1
 
 
 def evaluate_scheduled(arch: Arch, workload: Workload, objective: str = "edp",

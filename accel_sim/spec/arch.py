@@ -64,8 +64,9 @@ class Arch(BaseModel):
     memory: tuple[MemoryLevel, ...]
     engines: tuple[AnyEngine, ...]
     # how a workload runs: einsums back to back, or an execution model of accel_sim/sim/ named here
-    # ("npu_pim": batched decoding co-simulated on an NPU sharing HBM with PIM, sim/npu_pim.py)
-    execution: Literal["sequential", "npu_pim"] = "sequential"
+    # ("npu_pim": batched decoding co-simulated on an NPU sharing HBM with PIM, sim/npu_pim.py;
+    # "scheduled": engines run concurrently, placed by the CP-SAT graph scheduler and replayed, sim/scheduled.py)
+    execution: Literal["sequential", "npu_pim", "scheduled"] = "sequential"
 
     @field_validator("memory", mode="after")
     @classmethod
