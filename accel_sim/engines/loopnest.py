@@ -22,8 +22,9 @@ For a tensor kept at level l (not bypassed):
   later visits are `update`s that need the partial sum read back (a `read` at the parent and a `fill` at l);
   PEs along a spatial rank the output does not use reduce their partial sums before the write.
 - The tile of a tensor's outermost kept level is its backing store: it gets no fills.
-With imperfect factors (product above the rank size) tiles are clipped to the rank size; traffic counts the
-full tiles (an upper bound on the partial last tile), while MACs count only real iterations.
+With imperfect factors (product above the rank size) tiles are clipped to the rank size for capacity, and
+traffic counts the partial last tile as it is: a sweep over a rank moves `size` elements along it, not
+tiles x tile extent (exact for one imperfect split per rank; MACs count only real iterations).
 """
 from __future__ import annotations
 
@@ -140,8 +141,16 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
     used_pes = spatial_all.prod(axis=1)
     instances = np.where(np.concatenate([below, np.ones((b, 1), bool)], axis=1), used_pes[:, None], 1)
 
+    # Partial last tiles (imperfect factors): over a full sweep of a rank its tiles hold `size` elements,
+    # not (tiles x tile extent); scale each count by size / (outer iterations x extent per visit) per rank.
+    outer = np.concatenate([temporal.prod(axis=1)[:, None, :] // inner, temporal.prod(axis=1)[:, None, :]], axis=1)
+    per_pe = np.concatenate([below, np.ones((b, 1), bool)], axis=1)[..., None]
+    inst_extent = np.where(per_pe, inst_tile * spatial_all[:, None, :], inst_tile)
+    inst_share = np.minimum(1.0, sizes / (outer * inst_extent))                  # (B, L+1, R)
+    union_share = np.minimum(1.0, sizes / (outer * union_tile))
+
     n_t = len(batch.tensor_names)
-    counts = {a: np.zeros((b, n_l, n_t), dtype=np.int64) for a in ("read", "fill", "update", "write")}
+    counts = {a: np.zeros((b, n_l, n_t)) for a in ("read", "fill", "update", "write")}
     tile_elements = np.zeros((b, n_l, n_t), dtype=np.int64)
     accesses: dict[str, Access] = {}
     for acc in einsum.inputs:
@@ -160,11 +169,13 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
             last = np.where(kept[:, lv], lv, last)
         for lv in range(n_l + 1):
             changes, positions = _changes(ordered, uses, lv)
-            own = tile_footprint(inst_tile[:, lv], access, shape, batch.rank_names) * instances[:, lv]
-            union = tile_footprint(union_tile[:, lv], access, shape, batch.rank_names)
+            full_own = tile_footprint(inst_tile[:, lv], access, shape, batch.rank_names) * instances[:, lv]
             active = kept[:, lv] & (parent[:, lv] >= 0)
             if lv < n_l:
-                tile_elements[:, lv, ti] = np.where(kept[:, lv], own // instances[:, lv], 0)
+                tile_elements[:, lv, ti] = np.where(kept[:, lv], full_own // instances[:, lv], 0)
+            own = full_own * inst_share[:, lv][:, relevant].prod(axis=1)
+            union = (tile_footprint(union_tile[:, lv], access, shape, batch.rank_names)
+                     * union_share[:, lv][:, relevant].prod(axis=1))
             if name == out_name:
                 again = changes - positions     # returns to an output tile already written once
                 for p in range(lv):
@@ -181,6 +192,7 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
                 if lv < n_l:
                     counts["fill"][:, lv, ti] += np.where(active, own * changes, 0)
 
+    counts = {a: np.rint(c).astype(np.int64) for a, c in counts.items()}
     bits = np.array([tensors[t].bits for t in batch.tensor_names], dtype=np.float64)
     doubled = np.array([2.0 if m.name in double_buffered else 1.0 for m in arch.memory])
     occupancy = (tile_elements * bits).sum(axis=2) / 8 * doubled

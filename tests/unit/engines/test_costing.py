@@ -83,6 +83,22 @@ def test_tiny_sram_streams_operands_fold_by_fold() -> None:
     assert reads[0] == 64 * 64 and reads[1] > reads[0]
 
 
+@pytest.mark.parametrize("dataflow", ["os", "ws", "is"])
+@pytest.mark.parametrize(("m", "n", "k", "rows", "cols"), [(10, 9, 7, 4, 4), (13, 5, 11, 4, 3), (33, 2, 40, 8, 8)])
+def test_native_sram_traffic_is_physical(dataflow: str, m: int, n: int, k: int, rows: int, cols: int) -> None:
+    """run's engine reads and writes the array's SRAM as a real array does (systolic.sram_traffic), partial folds
+    included: e.g. os on 10x9x7 over 4x4 reads the ifmap once per column fold, 3 x 70 = 210 words (not 3 x 84)."""
+    from accel_sim.engines.systolic import fold_plan, sram_traffic
+
+    arch = two_level_arch(rows=rows, cols=cols, dataflow=dataflow, dram_gbps=100)
+    w = gemm(m, n, k)
+    acc = arch.engine("mxu").cost(w.einsums[0], w, arch).accesses
+    phys = sram_traffic(fold_plan(m, n, k, rows, cols, dataflow), m, n, k, dataflow)
+    assert acc[("sram", "A", "read")] == phys.ifmap_reads
+    assert acc[("sram", "W", "read")] == phys.filter_reads
+    assert acc.get(("sram", "Z", "write"), 0) + acc.get(("sram", "Z", "update"), 0) == phys.ofmap_writes
+
+
 def test_vector_cost_is_ops_over_lanes_against_traffic() -> None:
     """exp over 4096 int8 values on 8 lanes: 512 cycles; traffic 8 KiB at 100 B/cycle = 81.92 cycles."""
     arch = two_level_arch(dram_gbps=100)
