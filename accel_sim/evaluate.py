@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from accel_sim.energy.components import level_area_mm2
@@ -118,6 +119,11 @@ class Result:
 
     def per_einsum(self) -> pd.DataFrame:
         """One row per einsum: engine, operator, MACs, cycle split, utilization, bytes per level, energy, bound."""
+        return self._per_einsum_frame.copy()
+
+    @cached_property
+    def _per_einsum_frame(self) -> pd.DataFrame:
+        """Built once per Result (reports ask for it several times); callers get copies."""
         import pandas as pd
 
         rows = []
