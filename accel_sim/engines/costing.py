@@ -218,20 +218,28 @@ def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch:
     return folds, t, per_fold
 
 
+def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+                      batch: MappingBatch) -> tuple:
+    """(streamed, collapsed) loop-nest analyses of a batch: the part of systolic_scores that only tiles decide."""
+    axes = {"rows": engine.rows, "cols": engine.cols}
+    return (analyze(einsum, workload.tensor_map, arch, axes, batch),
+            analyze(einsum, workload.tensor_map, arch, axes, collapsed(batch)))
+
+
 def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
-                    dataflow: np.ndarray) -> SystolicScores:
+                    dataflow: np.ndarray, analyses: tuple | None = None) -> SystolicScores:
     """Cycles (compute, fill/drain, bandwidth stalls), energy and fit of every candidate in one pass.
 
     `dataflow` (B,) indexes DATAFLOW_CODES. Each operand is either streamed tile by tile as the mapping says
     (double-buffered on chip, so the next tile loads while this one computes) or kept whole on chip,
     whichever fits with the least outermost-level traffic (then least total traffic) - per candidate.
+    `analyses`: systolic_analyses of this batch, possibly on another arch with the same memory level names,
+    capacities and holds (only element counts and tile sizes are read from them, which those alone decide).
     """
     tensors = workload.tensor_map
     roles = gemm_roles(einsum, tensors)
-    axes = {"rows": engine.rows, "cols": engine.cols}
     b = len(batch)
-    streamed = analyze(einsum, tensors, arch, axes, batch)
-    whole = analyze(einsum, tensors, arch, axes, collapsed(batch))
+    streamed, whole = analyses if analyses is not None else systolic_analyses(einsum, workload, arch, engine, batch)
     names = batch.tensor_names
     n_t = len(names)
     bits = np.array([tensors[t].bits for t in names], dtype=float)

@@ -2,8 +2,18 @@
 
 All three score candidates with the same exact, vectorized model (`engines.costing.systolic_scores`) and
 always include the mappings the engine's dataflows imply (SCALE-Sim's folds), so a search never returns
-something worse than the fixed-dataflow cost. Results are cached by (einsum shape, engine, arch, objective,
-method, limits): repeated layers cost nothing.
+something worse than the fixed-dataflow cost.
+
+Cache. A search's chosen mapping is cached under the einsum's shape (`Workload.shape_key`), the engine, the
+parts of the arch that decide which mappings are legal (each memory level's name, capacity, technology - which
+decides on-chip or off - and the tensor classes it holds), the objective, the method and its limits. Bandwidths,
+clocks and access energies are not in the key: a later search that differs from a cached one only in those
+skips the search and re-scores the cached mapping, together with the dataflow-implied mappings, on its own
+arch with the exact scorer (one small batch), so its costs are exact for the new bandwidths and clocks. The
+reused mapping is legal there (same capacities, same array), but it is the optimum found for the arch it was
+searched on and may not be the optimum for the new bandwidths, clock or energies. A search on an arch equal to
+the one the mapping was found on returns the cached result itself, identical to an uncached run. This is what
+lets a sweep over bandwidths and clocks map each layer of a network once per array configuration.
 """
 from __future__ import annotations
 
@@ -15,8 +25,8 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, implied_batch, systolic_cost_of,
-                                       systolic_scores)
+from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, implied_batch, systolic_analyses,
+                                       systolic_cost_of, systolic_scores)
 from accel_sim.errors import InfeasibleError
 from accel_sim.mapper.mapspace import CHUNK, SystolicSpace, systolic_space
 from accel_sim.spec.mapping import Mapping, MappingBatch
@@ -43,6 +53,7 @@ class SearchStats:
     proxy_bound: float = float("nan")
     gap: float = float("nan")      # (objective - bound) / objective of the solver's proxy; 0.0 when proven
     wall_s: float = 0.0
+    reused: bool = False           # True: a cached mapping re-scored on this arch (no search ran; see module doc)
 
 
 @dataclass(frozen=True)
@@ -100,7 +111,23 @@ def concat(batches: list[MappingBatch]) -> MappingBatch:
                           for f in ("temporal", "order", "spatial", "bypass", "fanout")))
 
 
-_CACHE: dict[tuple, SearchResult] = {}
+@dataclass(frozen=True)
+class _Cached:
+    """A search's outcome kept for reuse: the arch it ran on, its result, and the re-scoring batch.
+
+    The batch is the winner (row 0) and, unpinned, the dataflow-implied mappings, with its loop-nest analyses,
+    which only the key's parts of the arch decide (`costing.systolic_analyses`).
+    """
+
+    arch: Arch
+    result: SearchResult
+    batch: MappingBatch
+    dataflow: np.ndarray
+    analyses: tuple
+
+
+_CACHE: dict[tuple, _Cached] = {}
+CACHE_LIMIT = 8192  # entries (einsum shapes x array configs); the oldest go first, so long sessions stay bounded
 PAIR_LIMIT = 20_000  # two-step moves are tried when they are at most this many candidates (one chunk)
 DESCENT_ROUNDS = 20  # local-search moves per start after the solver
 STARTS = 8  # best exactly-scored solver solutions that local search starts from
@@ -123,10 +150,13 @@ def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngin
         raise ValueError(f"objective must be latency, energy or edp, got {objective!r}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    key = (workload.shape_key(einsum)[0], engine, arch, objective, method, time_limit_s, seed,
+    key = (workload.shape_key(einsum)[0], engine, mapping_key(arch), objective, method, time_limit_s, seed,
            tuple(sorted((r, tuple(sorted(s.items()))) for r, s in (pinned or {}).items())))
-    if key in _CACHE:
-        return _CACHE[key]
+    cached = _CACHE.get(key)
+    if cached is not None:
+        if cached.arch == arch:
+            return cached.result
+        return _rescore(cached, einsum, workload, arch, engine, objective)
     start = time.perf_counter()
     best = _Best(objective)
     seeds, seed_flows = implied_batch(einsum, workload, arch, engine)
@@ -191,8 +221,35 @@ def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngin
                           systolic_cost_of(einsum, workload, arch, engine, scores, i), best.score,
                           SearchStats(method, best.scored, space.size() if space is not None else len(seeds),
                                       wall_s=time.perf_counter() - start, **extra))
-    _CACHE[key] = result
+    if len(_CACHE) >= CACHE_LIMIT:
+        del _CACHE[next(iter(_CACHE))]
+    keep, keep_flows = _rows(batch, slice(i, i + 1)), flows[i:i + 1].copy()
+    if not pinned:  # re-scored with the winner: a reuse is never worse than the fixed-dataflow cost either
+        keep, keep_flows = concat([keep, seeds]), np.concatenate([keep_flows, seed_flows])
+    _CACHE[key] = _Cached(arch, result, keep, keep_flows, systolic_analyses(einsum, workload, arch, engine, keep))
     return result
+
+
+def mapping_key(arch: Arch) -> tuple:
+    """The parts of an arch that decide which mappings are legal: per level, name, capacity, technology, holds."""
+    return tuple((lv.name, lv.capacity_bytes, lv.technology, lv.holds) for lv in arch.memory)
+
+
+def _rescore(cached: _Cached, einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+             objective: str) -> SearchResult:
+    """The cached winner (and, unpinned, the dataflow-implied mappings) scored exactly on `arch`; best kept."""
+    start = time.perf_counter()
+    batch, flows = cached.batch, cached.dataflow
+    scores = systolic_scores(einsum, workload, arch, engine, batch, flows, analyses=cached.analyses)
+    values = scores.objective(objective)
+    i = int(np.argmin(values))  # ties go to the cached winner (row 0)
+    if not np.isfinite(values[i]):  # cannot happen with equal capacities; raise as a search would
+        raise _infeasible(einsum, workload, arch, engine, None)
+    old = cached.result.stats
+    return SearchResult(batch.mapping(i), DATAFLOW_CODES[int(flows[i])],
+                        systolic_cost_of(einsum, workload, arch, engine, scores, i), float(values[i]),
+                        SearchStats(old.method, len(batch), old.space_size, wall_s=time.perf_counter() - start,
+                                    reused=True))
 
 
 def _implied_starts(space: SystolicSpace, seeds: MappingBatch, flows: np.ndarray) -> list:

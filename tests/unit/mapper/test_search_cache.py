@@ -1,0 +1,67 @@
+"""The mapper's cache: keyed by einsum shape, engine and the arch's mapping-relevant parts; re-scored on reuse."""
+from __future__ import annotations
+
+import pytest
+
+from accel_sim.io.load import load_arch, load_workload
+import importlib
+
+search_mod = importlib.import_module("accel_sim.mapper.search")
+
+
+@pytest.fixture(scope="module")
+def problem():
+    """TPU v1 at a small array and ResNet-50's first contraction (a real layer, quick to map)."""
+    overrides = ("engines.mxu.rows=32", "engines.mxu.cols=32")
+    workload = load_workload("resnet50")
+    einsum = next(e for e in workload.einsums if e.op == "mac")
+    return overrides, workload, einsum
+
+
+def _run(overrides, workload, einsum, extra=()):
+    arch = load_arch("tpu_v1", overrides + tuple(extra))
+    return search_mod.search(einsum, workload, arch, arch.engine("mxu"), method="local")
+
+
+def test_same_arch_returns_the_uncached_result(problem):
+    """A search on an arch equal to a cached one returns exactly what an uncached search returns (same object
+    as the first search; its mapping and cost equal a fresh search after clear_cache)."""
+    search_mod.clear_cache()
+    first = _run(*problem)
+    again = _run(*problem)
+    search_mod.clear_cache()
+    fresh = _run(*problem)
+    assert again is first and not first.stats.reused
+    assert fresh.mapping == first.mapping and fresh.cost == first.cost and fresh.score == first.score
+
+
+def test_bandwidth_change_reuses_mapping_with_exact_cost(problem):
+    """Only a bandwidth and the clock differ: no search runs (stats.reused), and the cost equals the exact
+    scorer's on the new arch for the same mapping (independent: systolic_scores called directly)."""
+    import numpy as np
+
+    from accel_sim.engines.costing import DATAFLOW_CODES, systolic_cost_of, systolic_scores
+    from accel_sim.spec.mapping import MappingBatch
+
+    overrides, workload, einsum = problem
+    search_mod.clear_cache()
+    base = _run(*problem)
+    extra = ("memory.weight_memory.bandwidth=8 GB/s", "clock=350 MHz")
+    reused = _run(*problem, extra=extra)
+    assert reused.stats.reused and reused.stats.candidates <= 4
+    arch = load_arch("tpu_v1", overrides + extra)
+    engine = arch.engine("mxu")
+    batch = MappingBatch.from_mappings([reused.mapping], einsum, arch, {"rows": engine.rows, "cols": engine.cols})
+    flows = np.array([DATAFLOW_CODES.index(reused.dataflow)])
+    direct = systolic_cost_of(einsum, workload, arch, engine, systolic_scores(einsum, workload, arch, engine,
+                                                                              batch, flows), 0)
+    assert reused.cost == direct
+    assert reused.cost != base.cost  # a quarter of the DRAM bandwidth and half the clock change the cycles
+
+
+def test_capacity_change_searches_again(problem):
+    """A different buffer capacity is a different mapping problem: the search runs (not reused)."""
+    search_mod.clear_cache()
+    _run(*problem)
+    other = _run(*problem, extra=("memory.unified_buffer.capacity=8 MiB",))
+    assert not other.stats.reused
