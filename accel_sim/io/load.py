@@ -25,9 +25,9 @@ def file_kind(path: str | Path) -> FileKind:
         head.decode("utf-8")
     except UnicodeDecodeError:
         return "onnx"
-    from accel_sim.io.yaml import parse_yaml
+    from accel_sim.io.yaml import load_yaml
 
-    data = parse_yaml(path.read_text(), str(path)).data
+    data = load_yaml(path).data
     if not isinstance(data, dict):
         raise ConfigError("the file is not a YAML mapping", file=path, line=1,
                           fix="start the file with keys such as 'einsums:', 'zoo:' or 'memory:'")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence, TypeVar
 
@@ -40,14 +41,28 @@ def format_key_path(key_path: KeyPath) -> str:
 
 
 def load_yaml(path: str | Path) -> YamlDoc:
-    """Read a YAML file strictly; syntax errors and duplicate keys raise ConfigError with the line."""
+    """Read a YAML file strictly; syntax errors and duplicate keys raise ConfigError with the line.
+
+    Parsed files are kept (keyed by path, modification time and size): a sweep reads the same base config for
+    every design point. Callers never mutate `data` (apply_overrides copies the containers it changes).
+    """
     path = Path(path)
     try:
-        text = path.read_text()
+        stat = path.stat()
     except OSError as exc:
         raise ConfigError(f"cannot read the file ({exc.strerror})", file=path,
                           fix="check the path and that the file is readable") from None
-    return parse_yaml(text, str(path))
+    return _load_cached(str(path), str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _load_cached(shown: str, resolved: str, mtime_ns: int, size: int) -> YamlDoc:
+    try:
+        text = Path(resolved).read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the file ({exc.strerror})", file=shown,
+                          fix="check the path and that the file is readable") from None
+    return parse_yaml(text, shown)
 
 
 def parse_yaml(text: str, file: str) -> YamlDoc:
