@@ -12,29 +12,17 @@ Run: python -m validation.flightllm
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from accel_sim import load_arch
 from accel_sim.evaluate import evaluate
 from accel_sim.zoo import build
+from validation.comparison import Comparison, comparison_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DECODE_KV = 384   # mean cache length over the published 512 decode steps after a 128-token prompt
 
 
-@dataclass(frozen=True)
-class Row:
-    """One comparison."""
-
-    quantity: str
-    published: float
-    ours: float
-
-    @property
-    def error_pct(self) -> float:
-        """(ours - published) / published, in percent."""
-        return 100 * (self.ours - self.published) / self.published
 
 
 def llama(phase: str):
@@ -43,24 +31,22 @@ def llama(phase: str):
     return build("llama2-7b", phase=phase, batch=1, weight_bits=4, act_bits=8, kv_bits=8, **extra)
 
 
-def rows() -> list[Row]:
+def rows() -> list[Comparison]:
     """Published vs modelled latencies."""
     vhk = load_arch(ROOT / "arch_configs/fpga/flightllm_vhk158.yaml")
     u280 = load_arch(ROOT / "arch_configs/fpga/flightllm_u280.yaml")
     prefill = evaluate(vhk, llama("prefill"), objective="latency").latency_s
     decode = evaluate(vhk, llama("decode"), objective="latency").latency_s
     decode_u280 = evaluate(u280, llama("decode"), objective="latency").latency_s
-    return [Row("VHK158 prefill 128 tokens (ms)", 289.9, prefill * 1e3),
-            Row("VHK158 decode (ms/token)", 4946.4 / 512, decode * 1e3),
-            Row("VHK158 decode (tokens/s)", 103.5, 1 / decode),
-            Row("U280 on-board decode (tokens/s)", 55.0, 1 / decode_u280)]
+    return [Comparison("VHK158 prefill 128 tokens (ms)", 289.9, prefill * 1e3),
+            Comparison("VHK158 decode (ms/token)", 4946.4 / 512, decode * 1e3),
+            Comparison("VHK158 decode (tokens/s)", 103.5, 1 / decode),
+            Comparison("U280 on-board decode (tokens/s)", 55.0, 1 / decode_u280)]
 
 
 def main() -> None:
     """Print the comparison table."""
-    print(f"{'quantity':36} | {'published':>9} | {'ours':>9} | error %")
-    for r in rows():
-        print(f"{r.quantity:36} | {r.published:9.2f} | {r.ours:9.2f} | {r.error_pct:+6.1f}")
+    print(comparison_table(rows()))
 
 
 if __name__ == "__main__":

@@ -21,13 +21,13 @@ Run: python -m validation.fusemax
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from accel_sim import load_arch
 from accel_sim.io.load import load_workload
 from accel_sim.schedule.cpsat import schedule
 from accel_sim.sim.replay import replay
+from validation.comparison import Comparison, comparison_table
 
 REPO = Path(__file__).resolve().parents[1]
 ARCH = REPO / "arch_configs" / "fusemax_like.yaml"
@@ -38,18 +38,6 @@ PUBLISHED = {"FLAT latency (ms)": 13.39, "FuseMax latency (ms)": 2.01, "speedup 
              "FLAT 2-D utilization": 0.125, "FuseMax 2-D utilization": 0.89}  # [targets.md] FuseMax section
 
 
-@dataclass(frozen=True)
-class Row:
-    """One validated quantity: published value, ours, and the relative error."""
-
-    quantity: str
-    published: float
-    ours: float
-
-    @property
-    def error(self) -> float:
-        """Relative error of ours against the published value."""
-        return (self.ours - self.published) / self.published
 
 
 def measure(name: str) -> dict[str, float]:
@@ -66,20 +54,18 @@ def measure(name: str) -> dict[str, float]:
             "replay_over_schedule": trace.replay_over_schedule, "status": sched.status}
 
 
-def rows() -> list[Row]:
+def rows() -> list[Comparison]:
     """Published vs ours for every FuseMax quantity."""
     flat, fusemax = measure("FLAT"), measure("FuseMax")
     ours = {"FLAT latency (ms)": flat["latency_ms"], "FuseMax latency (ms)": fusemax["latency_ms"],
             "speedup FuseMax over FLAT": flat["latency_ms"] / fusemax["latency_ms"],
             "FLAT 2-D utilization": flat["util_2d"], "FuseMax 2-D utilization": fusemax["util_2d"]}
-    return [Row(q, PUBLISHED[q], ours[q]) for q in PUBLISHED]
+    return [Comparison(q, PUBLISHED[q], ours[q]) for q in PUBLISHED]
 
 
 def main() -> None:
     """Print quantity | published | ours | error %."""
-    print(f"{'quantity':<28} | {'published':>10} | {'ours':>10} | {'error %':>8}")
-    for r in rows():
-        print(f"{r.quantity:<28} | {r.published:>10.3f} | {r.ours:>10.3f} | {100 * r.error:>8.1f}")
+    print(comparison_table(rows()))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from accel_sim import load_arch
 from accel_sim.engines.base import EngineBase
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
+from validation.comparison import Comparison, comparison_table
 
 REPO = Path(__file__).resolve().parents[1]
 LUT_CONFIG = REPO / "arch_configs" / "lut" / "lut_tensor_core.yaml"
@@ -49,19 +50,6 @@ class Metrics:
         return 1 / self.energy_per_op_j / 1e12
 
 
-@dataclass(frozen=True)
-class Row:
-    """One validated quantity: published value, ours, and the relative error."""
-
-    quantity: str
-    published: float
-    ours: float
-    note: str = ""
-
-    @property
-    def error(self) -> float:
-        """(ours - published) / published."""
-        return (self.ours - self.published) / self.published
 
 
 def gemm(m: int, n: int, k: int, w_bits: int, a_bits: int) -> Workload:
@@ -103,29 +91,22 @@ def ratios(weight_bits: int, activation: str) -> tuple[float, float]:
     return lm.tops_per_mm2 / mm.tops_per_mm2, lm.tops_per_w / mm.tops_per_w
 
 
-def rows() -> list[Row]:
+def rows() -> list[Comparison]:
     """Density and efficiency multiples at every W x A point against the published 4-6x band's midpoint."""
     mid = sum(PUBLISHED_PPA) / 2
     out = []
     for w, a in POINTS:
         density, efficiency = ratios(w, a)
         label = f"W{w}A{16 if a != 'int8' else 8}"
-        out.append(Row(f"{label} compute density LUT/MAC (x)", mid, density, "band 4-6x"))
-        out.append(Row(f"{label} energy efficiency LUT/MAC (x)", mid, efficiency, "band 4-6x"))
+        out.append(Comparison(f"{label} compute density LUT/MAC (x)", mid, density, "band 4-6x"))
+        out.append(Comparison(f"{label} energy efficiency LUT/MAC (x)", mid, efficiency, "band 4-6x"))
     return out
 
 
-def table(found: list[Row]) -> str:
-    """The table 'quantity | published | ours | error %'."""
-    lines = ["quantity | published | ours | error %", "--- | --- | --- | ---"]
-    lines += [f"{r.quantity} | {r.published:.3g} ({r.note}) | {r.ours:.3g} | {100 * r.error:+.1f}" for r in found]
-    return "\n".join(lines)
-
-
-def main() -> list[Row]:
+def main() -> list[Comparison]:
     """Print the validation table and return its rows."""
     found = rows()
-    print(table(found))
+    print(comparison_table(found))
     return found
 
 

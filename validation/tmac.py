@@ -11,7 +11,6 @@ Run: python -m validation.tmac
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from accel_sim import load_arch
@@ -19,6 +18,7 @@ from accel_sim.evaluate import evaluate
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
 from accel_sim.zoo import build
+from validation.comparison import Comparison, comparison_table
 
 REPO = Path(__file__).resolve().parents[1]
 TMAC = REPO / "arch_configs" / "lut" / "m2_ultra_tmac.yaml"
@@ -27,19 +27,6 @@ CONFIG_CORES = 16  # the configs describe all 16 performance cores
 KV_LEN = 256
 
 
-@dataclass(frozen=True)
-class Row:
-    """One validated quantity: published value, ours, and the relative error."""
-
-    quantity: str
-    published: float
-    ours: float
-    note: str = ""
-
-    @property
-    def error(self) -> float:
-        """(ours - published) / published."""
-        return (self.ours - self.published) / self.published
 
 
 def with_threads(arch: Arch, threads: int) -> Arch:
@@ -83,34 +70,27 @@ def kernel_cycles(bits: int, n: int = 4096, k: int = 4096) -> float:
     return arch.engine("tmac").cost(w.einsums[0], w, arch).total_cycles
 
 
-def rows() -> list[Row]:
+def rows() -> list[Comparison]:
     """Every target: published value and ours."""
     out = [
-        Row("BitNet-3B 1 thread, T-MAC tokens/s", 22.08, tokens_per_s(TMAC, "bitnet-b1.58-3b", 1)),
-        Row("BitNet-3B 1 thread, llama.cpp tokens/s", 6.49, tokens_per_s(LLAMACPP, "bitnet-b1.58-3b", 1)),
-        Row("Llama-2-7B W2 8 threads, T-MAC tokens/s", 51.01, tokens_per_s(TMAC, "llama2-7b", 8, weight_bits=2)),
-        Row("Llama-2-7B W2 8 threads, llama.cpp tokens/s", 22.06,
+        Comparison("BitNet-3B 1 thread, T-MAC tokens/s", 22.08, tokens_per_s(TMAC, "bitnet-b1.58-3b", 1)),
+        Comparison("BitNet-3B 1 thread, llama.cpp tokens/s", 6.49, tokens_per_s(LLAMACPP, "bitnet-b1.58-3b", 1)),
+        Comparison("Llama-2-7B W2 8 threads, T-MAC tokens/s", 51.01, tokens_per_s(TMAC, "llama2-7b", 8, weight_bits=2)),
+        Comparison("Llama-2-7B W2 8 threads, llama.cpp tokens/s", 22.06,
             tokens_per_s(LLAMACPP, "llama2-7b", 8, weight_bits=2)),
     ]
-    out += [Row(f"speedup T-MAC / llama.cpp, {a.quantity.split(',')[0]}", a.published / b.published,
+    out += [Comparison(f"speedup T-MAC / llama.cpp, {a.quantity.split(',')[0]}", a.published / b.published,
                 a.ours / b.ours) for a, b in ((out[0], out[1]), (out[2], out[3]))]
     base = kernel_cycles(1)
-    out += [Row(f"kernel time {b}-bit / 1-bit (linear in bits)", float(b), kernel_cycles(b) / base)
+    out += [Comparison(f"kernel time {b}-bit / 1-bit (linear in bits)", float(b), kernel_cycles(b) / base)
             for b in (2, 3, 4)]
     return out
 
 
-def table(found: list[Row]) -> str:
-    """The table 'quantity | published | ours | error %'."""
-    lines = ["quantity | published | ours | error %", "--- | --- | --- | ---"]
-    lines += [f"{r.quantity} | {r.published:.3g} | {r.ours:.3g} | {100 * r.error:+.1f}" for r in found]
-    return "\n".join(lines)
-
-
-def main() -> list[Row]:
+def main() -> list[Comparison]:
     """Print the validation table and return its rows."""
     found = rows()
-    print(table(found))
+    print(comparison_table(found))
     return found
 
 

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import pytest
 
+from validation.comparison import Comparison
 from validation import lut_tensor_core, tmac
 
 
 @pytest.fixture(scope="module")
-def tmac_rows() -> dict[str, tmac.Row]:
+def tmac_rows() -> dict[str, Comparison]:
     """T-MAC validation rows by quantity."""
     return {r.quantity: r for r in tmac.rows()}
 
 
 @pytest.fixture(scope="module")
-def lut_rows() -> dict[str, lut_tensor_core.Row]:
+def lut_rows() -> dict[str, Comparison]:
     """LUT Tensor Core validation rows by quantity."""
     return {r.quantity: r for r in lut_tensor_core.rows()}
 
