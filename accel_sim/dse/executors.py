@@ -18,7 +18,10 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 IN_FLIGHT_PER_WORKER = 4  # enough queued work to hide the driver's commit time; small enough to bound memory
-CHUNK_POINTS = 8  # points per local task: amortizes pickling and keeps neighbours on one worker's caches
+# Points per task, aligned to point ids (ids // CHUNK_POINTS). A task starts with an empty mapping cache, so a
+# point's result depends only on the points before it in its chunk - never on which worker ran what before,
+# on the executor (local, dask, one process) or on a resume: the same spec gives the same table every time.
+CHUNK_POINTS = 25
 
 
 class Executor(Protocol):
@@ -38,10 +41,11 @@ class LocalExecutor:
 
     def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
         """Results of fn(task) for every task, as they finish (a chunk's results together)."""
-        if self.workers <= 1:
-            yield from map(fn, tasks)
-            return
         chunks = _chunks(tasks, max(1, self.chunk))
+        if self.workers <= 1:  # in this process: each row is yielded (and committed) as soon as it is done
+            for chunk in chunks:
+                yield from _chunk_results(fn, chunk)
+            return
         with ProcessPoolExecutor(max_workers=self.workers) as pool:
             for results in _windowed(pool.submit, functools.partial(_run_chunk, fn), chunks,
                                      self.workers * IN_FLIGHT_PER_WORKER,
@@ -50,15 +54,23 @@ class LocalExecutor:
 
 
 def _chunks(tasks: Iterable[T], size: int) -> Iterator[list[T]]:
-    """Consecutive tasks in lists of `size` (the last may be shorter), drawn lazily."""
-    it = iter(tasks)
-    while chunk := list(itertools.islice(it, size)):
-        yield chunk
+    """Tasks grouped by point_id // size (position // size for tasks without ids), drawn lazily."""
+    for _, group in itertools.groupby(enumerate(tasks), key=lambda it: getattr(it[1], "point_id", it[0]) // size):
+        yield [task for _, task in group]
+
+
+def _chunk_results(fn: Callable[[T], R], chunk: list[T]) -> Iterator[R]:
+    """fn over one chunk, starting from an empty mapping cache."""
+    from accel_sim.mapper.search import clear_cache
+
+    clear_cache()
+    for task in chunk:
+        yield fn(task)
 
 
 def _run_chunk(fn: Callable[[T], R], chunk: list[T]) -> list[R]:
-    """fn over one chunk in a worker process (module level, so it pickles)."""
-    return [fn(task) for task in chunk]
+    """A whole chunk in a worker process (module level, so it pickles)."""
+    return list(_chunk_results(fn, chunk))
 
 
 @dataclass(frozen=True)
@@ -81,11 +93,13 @@ class DaskExecutor:
         try:
             workers = max(1, sum(client.nthreads().values()))
 
-            def submit(f: Callable[[T], R], task: T) -> Any:
-                return client.submit(f, task, pure=False)
+            def submit(f: Callable[[list[T]], list[R]], chunk: list[T]) -> Any:
+                return client.submit(f, chunk, pure=False)
 
-            yield from _windowed(submit, fn, tasks, workers * IN_FLIGHT_PER_WORKER,
-                                 lambda pending: dask_wait(list(pending), return_when="FIRST_COMPLETED").done)
+            for results in _windowed(submit, functools.partial(_run_chunk, fn), _chunks(tasks, CHUNK_POINTS),
+                                     workers * IN_FLIGHT_PER_WORKER,
+                                     lambda pending: dask_wait(list(pending), return_when="FIRST_COMPLETED").done):
+                yield from results
         finally:
             if own:
                 client.close()
