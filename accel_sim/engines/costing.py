@@ -23,7 +23,7 @@ from accel_sim.energy.components import dtype_of_bits, is_off_chip, level_energy
 from accel_sim.engines.loopnest import SYSTOLIC_ROLES, analyze, gemm_roles, systolic_mapping
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.spec.cost import Cost
-from accel_sim.spec.mapping import MappingBatch, tensor_names
+from accel_sim.spec.mapping import MappingBatch, concat_batches, tensor_names
 
 if TYPE_CHECKING:
     from accel_sim.engines.systolic import SystolicEngine
@@ -222,8 +222,9 @@ def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: Sy
                       batch: MappingBatch) -> tuple:
     """(streamed, collapsed) loop-nest analyses of a batch: the part of systolic_scores that only tiles decide."""
     axes = {"rows": engine.rows, "cols": engine.cols}
-    return (analyze(einsum, workload.tensor_map, arch, axes, batch),
-            analyze(einsum, workload.tensor_map, arch, axes, collapsed(batch)))
+    # one analysis over both layouts: the per-call set-up dominates small batches
+    both = analyze(einsum, workload.tensor_map, arch, axes, concat_batches([batch, collapsed(batch)]))
+    return both.rows(slice(0, len(batch))), both.rows(slice(len(batch), None))
 
 
 def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,

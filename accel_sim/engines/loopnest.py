@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from collections.abc import Mapping as MappingType
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -76,6 +76,11 @@ class LoopnestAnalysis:
     def utilization(self) -> np.ndarray:
         """Real iterations / (PEs x compute cycles)."""
         return self.iterations / (self.pes * self.compute_cycles)
+
+    def rows(self, selection: slice) -> LoopnestAnalysis:
+        """The analysis of a slice of the candidates (every per-candidate array sliced alike)."""
+        return replace(self, **{f.name: getattr(self, f.name)[selection] for f in fields(self)
+                                if isinstance(getattr(self, f.name), np.ndarray)})
 
     def accesses(self, i: int) -> dict[tuple[str, str, str], float]:
         """Candidate i's non-zero accesses as {(level, tensor, action): elements} (the `Cost.accesses` form)."""

@@ -258,9 +258,9 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
                             np.zeros((0, len(space.level_names)), np.int64))
         return Found(empty, np.zeros(0, np.int64), np.zeros((0, len(space.rank_names)), np.int64),
                      np.zeros((0, len(space.level_names)), np.int64), stats)
-    from accel_sim.mapper.search import concat
+    from accel_sim.spec.mapping import concat_batches
 
-    return Found(concat(batches), np.concatenate(flows), np.concatenate(picks), np.concatenate(orders), stats)
+    return Found(concat_batches(batches), np.concatenate(flows), np.concatenate(picks), np.concatenate(orders), stats)
 
 
 class _Collector(cp_model.CpSolverSolutionCallback):

@@ -29,7 +29,7 @@ from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, implied_b
                                        systolic_cost_of, systolic_scores)
 from accel_sim.errors import InfeasibleError
 from accel_sim.mapper.mapspace import CHUNK, SystolicSpace, systolic_space
-from accel_sim.spec.mapping import Mapping, MappingBatch
+from accel_sim.spec.mapping import Mapping, MappingBatch, concat_batches
 
 if TYPE_CHECKING:
     from accel_sim.engines.systolic import SystolicEngine
@@ -101,14 +101,6 @@ def _rows(batch: MappingBatch, rows: slice | np.ndarray) -> MappingBatch:
     return MappingBatch(batch.rank_names, batch.level_names, batch.axis_names, batch.tensor_names,
                         batch.temporal[rows], batch.order[rows], batch.spatial[rows], batch.bypass[rows],
                         batch.fanout[rows])
-
-
-def concat(batches: list[MappingBatch]) -> MappingBatch:
-    """One batch from several of the same einsum."""
-    first = batches[0]
-    return MappingBatch(first.rank_names, first.level_names, first.axis_names, first.tensor_names,
-                        *(np.concatenate([getattr(b, f) for b in batches])
-                          for f in ("temporal", "order", "spatial", "bypass", "fanout")))
 
 
 @dataclass(frozen=True)
@@ -225,7 +217,7 @@ def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngin
         del _CACHE[next(iter(_CACHE))]
     keep, keep_flows = _rows(batch, slice(i, i + 1)), flows[i:i + 1].copy()
     if not pinned:  # re-scored with the winner: a reuse is never worse than the fixed-dataflow cost either
-        keep, keep_flows = concat([keep, seeds]), np.concatenate([keep_flows, seed_flows])
+        keep, keep_flows = concat_batches([keep, seeds]), np.concatenate([keep_flows, seed_flows])
     _CACHE[key] = _Cached(arch, result, keep, keep_flows, systolic_analyses(einsum, workload, arch, engine, keep))
     return result
 

@@ -216,3 +216,11 @@ class MappingBatch:
                   for li, lv in enumerate(self.level_names) if self.bypass[i, li].any()}
         return Mapping.of(temporal, order, {a: f for a, f in spatial.items() if f}, bypass,
                           self.level_names[int(self.fanout[i])])
+
+
+def concat_batches(batches: list[MappingBatch]) -> MappingBatch:
+    """One batch from several batches of the same einsum (rows in order)."""
+    first = batches[0]
+    return MappingBatch(first.rank_names, first.level_names, first.axis_names, first.tensor_names,
+                        *(np.concatenate([getattr(b, f) for b in batches])
+                          for f in ("temporal", "order", "spatial", "bypass", "fanout")))
