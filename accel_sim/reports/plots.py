@@ -16,7 +16,7 @@ def _points(result: Result) -> dict[str, np.ndarray]:
     levels = [lv.name for lv in result.arch.memory]
     frame = result.per_einsum()
     level, ops, bound_bytes, achieved_bytes, bound_s, achieved_s = [], [], [], [], [], []
-    for r, (_, row) in zip(result.einsums, frame.iterrows()):
+    for r, row in zip(result.einsums, frame.to_dict("records")):
         b = r.bound
         # the binding level, else the outermost level the einsum moves data through
         name = b.kind if b.kind in levels else next((lv for lv in levels if b.level_bytes[lv] > 0), None)
