@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 if TYPE_CHECKING:
-    from accel_sim.engines.scalesim_compat import ScaleSimLayer
+    from accel_sim.engines.scalesim_base import ScaleSimLayer
 
 Family = Literal["diag", "tile"]
 UNIT_WORDS = 2048   # words per demand unit: small enough to expand cheaply near a window edge
@@ -262,7 +262,7 @@ def window_misses(lay: StreamLayout, layer: ScaleSimLayer | None, row_folds: int
         starts = (start + ks * step) % n_groups
         ok = (((mine[None, :] - starts[:, None]) % n_groups) < n_active).any(axis=1)
         if not ok.any():
-            from accel_sim.engines.scalesim_compat import ScaleSimUnsupported
+            from accel_sim.engines.scalesim_base import ScaleSimUnsupported
             raise ScaleSimUnsupported("SCALE-Sim 3.0.0 loops forever: its read window never reaches a word")
         k = int(np.argmax(ok)) + 1
         start = int(starts[k - 1])

@@ -12,7 +12,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from accel_sim.engines.scalesim_compat import REPORT_FIELDS, LayerReport, ScaleSimArch, ScaleSimLayer
+from accel_sim.engines.scalesim_base import (
+    REPORT_FIELDS,
+    LayerReport,
+    ScaleSimArch,
+    ScaleSimLayer,
+)
 from accel_sim.errors import ConfigError
 
 # Sections and keys SCALE-Sim 3.0.0 reads (scale_config.read_conf_file of the PyPI release): required ones

@@ -8,10 +8,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from accel_sim.cli import main
+from accel_sim.engines import scalesim_base as scb
 from accel_sim.engines import scalesim_compat as sc
 from accel_sim.engines.systolic import fold_plan, sram_traffic
 from accel_sim.io.scalesim import read_report
@@ -22,24 +22,24 @@ INT_COLUMNS = {"total_cycles_incl_prefetch", "total_cycles", "stall_cycles", "sr
                "sram_ofmap_writes", "dram_ifmap_reads", "dram_filter_reads", "dram_ofmap_writes"}
 
 
-def layer_of(case: dict) -> sc.ScaleSimLayer:
+def layer_of(case: dict) -> scb.ScaleSimLayer:
     """The case's layer as a ScaleSimLayer."""
     if case["kind"] == "gemm":
-        return sc.ScaleSimLayer.gemm(case["layer_name"], int(case["gemm_m"]), int(case["gemm_n"]), int(case["gemm_k"]))
-    return sc.ScaleSimLayer(case["layer_name"], *(int(case[c]) for c in (
+        return scb.ScaleSimLayer.gemm(case["layer_name"], int(case["gemm_m"]), int(case["gemm_n"]), int(case["gemm_k"]))
+    return scb.ScaleSimLayer(case["layer_name"], *(int(case[c]) for c in (
         "ifmap_h", "ifmap_w", "filter_r", "filter_s", "channels", "num_filters", "stride")))
 
 
-def arch_of(case: dict) -> sc.ScaleSimArch:
+def arch_of(case: dict) -> scb.ScaleSimArch:
     """The case's config as a ScaleSimArch (CALC cases carry no Bandwidth: it is not read)."""
-    return sc.ScaleSimArch(int(case["array_rows"]), int(case["array_cols"]), int(case["ifmap_sram_kib"]),
+    return scb.ScaleSimArch(int(case["array_rows"]), int(case["array_cols"]), int(case["ifmap_sram_kib"]),
                            int(case["filter_sram_kib"]), int(case["ofmap_sram_kib"]), case["dataflow"],
                            case["interface_mode"], int(case["bandwidth"] or case["array_cols"]),
                            int(case["ifmap_bank_bw"]), int(case["filter_bank_bw"]))
 
 
 @pytest.fixture(scope="module")
-def ours() -> dict[str, sc.LayerReport]:
+def ours() -> dict[str, scb.LayerReport]:
     """Our report for every reference case."""
     return {c["case_id"]: sc.simulate_layer(layer_of(c), arch_of(c)) for c in CASES}
 
@@ -81,7 +81,7 @@ def test_compute_columns_exact_on_every_case(ours: dict) -> None:
 
 def test_sram_traffic_exact_on_every_case(ours: dict) -> None:
     """SRAM reads and writes per operand, their start/stop cycles and average bandwidths equal SCALE-Sim."""
-    cols = tuple(f for f in sc.REPORT_FIELDS if f.startswith(("sram_", "avg_")) and "dram" not in f)
+    cols = tuple(f for f in scb.REPORT_FIELDS if f.startswith(("sram_", "avg_")) and "dram" not in f)
     assert mismatches(ours, cols, CASES) == []
 
 
@@ -92,7 +92,7 @@ def test_overall_utilization_exact_on_every_case(ours: dict) -> None:
 
 def test_total_cycles_and_dram_exact_without_stalls(ours: dict) -> None:
     """Where SCALE-Sim reports no stalls: total cycles and DRAM reads/writes (with start/stop, bandwidth) are exact."""
-    cols = ("total_cycles", "total_cycles_incl_prefetch", "stall_cycles") + tuple(f for f in sc.REPORT_FIELDS
+    cols = ("total_cycles", "total_cycles_incl_prefetch", "stall_cycles") + tuple(f for f in scb.REPORT_FIELDS
                                                                                  if "dram" in f)
     assert len(NO_STALL) == 155
     assert mismatches(ours, cols, NO_STALL) == []
@@ -106,7 +106,7 @@ def test_total_cycles_within_five_percent_with_stalls(ours: dict) -> None:
 
 def test_every_column_exact_on_every_case(ours: dict) -> None:
     """Beyond the bound: all 30 report columns, stall cases (c112's 544,914 stalls) included, equal SCALE-Sim."""
-    assert mismatches(ours, sc.REPORT_FIELDS, CASES) == []
+    assert mismatches(ours, scb.REPORT_FIELDS, CASES) == []
 
 
 def _fast_path_cases() -> list[dict]:
@@ -116,9 +116,9 @@ def _fast_path_cases() -> list[dict]:
         layer, arch = layer_of(c), arch_of(c)
         m, n, k = layer.mnk
         plan = fold_plan(m, n, k, arch.rows, arch.cols, arch.dataflow)
-        words = int(sc.quirk_partial_sum_dram_writes(plan, m, n, arch.dataflow))
+        words = int(scb.quirk_partial_sum_dram_writes(plan, m, n, arch.dataflow))
         tot = int(c["ifmap_sram_kib"]) * 1024, int(c["filter_sram_kib"]) * 1024, int(c["ofmap_sram_kib"]) * 1024
-        if (arch.interface == "USER" and not sc._needs_refetch(sc.valid_ifmap_entries(layer), tot[0])
+        if (arch.interface == "USER" and not sc._needs_refetch(scb.valid_ifmap_entries(layer), tot[0])
                 and not sc._needs_refetch(k * n, tot[1]) and words <= tot[2] // 2):
             out.append(c)
     return out
@@ -172,7 +172,7 @@ def test_quirk_compute_util_uses_longer_ws_is_folds(ours: dict) -> None:
     """Quirk 2: os compute util = the physical utilization; ws/is = physical x L / (2R + 2C + T - 3) (rel 1e-12)."""
     for c in CASES:
         layer, arch, m, n, k, plan, _ = _physical(c)
-        lu = sc.quirk_compute_util_fold_cycles(plan, arch.dataflow)
+        lu = scb.quirk_compute_util_fold_cycles(plan, arch.dataflow)
         expected = float(plan.utilization) * float(plan.cycles_per_fold) / float(lu) * 100
         assert ours[c["case_id"]].compute_util_pct == pytest.approx(expected, rel=1e-12), c["case_id"]
         assert (lu == plan.cycles_per_fold) == (arch.dataflow == "os")
@@ -200,10 +200,10 @@ def test_quirk_overrun_entries_count_as_ifmap_reads(ours: dict) -> None:
     overrun_cases = 0
     for c in CASES:
         layer, arch, m, n, k, plan, phys = _physical(c)
-        valid = sc.valid_ifmap_entries(layer)
+        valid = scb.valid_ifmap_entries(layer)
         passes = 1 if arch.dataflow == "is" else int(plan.col_folds)
         extra = ours[c["case_id"]].sram_ifmap_reads - passes * valid
-        assert extra == int(sc.quirk_overrun_reads(m, k, valid, plan, arch.dataflow)), c["case_id"]
+        assert extra == int(scb.quirk_overrun_reads(m, k, valid, plan, arch.dataflow)), c["case_id"]
         overrun = c["kind"] == "conv" and ((layer.ifmap_h - layer.filter_h) % layer.stride
                                            or (layer.ifmap_w - layer.filter_w) % layer.stride)
         assert (extra > 0) == bool(overrun), c["case_id"]
@@ -216,16 +216,16 @@ def test_quirk_first_fill_reads_whole_padded_lines(ours: dict) -> None:
     for c in _fast_path_cases():
         layer, arch, m, n, k, plan, _ = _physical(c)
         rep = ours[c["case_id"]]
-        for op, words, bw in (("ifmap", sc.valid_ifmap_entries(layer), arch.ifmap_bank_bandwidth),
+        for op, words, bw in (("ifmap", scb.valid_ifmap_entries(layer), arch.ifmap_bank_bandwidth),
                               ("filter", k * n, arch.filter_bank_bandwidth)):
-            p = sc._prefetch_words(plan, arch.dataflow, op)
+            p = scb.prefetch_words(plan, arch.dataflow, op)
             size = getattr(arch, f"{op}_sram_kib") * 1024
-            assert getattr(rep, f"dram_{op}_reads") == sc.quirk_first_fill_words(p, -(-size // 2), bw) >= words
+            assert getattr(rep, f"dram_{op}_reads") == scb.quirk_first_fill_words(p, -(-size // 2), bw) >= words
 
 
 def test_quirk_read_wait_counts_twice() -> None:
     """Quirk 7: a wait of p > 0 cycles adds 2p; an early arrival (p < 0) subtracts |p|; p = 0 adds nothing."""
-    assert [sc.quirk_read_wait(p) for p in (3, 0, -2)] == [6, 0, -2]
+    assert [scb.quirk_read_wait(p) for p in (3, 0, -2)] == [6, 0, -2]
 
 
 def test_quirk_window_wraps_on_gemv_c112(ours: dict) -> None:
@@ -239,7 +239,7 @@ def test_quirk_ofmap_dram_writes_can_exceed_outputs(ours: dict) -> None:
     over_user = 0
     for c in CASES:
         layer, arch, m, n, k, plan, _ = _physical(c)
-        produced = int(sc.quirk_partial_sum_dram_writes(plan, m, n, arch.dataflow))
+        produced = int(scb.quirk_partial_sum_dram_writes(plan, m, n, arch.dataflow))
         assert ours[c["case_id"]].dram_ofmap_writes >= produced
         over_user += arch.interface == "USER" and ours[c["case_id"]].dram_ofmap_writes > produced
     assert over_user == 45

@@ -1,6 +1,6 @@
 """The fast SCALE-Sim read buffer (layout arithmetic) equals the word-by-word §6 algorithm on materialized streams.
 
-Oracle: `scalesim_compat.prefetch_stream` / `demand_streams` / `_read_buffer_user`, the materialized
+Oracle: `scalesim_buffers.prefetch_stream` / `demand_streams` / `_read_buffer_user`, the materialized
 algorithm of tests/golden/scalesim/ACCOUNTING.md §6, which reproduced SCALE-Sim 3.0.0 on all 159 USER
 reference cases before the fast path existed (and whose outputs the golden test still pins through the fast path).
 """
@@ -14,6 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from accel_sim.engines import scalesim_base as scb
+from accel_sim.engines import scalesim_buffers as scbuf
 from accel_sim.engines import scalesim_compat as sc
 from accel_sim.engines import scalesim_layout as sl
 from accel_sim.engines.systolic import fold_plan
@@ -22,33 +24,33 @@ GOLDEN = Path(__file__).parents[2] / "golden" / "scalesim" / "cases.csv"
 CASES = list(csv.DictReader(GOLDEN.open()))
 
 
-def _layer(case: dict) -> sc.ScaleSimLayer:
+def _layer(case: dict) -> scb.ScaleSimLayer:
     """The case's layer."""
     if case["kind"] == "gemm":
-        return sc.ScaleSimLayer.gemm("L", int(case["gemm_m"]), int(case["gemm_n"]), int(case["gemm_k"]))
-    return sc.ScaleSimLayer("L", *(int(case[c]) for c in (
+        return scb.ScaleSimLayer.gemm("L", int(case["gemm_m"]), int(case["gemm_n"]), int(case["gemm_k"]))
+    return scb.ScaleSimLayer("L", *(int(case[c]) for c in (
         "ifmap_h", "ifmap_w", "filter_r", "filter_s", "channels", "num_filters", "stride")))
 
 
-def _arch(case: dict) -> sc.ScaleSimArch:
+def _arch(case: dict) -> scb.ScaleSimArch:
     """The case's config."""
-    return sc.ScaleSimArch(int(case["array_rows"]), int(case["array_cols"]), int(case["ifmap_sram_kib"]),
+    return scb.ScaleSimArch(int(case["array_rows"]), int(case["array_cols"]), int(case["ifmap_sram_kib"]),
                            int(case["filter_sram_kib"]), int(case["ofmap_sram_kib"]), case["dataflow"],
                            case["interface_mode"], int(case["bandwidth"] or case["array_cols"]),
                            int(case["ifmap_bank_bw"]), int(case["filter_bank_bw"]))
 
 
-def _reference_reads(layer: sc.ScaleSimLayer, arch: sc.ScaleSimArch, op: str) -> sc._ReadResult:
+def _reference_reads(layer: scb.ScaleSimLayer, arch: scb.ScaleSimArch, op: str) -> scbuf._ReadResult:
     """The word-by-word §6 read buffer on the materialized prefetch and demand streams."""
-    if_s, fl_s, _ = sc.demand_streams(layer, arch)
+    if_s, fl_s, _ = scbuf.demand_streams(layer, arch)
     tot = getattr(arch, f"{op}_sram_kib") * 1024
-    return sc._read_buffer_user(sc.prefetch_stream(layer, arch, op), if_s if op == "ifmap" else fl_s, tot,
+    return scbuf._read_buffer_user(scbuf.prefetch_stream(layer, arch, op), if_s if op == "ifmap" else fl_s, tot,
                                 getattr(arch, f"{op}_bank_bandwidth"))
 
 
-def _same_reads(layer: sc.ScaleSimLayer, arch: sc.ScaleSimArch, op: str) -> bool | None:
+def _same_reads(layer: scb.ScaleSimLayer, arch: scb.ScaleSimArch, op: str) -> bool | None:
     """Whether the fast read buffer equals the reference (None where the fast path declines: overrun re-fetch)."""
-    fast = sc._read_buffer_fast(layer, arch, op, getattr(arch, f"{op}_sram_kib") * 1024,
+    fast = scbuf._read_buffer_fast(layer, arch, op, getattr(arch, f"{op}_sram_kib") * 1024,
                                 getattr(arch, f"{op}_bank_bandwidth"))
     if fast is None:
         return None
@@ -66,15 +68,15 @@ def test_valid_index_is_the_position_among_fetched_words(dataflow: str, operand:
     A 4x3 array leaves padding lanes in last blocks (5, 7 or 9 filters; 16-35 pixels; 27-54 taps), the strided
     conv has no window overrun ((9 - 3) % 2 = 0), and the GEMV-like layer's extent (1 pixel) is below the block width.
     """
-    layer = sc.ScaleSimLayer("L", *dims)
-    arch = sc.ScaleSimArch(4, 3, 1, 1, 1, dataflow, "USER", 4, 4, 4)
+    layer = scb.ScaleSimLayer("L", *dims)
+    arch = scb.ScaleSimArch(4, 3, 1, 1, 1, dataflow, "USER", 4, 4, 4)
     m, n, k = layer.mnk
     plan = fold_plan(m, n, k, 4, 3, dataflow)
     lay = sl.stream_layout(dataflow, operand, m, n, k, 4, 3, int(plan.row_folds), int(plan.col_folds))
-    stream = sc.prefetch_stream(layer, arch, operand)
+    stream = scbuf.prefetch_stream(layer, arch, operand)
     r, c = np.divmod(np.arange(lay.n_rows * lay.width), lay.width)
     if lay.family == "diag":
-        order = sc._antidiagonal_order(lay.n_rows, lay.width)
+        order = scbuf._antidiagonal_order(lay.n_rows, lay.width)
         r, c = r[order], c[order]
     valid = stream != -1
     assert lay.valid_words == int(valid.sum())
@@ -108,8 +110,8 @@ def test_fast_read_buffer_equals_reference_on_random_convs(h, w, r, s, ch, nf, s
                                                            bank) -> None:
     """Random small convs with 1-2 KiB buffers (so they re-fetch, wrap and see repeated ifmap words): fast == reference."""
     r, s = min(r, h), min(s, w)
-    layer = sc.ScaleSimLayer("L", h, w, r, s, ch, nf, stride)
-    arch = sc.ScaleSimArch(rows, cols, kib, kib, kib, dataflow, "USER", bank, bank, bank)
+    layer = scb.ScaleSimLayer("L", h, w, r, s, ch, nf, stride)
+    arch = scb.ScaleSimArch(rows, cols, kib, kib, kib, dataflow, "USER", bank, bank, bank)
     for op in ("ifmap", "filter"):
         assert _same_reads(layer, arch, op) in (True, None)
 
@@ -121,7 +123,7 @@ def test_ofmap_row_counts_equal_the_materialized_demand(case_id: str) -> None:
     layer, arch = _layer(case), _arch(case)
     m, n, k = layer.mnk
     plan = fold_plan(m, n, k, arch.rows, arch.cols, arch.dataflow)
-    _, _, counts = sc.demand_streams(layer, arch)
+    _, _, counts = scbuf.demand_streams(layer, arch)
     np.testing.assert_array_equal(sc._ofmap_row_counts(plan, arch.dataflow), counts)
 
 
@@ -132,7 +134,7 @@ def test_demand_row_bounds_equal_the_materialized_demand(case_id: str) -> None:
     layer, arch = _layer(case), _arch(case)
     m, n, k = layer.mnk
     plan = fold_plan(m, n, k, arch.rows, arch.cols, arch.dataflow)
-    if_s, fl_s, counts = sc.demand_streams(layer, arch)
+    if_s, fl_s, counts = scbuf.demand_streams(layer, arch)
     expected = {op: (int(d.rows[d.addrs != -1][0]), int(d.rows[d.addrs != -1][-1]))
                 for op, d in (("ifmap", if_s), ("filter", fl_s))}
     written = np.flatnonzero(counts)
@@ -147,7 +149,7 @@ def test_user_mode_never_materializes_the_demand(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(sc, "demand_streams", refuse)
     monkeypatch.setattr(sc, "prefetch_stream", refuse)
-    layer = sc.ScaleSimLayer("r18_conv2", 58, 58, 3, 3, 64, 64, 1)
-    arch = sc.ScaleSimArch(32, 32, 512, 512, 256, "os", "USER", 32, 32, 32)
+    layer = scb.ScaleSimLayer("r18_conv2", 58, 58, 3, 3, 64, 64, 1)
+    arch = scb.ScaleSimArch(32, 32, 512, 512, 256, "os", "USER", 32, 32, 32)
     report = sc.simulate_layer(layer, arch)
-    assert report.dram_ifmap_reads > sc.valid_ifmap_entries(layer)   # it did re-fetch
+    assert report.dram_ifmap_reads > scb.valid_ifmap_entries(layer)   # it did re-fetch
