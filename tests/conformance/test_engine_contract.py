@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
+from builders import conv, gemm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,28 +25,6 @@ CONFIGS = sorted(Path(__file__).resolve().parents[2].glob("arch_configs/**/*.yam
 ENGINES = [(cfg, engine.name) for cfg in CONFIGS for engine in load_arch(cfg).engines]
 
 
-def gemm(m: int, n: int, k: int, bits: int) -> Workload:
-    """Z[m,n] = A[m,k] * W[k,n] with W a weight."""
-    e = Einsum("gemm", Access("Z", (R("m"), R("n"))),
-               Call("mul", (Access("A", (R("m"), R("k"))), Access("W", (R("k"), R("n"))))),
-               {"m": m, "n": n, "k": k})
-    return Workload("gemm", (Tensor("A", ("M", "K"), (m, k), bits), Tensor("W", ("K", "N"), (k, n), bits, "weight"),
-                             Tensor("Z", ("M", "N"), (m, n), max(bits, 16))), (e,))
-
-
-def conv(c: int, k: int, h: int, rs: int, stride: int, bits: int) -> Workload:
-    """O[k,p,q] = I[c, stride*p + r, stride*q + s] * W[k,c,r,s]."""
-    p = (h - rs) // stride + 1
-    ix = lambda o, w: Affine(((o, stride), (w, 1)))  # noqa: E731
-    e = Einsum("conv", Access("O", (R("k"), R("p"), R("q"))),
-               Call("mul", (Access("I", (R("c"), ix("p", "r"), ix("q", "s"))),
-                            Access("W", (R("k"), R("c"), R("r"), R("s"))))),
-               {"k": k, "p": p, "q": p, "c": c, "r": rs, "s": rs})
-    return Workload("conv", (Tensor("I", ("C", "H", "W"), (c, h, h), bits),
-                             Tensor("W", ("K", "C", "R", "S"), (k, c, rs, rs), bits, "weight"),
-                             Tensor("O", ("K", "P", "Q"), (k, p, p), max(bits, 16))), (e,))
-
-
 def softmax_exp(n: int, m: int, bits: int) -> Workload:
     """E[n,m] = exp(X[n,m] - MX[n]) (the middle pass of a softmax)."""
     e = Einsum("exp", Access("E", (R("n"), R("m"))),
@@ -55,11 +34,16 @@ def softmax_exp(n: int, m: int, bits: int) -> Workload:
                             Tensor("E", ("N", "M"), (n, m), bits)), (e,))
 
 
+def wide_output(builder):  # noqa: ANN001, ANN201 - a strategy helper
+    """A builder whose output accumulates at max(bits, 16), as contractions do."""
+    return lambda *args, bits: builder(*args, bits=bits, out_bits=max(bits, 16))
+
+
 bits = st.sampled_from([2, 4, 8, 16])
 workloads = st.one_of(
-    st.builds(gemm, st.integers(1, 512), st.integers(1, 512), st.integers(1, 512), bits),
-    st.builds(conv, st.integers(1, 64), st.integers(1, 64), st.integers(7, 30), st.sampled_from([1, 3]),
-              st.sampled_from([1, 2]), bits),
+    st.builds(wide_output(gemm), st.integers(1, 512), st.integers(1, 512), st.integers(1, 512), bits=bits),
+    st.builds(wide_output(conv), st.integers(1, 64), st.integers(1, 64), st.integers(7, 30), st.sampled_from([1, 3]),
+              st.sampled_from([1, 2]), bits=bits),
     st.builds(softmax_exp, st.integers(1, 256), st.integers(1, 1024), bits),
 )
 

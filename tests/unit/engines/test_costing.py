@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from builders import conv, gemm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,28 +27,6 @@ def two_level_arch(*, dram_gbps: float = 1.0, sram: str = "1 MiB", rows: int = 4
         "engines": [{"name": "mxu", "kind": "systolic", "rows": rows, "cols": cols, "dataflow": dataflow},
                     {"name": "vec", "kind": "vector", "lanes": lanes, "contractions": False}],
     })
-
-
-def gemm(m: int, n: int, k: int, bits: int = 8) -> Workload:
-    """Z[m,n] = A[m,k] * W[k,n], W a weight."""
-    e = Einsum("gemm", Access("Z", (R("m"), R("n"))),
-               Call("mul", (Access("A", (R("m"), R("k"))), Access("W", (R("k"), R("n"))))),
-               {"m": m, "n": n, "k": k})
-    return Workload("gemm", (Tensor("A", ("M", "K"), (m, k), bits), Tensor("W", ("K", "N"), (k, n), bits, "weight"),
-                             Tensor("Z", ("M", "N"), (m, n), bits)), (e,))
-
-
-def conv(c: int, k: int, h: int, rs: int, stride: int, bits: int = 8) -> Workload:
-    """O[k,p,q] = I[c, stride*p + r, stride*q + s] * W[k,c,r,s] without padding."""
-    p = (h - rs) // stride + 1
-    ix = lambda o, w: Affine(((o, stride), (w, 1)))  # noqa: E731
-    e = Einsum("conv", Access("O", (R("k"), R("p"), R("q"))),
-               Call("mul", (Access("I", (R("c"), ix("p", "r"), ix("q", "s"))),
-                            Access("W", (R("k"), R("c"), R("r"), R("s"))))),
-               {"k": k, "p": p, "q": p, "c": c, "r": rs, "s": rs})
-    return Workload("conv", (Tensor("I", ("C", "H", "W"), (c, h, h), bits),
-                             Tensor("W", ("K", "C", "R", "S"), (k, c, rs, rs), bits, "weight"),
-                             Tensor("O", ("K", "P", "Q"), (k, p, p), bits)), (e,))
 
 
 def test_small_gemm_cycles_by_hand_memory_bound() -> None:
@@ -145,7 +124,7 @@ arches = st.builds(two_level_arch, dram_gbps=st.floats(0.5, 500), sram=st.sample
                    rows=st.integers(1, 32), cols=st.integers(1, 32), dataflow=st.sampled_from(["os", "ws", "is"]))
 contractions = st.one_of(st.builds(gemm, st.integers(1, 96), st.integers(1, 96), st.integers(1, 96)),
                          st.builds(conv, st.integers(1, 16), st.integers(1, 16), st.integers(5, 20),
-                                   st.sampled_from([1, 3]), st.sampled_from([1, 2])))
+                                   st.sampled_from([1, 3]), st.sampled_from([1, 2]), bits=st.just(8)))
 
 
 @settings(max_examples=60, deadline=None)

@@ -4,15 +4,14 @@ from __future__ import annotations
 import math
 
 import pytest
+from builders import conv, elementwise_exp, gemm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accel_sim.engines.roofline import COMPUTE, bound_on, compulsory_traffic, roofline
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.arch import Arch
-from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
-
-R = Affine.rank
+from accel_sim.spec.workload import Workload
 
 
 def make_arch(*, dram_gbps: float = 100.0, sram_gbps: float = 1000.0, rows: int = 16, cols: int = 16,
@@ -30,35 +29,6 @@ def make_arch(*, dram_gbps: float = 100.0, sram_gbps: float = 1000.0, rows: int 
         ],
         "engines": [systolic, {"name": "vec", "kind": "vector", "lanes": lanes}],
     })
-
-
-def gemm(m: int, n: int, k: int, bits: int = 8, weight_b: bool = True) -> Workload:
-    """Z[m,n] = A[m,k] * B[k,n] with B a weight."""
-    e = Einsum("gemm", Access("Z", (R("m"), R("n"))),
-               Call("mul", (Access("A", (R("m"), R("k"))), Access("B", (R("k"), R("n"))))),
-               {"m": m, "n": n, "k": k})
-    return Workload("gemm", (Tensor("A", ("M", "K"), (m, k), bits),
-                             Tensor("B", ("K", "N"), (k, n), bits, "weight" if weight_b else "activation"),
-                             Tensor("Z", ("M", "N"), (m, n), bits)), (e,))
-
-
-def conv(c: int, k: int, h: int, rs: int, stride: int, pad: int, bits: int = 16) -> Workload:
-    """O[k,p,q] = I[c, stride*p + r - pad, stride*q + s - pad] * W[k,c,r,s] (batch 1)."""
-    p = (h + 2 * pad - rs) // stride + 1
-    ix = lambda out, win: Affine(((out, stride), (win, 1)), -pad)  # noqa: E731
-    e = Einsum("conv", Access("O", (R("k"), R("p"), R("q"))),
-               Call("mul", (Access("I", (R("c"), ix("p", "r"), ix("q", "s"))),
-                            Access("W", (R("k"), R("c"), R("r"), R("s"))))),
-               {"k": k, "p": p, "q": p, "c": c, "r": rs, "s": rs})
-    return Workload("conv", (Tensor("I", ("C", "H", "W"), (c, h, h), bits),
-                             Tensor("W", ("K", "C", "R", "S"), (k, c, rs, rs), bits, "weight"),
-                             Tensor("O", ("K", "P", "Q"), (k, p, p), bits)), (e,))
-
-
-def elementwise_exp(n: int, bits: int = 16) -> Workload:
-    """Y[i] = exp(X[i])."""
-    e = Einsum("exp", Access("Y", (R("i"),)), Call("exp", (Access("X", (R("i"),)),)), {"i": n})
-    return Workload("exp", (Tensor("X", ("I",), (n,), bits), Tensor("Y", ("I",), (n,), bits)), (e,))
 
 
 def test_large_gemm_is_compute_bound() -> None:
