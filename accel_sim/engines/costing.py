@@ -26,6 +26,7 @@ from accel_sim.spec.cost import Cost
 from accel_sim.spec.mapping import MappingBatch, concat_batches, tensor_names
 
 if TYPE_CHECKING:
+    from accel_sim.engines.base import EngineBase
     from accel_sim.engines.systolic import SystolicEngine
     from accel_sim.engines.vector import VectorEngine
     from accel_sim.spec.arch import Arch
@@ -307,8 +308,14 @@ def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def vector_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: VectorEngine) -> Cost:
     """An elementwise/reduction einsum on SIMD lanes: ops / lanes cycles against compulsory traffic."""
-    ops = einsum.macs if einsum.op == "mac" else einsum.ops
-    compute = ops / engine.lanes * arch.clock_hz / arch.engine_clock_hz(engine)
+    return elementwise_cost(einsum, workload, arch, engine, engine.lanes,
+                            einsum.macs if einsum.op == "mac" else einsum.ops)
+
+
+def elementwise_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase, lanes: int,
+                     ops: float) -> Cost:
+    """`ops` lane-cycles of work spread over `lanes` lanes of `engine`, against the einsum's compulsory traffic."""
+    compute = ops / lanes * arch.clock_hz / arch.engine_clock_hz(engine)
     traffic = compulsory_traffic(einsum, workload)
     out_bits = workload.tensor(einsum.output.tensor).bits
     dtype = dtype_of_bits(out_bits)
@@ -327,7 +334,7 @@ def vector_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: VectorEn
                 accesses[(level.name, tensor, action)] = elements
     total = max([compute, *level_cycles])
     return Cost(macs=einsum.macs, compute_cycles=compute, stall_cycles=total - compute, accesses=accesses,
-                energy_j=energy, utilization=ops / (engine.lanes * total) if total > 0 else 0.0)
+                energy_j=energy, utilization=ops / (lanes * total) if total > 0 else 0.0)
 
 
 def _footprints(einsum: Einsum, workload: Workload) -> dict[str, tuple[str, float]]:

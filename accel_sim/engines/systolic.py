@@ -10,16 +10,17 @@ ws/is: 2R + C + T - 2 (R cycles to load the stationary operand, then T streamed 
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from accel_sim.engines.base import EngineBase
 from accel_sim.spec.fields import SPEC_CONFIG, PositiveFloat, PositiveInt
-from accel_sim.spec.workload import Einsum
+from accel_sim.spec.workload import MAP_OPS, Einsum, map_ops_of
 
 Dataflow = Literal["os", "ws", "is"]
 DATAFLOWS: tuple[Dataflow, ...] = ("os", "ws", "is")
@@ -66,19 +67,50 @@ class SystolicEngine(EngineBase):
     dataflow: Dataflow | Literal["any"] = "ws"  # "any": the mapper chooses the dataflow per einsum
     operand_bits: PositiveInt = 8  # multiplier width the PEs are built for (sets area; energy follows the tensors)
     mapper: MapperSpec = MapperSpec()
+    # operator -> MAC-equivalent cycles one PE takes per application, for maps and reductions the PEs also run
+    # (FuseMax: exp as 6 MACs); YAML gives a mapping, e.g. {exp: 6, add: 1}; empty: only contractions run here
+    elementwise_ops: tuple[tuple[str, PositiveFloat], ...] = ()
+
+    @field_validator("elementwise_ops", mode="before")
+    @classmethod
+    def _known_ops(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            unknown = sorted(str(k) for k in value if k not in MAP_OPS)
+            if unknown:
+                raise ValueError(f"unknown operator(s) {unknown}. Fix: use operators of the einsum language: "
+                                 f"{', '.join(sorted(MAP_OPS))}")
+            return tuple(sorted(value.items()))
+        return value
+
+    def elementwise_cycles_per_point(self, einsum: Einsum) -> float:
+        """PE cycles per iteration point of a non-contraction einsum (0.0: an operator the PEs lack)."""
+        rates = dict(self.elementwise_ops)
+        ops = list(map_ops_of(einsum.expr))
+        if einsum.reduced_ranks:
+            ops.append({"sum": "add", "prod": "mul"}.get(einsum.reduce, einsum.reduce))
+        if einsum.op == "mac" or not ops or any(op not in rates for op in ops):
+            return 0.0
+        return sum(rates[op] for op in ops)
 
     def peak_per_cycle(self, einsum: Einsum) -> float:
-        """rows * cols MACs per cycle for contractions; other operators do not run on the array."""
-        return float(self.rows * self.cols) if einsum.op == "mac" else 0.0
+        """rows * cols MACs per cycle for contractions; maps and reductions at the `elementwise_ops` rates."""
+        if einsum.op == "mac":
+            return float(self.rows * self.cols)
+        per_point = self.elementwise_cycles_per_point(einsum)
+        return self.rows * self.cols * einsum.ops / (einsum.iteration_points * per_point) if per_point else 0.0
 
     def peak_macs_per_cycle(self) -> float:
         """One MAC per PE per cycle."""
         return float(self.rows * self.cols)
 
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
-        """Fold timing of the im2col view plus loop-nest traffic of the dataflow (engines/costing.py)."""
-        from accel_sim.engines.costing import systolic_cost
+        """Fold timing of the im2col view plus loop-nest traffic of the dataflow (engines/costing.py); maps and
+        reductions as elementwise work over rows x cols lanes."""
+        from accel_sim.engines.costing import elementwise_cost, systolic_cost
 
+        if einsum.op != "mac":
+            return elementwise_cost(einsum, workload, arch, self, self.rows * self.cols,
+                                    einsum.iteration_points * self.elementwise_cycles_per_point(einsum))
         return systolic_cost(einsum, workload, arch, self)
 
     def best_cost(self, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp") -> Cost:
@@ -86,6 +118,8 @@ class SystolicEngine(EngineBase):
         from accel_sim.errors import InfeasibleError
         from accel_sim.mapper.search import search
 
+        if einsum.op != "mac":
+            return self.cost(einsum, workload, arch)
         ranks = {r for r, _ in einsum.rank_sizes}
         pinned: dict[str, dict[str, int]] = {}
         for pin in self.mapper.pin:
