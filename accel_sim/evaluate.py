@@ -119,21 +119,21 @@ class Result:
 
     def per_einsum(self) -> pd.DataFrame:
         """One row per einsum: engine, operator, MACs, cycle split, utilization, bytes per level, energy, bound."""
-        return self._per_einsum_frame.copy()
-
-    @cached_property
-    def _per_einsum_frame(self) -> pd.DataFrame:
-        """Built once per Result (reports ask for it several times); callers get copies."""
         import pandas as pd
 
+        return pd.DataFrame(self.per_einsum_records)
+
+    @cached_property
+    def per_einsum_records(self) -> tuple[dict[str, Any], ...]:
+        """The rows of `per_einsum()` as plain dicts (the CLI writes them without importing pandas)."""
         rows = []
         bits = {t.name: t.bits for t in self.workload.tensors}
         for r in self.einsums:
             c, b = r.cost, r.bound
-            row: dict[str, object] = {"einsum": r.einsum, "engine": r.engine, "op": r.op, "macs": c.macs,
-                                      "ops": b.ops, "compute_cycles": c.compute_cycles,
-                                      "fill_drain_cycles": c.fill_drain_cycles, "stall_cycles": c.stall_cycles,
-                                      "cycles": c.total_cycles, "utilization": c.utilization}
+            row: dict[str, Any] = {"einsum": r.einsum, "engine": r.engine, "op": r.op, "macs": c.macs,
+                                   "ops": b.ops, "compute_cycles": c.compute_cycles,
+                                   "fill_drain_cycles": c.fill_drain_cycles, "stall_cycles": c.stall_cycles,
+                                   "cycles": c.total_cycles, "utilization": c.utilization}
             moved = dict.fromkeys((level.name for level in self.arch.memory), 0.0)
             for (level_name, tensor, _), n in c.accesses.items():  # one pass over the access records
                 if level_name in moved:
@@ -142,7 +142,7 @@ class Result:
             row.update({"bytes": b.traffic_bytes, "latency_s": c.total_cycles / self.arch.clock_hz,
                         "energy_j": c.total_energy_j, "roofline_cycles": b.cycles, "bound": b.kind})
             rows.append(row)
-        return pd.DataFrame(rows)
+        return tuple(rows)
 
     def plot_roofline(self) -> Figure:
         """Hierarchical roofline with each einsum's bound and achieved throughput."""

@@ -1,11 +1,12 @@
 """Report files (CSV, JSON, PNG) and rich tables for the terminal."""
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
     from accel_sim.evaluate import Result
@@ -50,13 +51,21 @@ def jsonable(value: object) -> object:
 def write_report(result: Result, out_dir: Path) -> None:
     """Write per_einsum.csv, summary.json and roofline.png into `out_dir`."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    result.per_einsum().to_csv(out_dir / "per_einsum.csv", index=False)
+    write_csv(result.per_einsum_records, out_dir / "per_einsum.csv")
     (out_dir / "summary.json").write_text(json.dumps(jsonable(result.summary()), indent=2) + "\n")
     fig = result.plot_roofline()
     fig.savefig(out_dir / "roofline.png", dpi=120)
     if result.trace is not None:  # an execution model (arch.execution) also draws its timeline
         result.trace.plot_timeline().savefig(out_dir / "timeline.png", dpi=120)
         result.trace.to_frame().to_csv(out_dir / "timeline.csv", index=False)
+
+
+def write_csv(rows: Sequence[dict[str, object]], path: Path) -> None:
+    """Rows of equal keys as a CSV file, numbers as Python prints them (no pandas import on the CLI path)."""
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else [])
+        writer.writeheader()
+        writer.writerows({k: v.item() if hasattr(v, "item") else v for k, v in row.items()} for row in rows)
 
 
 def si_format(value: float, unit: str = "") -> str:
@@ -76,20 +85,20 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
     from rich.table import Table
 
     console = Console(width=None if Console().is_terminal else 132)
-    frame = result.per_einsum()
-    shown = frame if rows is None or len(frame) <= rows else frame.nlargest(rows, "cycles")
+    records = result.per_einsum_records
+    shown = records if rows is None or len(records) <= rows else sorted(records, key=lambda r: -r["cycles"])[:rows]
     table = Table(title=f"{result.workload.name} on {result.arch.name}: cost per einsum", show_lines=False)
     for name, justify in (("einsum", "left"), ("engine", "left"), ("op", "left"), ("MACs", "right"),
                           ("cycles", "right"), ("stall", "right"), ("util", "right"), ("energy", "right"),
                           ("roofline", "right"), ("bound by", "left")):
         table.add_column(name, justify=justify, overflow="fold")
-    for row in shown.itertuples():
-        table.add_row(str(row.einsum), str(row.engine), str(row.op), si_format(row.macs), si_format(row.cycles),
-                      si_format(row.stall_cycles), f"{100 * row.utilization:.1f}%", si_format(row.energy_j, "J"),
-                      si_format(row.roofline_cycles), str(row.bound))
+    for row in shown:
+        table.add_row(str(row["einsum"]), str(row["engine"]), str(row["op"]), si_format(row["macs"]),
+                      si_format(row["cycles"]), si_format(row["stall_cycles"]), f"{100 * row['utilization']:.1f}%",
+                      si_format(row["energy_j"], "J"), si_format(row["roofline_cycles"]), str(row["bound"]))
     console.print(table)
-    if len(shown) < len(frame):
-        console.print(f"[dim]{len(frame) - len(shown)} lighter einsums not shown "
+    if len(shown) < len(records):
+        console.print(f"[dim]{len(records) - len(shown)} lighter einsums not shown "
                       f"(--all prints them; all are in per_einsum.csv)[/dim]")
     summary = result.summary()
     totals = Table(title="totals", show_header=False)
