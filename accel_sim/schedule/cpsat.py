@@ -270,8 +270,10 @@ def add_objective(model: cp_model.CpModel, problem: Problem, v: _Vars, objective
     scale = _ENERGY_SCALE / worst if worst > 0 else 0.0
     energy = sum(round(j * scale) * lit for j, lit in terms)
     if objective == "latency":
-        model.Minimize(v.makespan)
-        return 1.0
+        # a spill only where it shortens the makespan: among equal makespans, fewer DRAM round trips
+        spills = [v.spill[b.tensor] for b in problem.buffers]
+        model.Minimize(v.makespan * (len(spills) + 1) + sum(spills))
+        return float(len(spills) + 1)
     if objective == "energy":
         model.Minimize(energy * v.horizon + v.makespan)  # makespan breaks ties among equal energies
         return float(v.horizon)

@@ -12,8 +12,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from accel_sim.errors import InfeasibleError
+from accel_sim.schedule.onchip import on_chip_cost
 
 if TYPE_CHECKING:
+    from accel_sim.engines.base import EngineBase
     from accel_sim.spec.arch import Arch, MemoryLevel
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Einsum, Workload
@@ -72,6 +74,7 @@ class Problem:
     spill_level: str = ""
     clock_hz: float = 1.0
     required_fusions: tuple[tuple[str, str], ...] = ()  # (producer, consumer) pairs that must be pipelined
+    on_chip_tensors: frozenset[str] = frozenset()  # intermediates whose backing traffic the option costs leave out
 
     @cached_property
     def task_map(self) -> dict[str, Task]:
@@ -110,9 +113,19 @@ def _tile_count(workload: Workload, tensor: str, consumer: Einsum) -> int:
     return max(kept) if kept and max(kept) > 1 else 0
 
 
+def _on_chip_option(option: Option, workload: Workload, arch: Arch, engine: EngineBase,
+                    on_chip: frozenset[str]) -> Option:
+    """`option` with the backing-level traffic of the on-chip intermediates removed from its cost."""
+    cost = on_chip_cost(option.cost, workload, arch, engine, on_chip)
+    if cost is option.cost:
+        return option
+    return Option(option.engine, max(1, math.ceil(cost.total_cycles)), cost.total_energy_j, cost)
+
+
 def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                   required_fusions: tuple[tuple[str, str], ...] = ()) -> Problem:
-    """The scheduling problem of `workload` on `arch`: options from the engines, buffers from the tensor graph."""
+    """The scheduling problem of `workload` on `arch`: options from the engines (the graph's intermediates on chip,
+    schedule/onchip.py), buffers from the tensor graph."""
     clock = arch.clock_hz
     cache: dict[tuple, tuple[tuple[str, ...], tuple[Option, ...]]] = {}
     tasks = []
@@ -159,6 +172,15 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                  if len(consumers) == 1 and tensor not in alias else 0)
         buffers.append(Buffer(tensor, math.ceil(t.bytes), writer[tensor], tuple(consumers), tiles))
 
+    # the graph's own intermediates stay on chip unless the scheduler spills them (schedule/onchip.py)
+    on_chip = {b.tensor for b in buffers}
+    for view in workload.views:
+        if alias.get(view.output) and all(s in on_chip for s in alias[view.output]):
+            on_chip.add(view.output)
+    engines = {e.name: e for e in arch.engines}
+    tasks = [Task(t.name, tuple(_on_chip_option(o, workload, arch, engines[o.engine], frozenset(on_chip))
+                                for o in t.options)) for t in tasks]
+
     level = _on_chip_level(arch)
     backing = arch.memory[0]
     spill_j_per_byte = 8 * (backing.read_energy_j_per_bit + (backing.write_energy_j_per_bit or 0.0))
@@ -167,7 +189,7 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                    backing.bandwidth_bytes_per_s / clock,
                    int(backing.capacity_bytes) if backing.capacity_bytes is not None else None,
                    spill_j_per_byte, level.name if level is not None else "", backing.name, clock,
-                   tuple(required_fusions))
+                   tuple(required_fusions), frozenset(on_chip))
 
 
 def random_problem(seed: int, n: int, capacity: int | None = None) -> Problem:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from accel_sim.engines.roofline import bound_on
 from accel_sim.schedule.cpsat import schedule_problem
+from accel_sim.schedule.onchip import on_chip_bound
 from accel_sim.schedule.problem import build_problem
 from accel_sim.sim.replay import replay
 
@@ -36,12 +37,16 @@ def evaluate_scheduled(arch: Arch, workload: Workload, objective: str = "edp",
                              time_limit_s=time_limit_s, addresses=False, max_cpsat_einsums=RUN_CPSAT_EINSUMS)
     trace = replay(sched)
     bounds: dict[tuple, object] = {}
+    engines = {e.name: e for e in arch.engines}
     placed = []
     for einsum, slot in zip(workload.einsums, sched.slots):
         option = next(o for o in problem.task(einsum.name).options if o.engine == slot.engine)
         key = (workload.shape_key(einsum)[0], slot.engine)
         if key not in bounds:
             bounds[key] = bound_on(einsum, workload, arch, slot.engine)
+        # the option's cost leaves the backing traffic of on-chip intermediates out: so does its bound
+        bound = on_chip_bound(bounds[key], einsum, workload, arch, engines[slot.engine],
+                              problem.on_chip_tensors)
         placed.append(EinsumResult(einsum.name, slot.engine, einsum.op, option.cost,
-                                   replace(bounds[key], einsum=einsum.name)))
+                                   replace(bound, einsum=einsum.name)))
     return Result(arch, workload, tuple(placed), objective, trace)

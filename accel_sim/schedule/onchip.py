@@ -1,0 +1,87 @@
+"""Intermediates that the schedule keeps on chip: their backing-store (DRAM) traffic leaves the per-einsum costs.
+
+An engine costs an einsum alone, so every tensor it reads or writes crosses the backing level. Inside a
+scheduled graph a tensor produced and consumed by the graph's own einsums (a `Buffer`) stays in the
+on-chip buffer, or is fused (tiles hand over on chip), unless the scheduler spills it, and a spill pays
+its DRAM round trip explicitly (`Problem.spill_cycles`, the replay's transfers). So the options the
+scheduler chooses among are costed with those tensors' backing-level accesses removed: their energy goes,
+and the cycles are re-derived when the backing level was what bounded the einsum: the engine's own busy
+cycles (compute plus fill/drain) against every level's remaining transfer cycles. The accesses at the
+on-chip levels stay: the tensor still moves through the buffer. The first-tile prologue of a systolic
+cost (a few hundred cycles at most) is not re-derived: a backing-bound einsum keeps none of it.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from accel_sim.energy.components import level_energy_per_bit
+
+if TYPE_CHECKING:
+    from accel_sim.engines.base import EngineBase
+    from accel_sim.engines.roofline import Bound
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.cost import Cost
+    from accel_sim.spec.workload import Einsum, Workload
+
+_WRITE_ACTIONS = ("fill", "update", "write")  # as the systolic scorer counts them: bits written into a level
+
+
+def _level_cycles(accesses: dict[tuple[str, str, str], float], workload: Workload, arch: Arch,
+                  engine: EngineBase) -> dict[str, float]:
+    """Busy cycles (arch clock) of each level for the given (level, tensor, action) -> elements accesses."""
+    bits_by_level: dict[str, float] = {}
+    for (level, tensor, _), elements in accesses.items():
+        bits_by_level[level] = bits_by_level.get(level, 0.0) + elements * workload.tensor(tensor).bits
+    out = {}
+    for level in arch.memory:
+        bandwidth = engine.level_bandwidth_bytes_per_s(level, arch.engine_clock_hz(engine))
+        out[level.name] = bits_by_level.get(level.name, 0.0) / 8 / bandwidth * arch.clock_hz
+    return out
+
+
+def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase, on_chip: frozenset[str]) -> Cost:
+    """`cost` with the backing level's accesses of the `on_chip` tensors removed (module docstring)."""
+    backing = arch.memory[0]
+    dropped = {k: v for k, v in cost.accesses.items() if k[0] == backing.name and k[1] in on_chip}
+    if not dropped:
+        return cost
+    kept = {k: v for k, v in cost.accesses.items() if k not in dropped}
+    read_e, write_e = level_energy_per_bit(backing, arch.technology_nm)
+    energy = dict(cost.energy_j)
+    for (level, tensor, action), elements in dropped.items():
+        bits = elements * workload.tensor(tensor).bits
+        key, per_bit = ((level, "write"), write_e) if action in _WRITE_ACTIONS else ((level, "read"), read_e)
+        energy[key] = max(0.0, energy.get(key, 0.0) - bits * per_bit)
+    before = _level_cycles(cost.accesses, workload, arch, engine)
+    busy = cost.compute_cycles + cost.fill_drain_cycles
+    total = cost.total_cycles
+    if total > busy and before[backing.name] >= total * (1 - 1e-9):
+        total = max([busy, *_level_cycles(kept, workload, arch, engine).values()])
+    utilization = cost.utilization * cost.total_cycles / total if total > 0 else cost.utilization
+    return replace(cost, stall_cycles=total - busy, accesses=kept, energy_j=energy,
+                   utilization=min(1.0, utilization))
+
+
+def on_chip_bound(bound: Bound, einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase,
+                  on_chip: frozenset[str]) -> Bound:
+    """The roofline `bound` without the compulsory backing-level bytes of the `on_chip` tensors."""
+    backing = arch.memory[0]
+    names = {a.tensor for a in einsum.inputs if a.tensor != einsum.output.tensor} | {einsum.output.tensor}
+    held = [t for t in names & on_chip if workload.storage_class[t] in backing.holds]
+    if not held:
+        return bound
+    removed = 0.0
+    for tensor in held:
+        access = einsum.output if tensor == einsum.output.tensor else next(a for a in einsum.inputs
+                                                                           if a.tensor == tensor)
+        removed += einsum.footprint(access, workload.tensor(tensor)) * workload.tensor(tensor).bits / 8
+    level_bytes = dict(bound.level_bytes)
+    level_bytes[backing.name] = max(0.0, level_bytes[backing.name] - removed)
+    level_cycles = dict(bound.level_cycles)
+    bandwidth = engine.level_bandwidth_bytes_per_s(backing, arch.engine_clock_hz(engine))
+    level_cycles[backing.name] = level_bytes[backing.name] / bandwidth * arch.clock_hz
+    level_energy = dict(bound.level_energy_j)
+    scale = level_bytes[backing.name] / bound.level_bytes[backing.name] if bound.level_bytes[backing.name] else 0.0
+    level_energy[backing.name] = bound.level_energy_j[backing.name] * scale
+    return replace(bound, level_bytes=level_bytes, level_cycles=level_cycles, level_energy_j=level_energy)

@@ -1,0 +1,63 @@
+"""Intermediates kept on chip by the schedule are not charged DRAM traffic; a spill pays its round trip instead."""
+from __future__ import annotations
+
+import pytest
+
+from accel_sim.schedule.cpsat import solve
+from accel_sim.schedule.problem import build_problem
+from accel_sim.spec.arch import Arch
+from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
+
+R = Affine.rank
+N = 1024  # elements of 16 bits: 2,048 B per tensor
+
+
+def chain() -> Workload:
+    """Y[i] = exp(X[i]); Z[i] = exp(Y[i]): Y is the intermediate."""
+    y = Einsum("Y", Access("Y", (R("i"),)), Call("exp", (Access("X", (R("i"),)),)), {"i": N})
+    z = Einsum("Z", Access("Z", (R("i"),)), Call("exp", (Access("Y", (R("i"),)),)), {"i": N})
+    return Workload("chain", tuple(Tensor(t, ("I",), (N,)) for t in "XYZ"), (y, z))
+
+
+def arch(capacity: str = "1 MiB") -> Arch:
+    """1 GHz (bytes/cycle = GB/s): DRAM 100 B/cycle at 10 pJ/bit, SRAM 1000 B/cycle, one 64-lane vector unit."""
+    return Arch.model_validate({
+        "name": "t", "clock": "1 GHz", "technology_nm": 28,
+        "memory": [{"name": "dram", "bandwidth": "100 GB/s", "read_energy_per_bit": "10 pJ"},
+                   {"name": "sram", "capacity": capacity, "bandwidth": "1000 GB/s", "read_energy_per_bit": "1 pJ"}],
+        "engines": [{"name": "vec", "kind": "vector", "lanes": 64}]})
+
+
+def test_producer_option_drops_the_intermediate_write() -> None:
+    """Y alone moves X in and Y out through DRAM: 4,096 B / 100 = 40.96 cycles. In the graph Y stays on chip, so
+    only X's 2,048 B cross DRAM: 20.48 cycles (compute 1,024 / 64 = 16 is below), rounded up to 21."""
+    problem = build_problem(arch(), chain())
+    option = problem.task("Y").options[0]
+    assert option.cycles == 21
+    assert option.cost.total_cycles == pytest.approx(20.48)
+    assert ("dram", "Y", "write") not in option.cost.accesses
+    assert ("sram", "Y", "write") in option.cost.accesses
+
+
+def test_consumer_option_drops_the_intermediate_read() -> None:
+    """Z reads Y from the buffer and writes Z (the graph's output) to DRAM: 2,048 B / 100 = 20.48 cycles; the DRAM
+    read energy of Y (2,048 B x 8 x 10 pJ = 0.164 uJ) is gone from its cost."""
+    problem = build_problem(arch(), chain())
+    cost = problem.task("Z").options[0].cost
+    assert cost.total_cycles == pytest.approx(20.48)
+    assert cost.energy_j[("dram", "read")] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_on_chip_chain_makespan() -> None:
+    """With Y on chip the chain takes 21 + 21 = 42 cycles (each einsum alone would take 41)."""
+    s = solve(build_problem(arch(), chain()), time_limit_s=2.0)
+    assert s.buffers[0].placement == "on_chip"
+    assert s.makespan_cycles == 42
+
+
+def test_spilled_intermediate_pays_the_round_trip_once() -> None:
+    """A 1 KiB buffer cannot hold Y (2 KiB): it spills, adding its write + read, 2 x 2,048 / 100 = 41 cycles,
+    to the 42: makespan 83."""
+    s = solve(build_problem(arch("1 KiB"), chain()), time_limit_s=2.0)
+    assert s.buffers[0].placement == "spill"
+    assert s.makespan_cycles == 83
