@@ -1,9 +1,9 @@
-"""FuseMax validation (issue 9): BERT-base attention at 1K tokens, FLAT vs FuseMax, published vs ours."""
+"""FuseMax validation (issue 9): BERT-base attention at 1K tokens, FLAT vs FuseMax, published vs ours; the sweep."""
 from __future__ import annotations
 
 import pytest
 
-from validation.fusemax import PUBLISHED, rows
+from validation.fusemax import PUBLISHED, measure, plot_sweep, rows, sweep
 
 
 @pytest.fixture(scope="module")
@@ -11,9 +11,10 @@ def table() -> dict[str, float]:
     return {r.quantity: r.ours for r in rows()}
 
 
-@pytest.mark.xfail(strict=True, reason="the systolic family runs only contractions: FuseMax's exp and rescaling on "
-                   "the 2-D array are not modelled, and per-einsum costs charge fused intermediates to DRAM "
-                   "(validation/fusemax.py lists the gaps); remove this marker when the 20% bound is met")
+@pytest.mark.xfail(strict=True, reason="fold fill/drain of the SCALE-Sim-style array (E = 64 contractions at 10-25 % "
+                   "MAC utilization), no in-array (register) fusion of FuseMax's exp/max/sum, and FLAT's sub+exp "
+                   "counted as two 1-D operations: validation/fusemax.py lists the gaps; remove this marker when "
+                   "the 20% bound is met")
 def test_latencies_and_speedup_within_20_percent(table: dict[str, float]) -> None:
     """Issue 9 acceptance: FLAT and FuseMax latencies within 20% of 13.39 ms and 2.01 ms (targets.md), and the
     speedup within 20% of 13.39 / 2.01 = 6.66x."""
@@ -22,6 +23,36 @@ def test_latencies_and_speedup_within_20_percent(table: dict[str, float]) -> Non
 
 
 def test_flat_latency_measured(table: dict[str, float]) -> None:
-    """What the model gives today (no published bound met; pinned so a change is noticed): FLAT at 1K tokens is
-    31.3 ms = 768 heads x 38,352 cycles at 940 MHz, within 5%."""
-    assert table["FLAT latency (ms)"] == pytest.approx(31.33, rel=0.05)
+    """What the model gives (bound not met; pinned so a change is noticed): FLAT at 1K tokens is 22.9 ms = 768
+    heads x about 28,000 cycles at 940 MHz (4 row blocks pipelined over both arrays), within 5%."""
+    assert table["FLAT latency (ms)"] == pytest.approx(22.88, rel=0.05)
+
+
+def test_fusemax_latency_measured(table: dict[str, float]) -> None:
+    """FuseMax at 1K tokens measures 19.8 ms (exp and the reductions may run on the 2-D array; intermediates on
+    chip), within 5%: pinned, since the published 2.01 ms is not met (module docstring of validation/fusemax.py)."""
+    assert table["FuseMax latency (ms)"] == pytest.approx(19.77, rel=0.05)
+
+
+def test_fusemax_is_faster_than_flat(table: dict[str, float]) -> None:
+    """The direction the paper reports (FuseMax faster than FLAT at 1K tokens) holds: speedup above 1."""
+    assert table["speedup FuseMax over FLAT"] > 1.0
+
+
+def test_sweep_writes_rows_and_plots(tmp_path) -> None:
+    """The sweep at two small lengths (256, 512 tokens) gives one row per cascade and length with a positive
+    latency that grows with length, a 2-D utilization in (0, 1], and two PNG plots."""
+    frame = sweep((256, 512), time_limit_s=0.5)
+    assert len(frame) == 4
+    for _, group in frame.groupby("cascade"):
+        assert list(group["tokens"]) == [256, 512]
+        assert group["latency_ms"].is_monotonic_increasing
+    assert ((frame["util_2d"] > 0) & (frame["util_2d"] <= 1)).all()
+    paths = plot_sweep(frame, tmp_path)
+    assert [p.name for p in paths] == ["fusemax_sweep_latency_ms.png", "fusemax_sweep_util_2d.png"]
+    assert all(p.stat().st_size > 0 for p in paths)
+
+
+def test_measure_reports_replay_agreement() -> None:
+    """At 256 tokens the replay follows the plan within the issue's 10% (no spill contention at this size)."""
+    assert measure("FLAT", 256, time_limit_s=0.5)["replay_over_schedule"] == pytest.approx(1.0, abs=0.10)
