@@ -4,9 +4,14 @@ Published figures (Wei et al., "T-MAC", EuroSys 2025, as transcribed in ../share
 BitNet-3B (2-bit) on 1 thread: llama.cpp 6.49, T-MAC 22.08 tokens/s; Llama-2-7B 2-bit on 8 threads:
 llama.cpp 22.06, T-MAC 51.01 tokens/s; T-MAC's kernel time grows linearly with the weight bits (1 to 4).
 
+Further rows, per thread count and weight width, come from the same measurements' table in T-MAC's
+repository (microsoft/T-MAC docs/profiling_data.md, M2-Ultra rows): BitNet-3B on 4 threads, Llama-2-7B W2 on 1
+thread and Llama-2-7B W4 (T-MAC 4-bit) on 1 and 8 threads. llama.cpp's W4 rows ran Q4_0, whose kernel our
+llama.cpp config (Q2_K) does not describe, so they are left out.
+
 Ours: the decode step of each model (kv_len 256, a short-context generation; the paper's context is not
 transcribed) evaluated with `objective="latency"` on arch_configs/lut/m2_ultra_tmac.yaml and
-m2_ultra_llamacpp.yaml, with the engines cut to the thread count (`with_threads`).
+m2_ultra_llamacpp.yaml, with the engines and the memory bandwidth cut to the thread count (`with_threads`).
 Run: python -m validation.tmac
 """
 from __future__ import annotations
@@ -25,12 +30,25 @@ TMAC = REPO / "arch_configs" / "lut" / "m2_ultra_tmac.yaml"
 LLAMACPP = REPO / "arch_configs" / "lut" / "m2_ultra_llamacpp.yaml"
 CONFIG_CORES = 16  # the configs describe all 16 performance cores
 KV_LEN = 256
+# A CPU core draws far less than the package's 800 GB/s: AnandTech's M1 Max review ("Huge Memory Bandwidth, but
+# not for every Block", Oct 2021) measured up to 102 GB/s from one Firestorm core and about 243 GB/s from all
+# CPU cores of one die. M2 Ultra is two M2 Max dies of the same core/fabric family; we take 102 GB/s per thread,
+# capped at 243 GB/s per die's worth of threads (8 performance cores) - a cited measurement of the sibling
+# chip, not an M2 Ultra figure.
+CORE_BANDWIDTH_BYTES_PER_S = 102e9
+DIE_CPU_BANDWIDTH_BYTES_PER_S = 243e9
+CORES_PER_DIE = 8
 
 
+def cpu_bandwidth_bytes_per_s(threads: int, package_bytes_per_s: float) -> float:
+    """Memory bandwidth `threads` performance cores can draw: per-core and per-die measured limits, package cap."""
+    dies = -(-threads // CORES_PER_DIE)
+    return min(package_bytes_per_s, threads * CORE_BANDWIDTH_BYTES_PER_S, dies * DIE_CPU_BANDWIDTH_BYTES_PER_S)
 
 
 def with_threads(arch: Arch, threads: int) -> Arch:
-    """The arch with every engine's units, lanes and per-cycle rates scaled from 16 cores to `threads`."""
+    """The arch with engine units, lanes and rates scaled from 16 cores to `threads`, and the CPU's reachable
+    memory bandwidth at that thread count."""
     scale = threads / CONFIG_CORES
     engines = []
     for engine in arch.engines:
@@ -43,7 +61,9 @@ def with_threads(arch: Arch, threads: int) -> Arch:
         if hasattr(engine, "lanes"):
             update["lanes"] = max(1, round(engine.lanes * scale))
         engines.append(engine.model_copy(update=update))
-    return arch.model_copy(update={"engines": tuple(engines)})
+    memory = tuple(level.model_copy(update={"bandwidth_bytes_per_s": cpu_bandwidth_bytes_per_s(
+        threads, level.bandwidth_bytes_per_s)}) for level in arch.memory)
+    return arch.model_copy(update={"engines": tuple(engines), "memory": memory})
 
 
 def tokens_per_s(config: Path, model: str, threads: int, **params: int) -> float:
@@ -81,10 +101,29 @@ def rows() -> list[Comparison]:
     ]
     out += [Comparison(f"speedup T-MAC / llama.cpp, {a.quantity.split(',')[0]}", a.published / b.published,
                 a.ours / b.ours) for a, b in ((out[0], out[1]), (out[2], out[3]))]
+    out += extra_rows()
     base = kernel_cycles(1)
     out += [Comparison(f"kernel time {b}-bit / 1-bit (linear in bits)", float(b), kernel_cycles(b) / base)
             for b in (2, 3, 4)]
     return out
+
+
+def extra_rows() -> list[Comparison]:
+    """Thread-count and weight-width rows of T-MAC's profiling table (docs/profiling_data.md, M2-Ultra)."""
+    note = "T-MAC profiling_data.md"
+    return [
+        Comparison("BitNet-3B 4 threads, T-MAC tokens/s", 54.46, tokens_per_s(TMAC, "bitnet-b1.58-3b", 4), note),
+        Comparison("BitNet-3B 4 threads, llama.cpp tokens/s", 22.09, tokens_per_s(LLAMACPP, "bitnet-b1.58-3b", 4),
+                   note),
+        Comparison("Llama-2-7B W2 1 thread, T-MAC tokens/s", 16.68, tokens_per_s(TMAC, "llama2-7b", 1, weight_bits=2),
+                   note),
+        Comparison("Llama-2-7B W2 1 thread, llama.cpp tokens/s", 3.82,
+                   tokens_per_s(LLAMACPP, "llama2-7b", 1, weight_bits=2), note),
+        Comparison("Llama-2-7B W4 1 thread, T-MAC tokens/s", 8.97, tokens_per_s(TMAC, "llama2-7b", 1, weight_bits=4),
+                   note),
+        Comparison("Llama-2-7B W4 8 threads, T-MAC tokens/s", 35.65, tokens_per_s(TMAC, "llama2-7b", 8, weight_bits=4),
+                   note),
+    ]
 
 
 def main() -> list[Comparison]:

@@ -255,3 +255,24 @@ def test_counts_match_brute_force_loops_on_odd_shapes() -> None:
         work = lut_work(m, n, k, 1, bits, engine)
         assert work.steps == steps
         assert work.lookups == m * groups * n * bits
+
+
+def test_single_level_memory_streams_and_overlaps_with_compute() -> None:
+    """With DRAM as the only level (a CPU), a GEMV's operands stream while the datapath works: total cycles =
+    max(lookup cycles + one step's operands, DRAM bytes / bandwidth), not their sum (the shared first-tile
+    prologue would be the whole weight here). Hand-derived compute: 1 x 256 x 256, 2-bit weights, one
+    M1 x N4 x K2-group unit (g = 4): 256 * (256 / 8) * 2 / 4 = 4096 steps of one cycle. Weights alone are
+    256 * 256 * 2 / 8 = 16384 B, so at 1 B/cycle memory dominates and the sum would exceed 20480 cycles."""
+    engine = lut(tile_m=1, precompute="unit", precompute_adds_per_cycle=1e6)  # no fused-table traffic
+    arch = Arch.model_validate({"name": "cpu", "clock": "1 GHz", "technology_nm": 28,
+                                "memory": [{"name": "dram", "bandwidth": "1 GB/s"}],
+                                "engines": [engine.model_dump(by_alias=False)]})
+    w = gemm(1, 256, 256, 2)
+    cost = engine.cost(w.einsums[0], w, arch)
+    assert cost.compute_cycles == pytest.approx(4096)
+    from accel_sim.engines.costing import gemm_array_traffic
+
+    dram_cycles = gemm_array_traffic(w.einsums[0], w, arch, 1, 4, "os")["level_cycles"][0]
+    assert dram_cycles >= 16384
+    step_cycles = 2 * 4 * (1 * 16 + 4 * 2) / 8   # k_groups * g * (one activation row + N4 weight columns) bits
+    assert cost.total_cycles == pytest.approx(max(4096 + step_cycles, dram_cycles))
