@@ -94,35 +94,45 @@ class LoopnestAnalysis:
         return out
 
 
-def tile_footprint(tile: np.ndarray, access: Access, shape: Sequence[int], ranks: Sequence[str]) -> np.ndarray:
-    """Elements of `access` touched by rank tiles `tile` (..., R), clipped to the tensor's `shape`."""
+def tile_footprint(tile: np.ndarray, access: Access, shape: Sequence[int], ranks: Sequence[str],
+                   axis: int = -1) -> np.ndarray:
+    """Elements of `access` touched by rank tiles `tile` (ranks along `axis`), clipped to the tensor's `shape`."""
     r_ix = {r: i for i, r in enumerate(ranks)}
-    out = np.ones(tile.shape[:-1], dtype=np.int64)
+    tile = np.moveaxis(tile, axis, 0)
+    out = None
     for index, extent in zip(access.indices, shape):
         terms = [(r_ix[r], c) for r, c in index.terms if c != 0]
         if not terms:
             continue
-        combos = np.prod([tile[..., i] for i, _ in terms], axis=0)
-        span = 1 + sum(abs(c) * (tile[..., i] - 1) for i, c in terms)
-        out = out * np.minimum(np.minimum(combos, span), extent)
-    return out
+        if len(terms) == 1 and abs(terms[0][1]) >= 1:   # one term: the span is never below the tile itself
+            dim = np.minimum(tile[terms[0][0]], extent)
+        else:
+            combos = np.prod([tile[i] for i, _ in terms], axis=0)
+            span = 1 + sum(abs(c) * (tile[i] - 1) for i, c in terms)
+            dim = np.minimum(np.minimum(combos, span), extent)
+        out = dim if out is None else out * dim
+    return np.ones(tile.shape[1:], dtype=np.int64) if out is None else out
 
 
-def _changes(ordered: np.ndarray, uses: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
-    """(times the tile of `level` changes, distinct tile positions) from the loops of the levels above it.
+def _changes(ordered: np.ndarray, uses: np.ndarray) -> np.ndarray:
+    """Times the tile of each level changes, int64 (T, L + 1, B), from the loops of the levels above it.
 
-    `ordered` (B, L, R) holds each level's loop factors in loop order, `uses` (B, L, R) whether that loop's rank
-    indexes the tensor.
+    Candidate-last layout: `ordered` (L, R, B) holds each level's loop factors in loop order, `uses`
+    (T, L, R, B) whether that loop's rank indexes tensor t. The tile of level l changes with every loop above
+    it up to the last one that indexes the tensor (the innermost run of other loops leaves it in place:
+    stationarity), so its count is a prefix product of the flattened loop factors up to that loop.
     """
-    b = ordered.shape[0]
-    factors = ordered[:, :level].reshape(b, -1)
-    relevant = uses[:, :level].reshape(b, -1)
+    n_l, n_r, b = ordered.shape
+    n_t = uses.shape[0]
+    prefix = np.empty((n_l * n_r + 1, b), dtype=np.int64)
+    prefix[0] = 1
+    np.cumprod(ordered.reshape(n_l * n_r, b), axis=0, out=prefix[1:])
     # a loop of factor 1 is no loop: it neither moves the tile nor ends the stationary run
-    transparent = ~relevant | (factors == 1)
-    stationary = np.logical_and.accumulate(transparent[:, ::-1], axis=1)[:, ::-1]
-    changes = np.where(stationary, 1, factors).prod(axis=1)
-    positions = np.where(relevant, factors, 1).prod(axis=1)
-    return changes, positions
+    step = np.arange(1, n_l * n_r + 1, dtype=np.uint8 if n_l * n_r < 255 else np.int64).reshape(n_l, n_r, 1)
+    moving = (uses & (ordered != 1)) * step                 # 1 + loop position where the loop moves the tile
+    stops = np.zeros((n_t, n_l + 1, b), dtype=np.intp)
+    np.maximum.accumulate(moving.max(axis=2), axis=1, out=stops[:, 1:], dtype=stops.dtype)
+    return prefix.reshape(-1).take(stops * b + np.arange(b))
 
 
 def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes: MappingType[str, int],
@@ -133,71 +143,98 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
     `double_buffered` names the levels whose tiles take twice their size (one filling while one is used).
     """
     b, n_l, n_r = batch.temporal.shape
-    sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
-    temporal, spatial_all = batch.temporal, batch.spatial.prod(axis=1)            # (B,L,R), (B,R)
-    inner = np.cumprod(temporal[:, ::-1, :], axis=1)[:, ::-1, :]                  # levels l.. inner
-    below = np.arange(n_l)[None, :] > batch.fanout[:, None]                        # (B,L): per-PE levels
-    # level n_l is the PEs: one element per PE, the fan-out above it
-    inst_tile = np.concatenate([np.where(below[..., None], inner, inner * spatial_all[:, None, :]),
-                                np.ones((b, 1, n_r), np.int64)], axis=1)
-    union_tile = np.concatenate([inner * spatial_all[:, None, :], spatial_all[:, None, :]], axis=1)
-    inst_tile, union_tile = np.minimum(inst_tile, sizes), np.minimum(union_tile, sizes)
-    ordered = np.take_along_axis(temporal, batch.order, axis=2)                      # factors in loop order
-    used_pes = spatial_all.prod(axis=1)
-    instances = np.where(np.concatenate([below, np.ones((b, 1), bool)], axis=1), used_pes[:, None], 1)
+    # candidate-last layout: every per-level and per-rank step is one SIMD operation over all candidates
+    sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)[:, None]     # (R, 1)
+    temporal = np.ascontiguousarray(batch.temporal.transpose(1, 2, 0))                          # (L, R, B)
+    spatial_all = np.ascontiguousarray(batch.spatial.prod(axis=1).T)                            # (R, B)
+    inner = np.cumprod(temporal[::-1], axis=0)[::-1]                                            # levels l.. inner
+    below = np.arange(n_l)[:, None] > batch.fanout[None, :]                                     # (L, B): per-PE
+    # level n_l is the PEs; the union of the instances' tiles spans the spatial factors (multicast)
+    union_tile = np.minimum(np.concatenate([inner * spatial_all, spatial_all[None]]), sizes)   # (L+1, R, B)
+    order = batch.order.transpose(1, 2, 0)                                                      # (L, R, B)
+    # factors in loop order: one flat gather (take_along_axis builds index grids for every axis)
+    ordered = temporal.reshape(-1).take(order * b + (np.arange(n_l) * n_r * b)[:, None, None] + np.arange(b))
+    used_pes = spatial_all.prod(axis=0)
+    per_pe = np.concatenate([below, np.ones((1, b), bool)])                                     # (L+1, B)
+    instances = np.where(per_pe, used_pes, 1)
 
     # Partial last tiles (imperfect factors): over a full sweep of a rank its tiles hold `size` elements,
     # not (tiles x tile extent); scale each count by size / (outer iterations x extent per visit) per rank.
-    outer = np.concatenate([temporal.prod(axis=1)[:, None, :] // inner, temporal.prod(axis=1)[:, None, :]], axis=1)
-    per_pe = np.concatenate([below, np.ones((b, 1), bool)], axis=1)[..., None]
-    inst_extent = np.where(per_pe, inst_tile * spatial_all[:, None, :], inst_tile)
-    inst_share = np.minimum(1.0, sizes / (outer * inst_extent))                  # (B, L+1, R)
-    union_share = np.minimum(1.0, sizes / (outer * union_tile))
+    total = inner[0]                                                                            # (R, B)
+    outer = np.concatenate([total // inner, total[None]])
+    union_share = np.minimum(1.0, sizes / (outer * union_tile))                                # (L+1, R, B)
+    # An instance's tile is the union tile above the fan-out and one element at the PEs; below the fan-out
+    # it is each PE's own tile, whose extent per visit spans the spatial factors again.
+    inst_share = union_share.copy()
+    inst_share[n_l] = np.minimum(1.0, sizes / (outer[n_l] * spatial_all))
+    pe_tile = None
+    if below.any():
+        pe_tile = np.minimum(inner, sizes)
+        inst_share[:n_l] = np.where(below[:, None, :], np.minimum(1.0, sizes / (outer[:n_l] * (pe_tile * spatial_all))),
+                                    union_share[:n_l])
 
-    n_t = len(batch.tensor_names)
-    counts = {a: np.zeros((b, n_l, n_t)) for a in ("read", "fill", "update", "write")}
-    tile_elements = np.zeros((b, n_l, n_t), dtype=np.int64)
+    names = batch.tensor_names
+    n_t = len(names)
     accesses: dict[str, Access] = {}
     for acc in einsum.inputs:
         accesses.setdefault(acc.tensor, acc)
     out_name = einsum.output.tensor
-    for ti, name in enumerate(batch.tensor_names):
+    relevant = np.array([[r in (einsum.output if t == out_name else accesses[t]).ranks for r in batch.rank_names]
+                         for t in names])                                                       # (T, R)
+    changes = _changes(ordered, np.stack([rel.take(order) for rel in relevant]))             # (T, L+1, B)
+    # distinct tile positions: the loops above a level that index the tensor, in whatever order
+    positions = np.ones((n_t, n_l + 1, b), dtype=np.int64)
+    for ti in range(n_t):
+        np.cumprod(temporal[:, relevant[ti]].prod(axis=1), axis=0, out=positions[ti, 1:])
+    # where a tensor is kept, its nearest kept level below (the PEs always keep it) sends its traffic here;
+    # a level has an active child exactly when it keeps the tensor
+    kept = np.concatenate([~batch.bypass.transpose(2, 1, 0), np.ones((n_t, 1, b), bool)], axis=1)   # (T, L+1, B)
+    child = np.empty((n_t, n_l, b), dtype=np.int64)
+    nearest = np.full((n_t, b), n_l, dtype=np.int64)
+    for lv in range(n_l - 1, -1, -1):
+        child[:, lv] = nearest
+        nearest = np.where(kept[:, lv], lv, nearest)
+    has_parent = np.cumsum(kept, axis=1) > kept                                                 # a kept level above
+    cols = np.arange(b)
+
+    counts = {a: np.zeros((n_t, n_l, b)) for a in ("read", "fill", "update", "write")}
+    tile_elements = np.zeros((n_t, n_l, b), dtype=np.int64)
+    for ti, name in enumerate(names):
         access = einsum.output if name == out_name else accesses[name]
         shape = tensors[name].shape
-        relevant = np.isin(np.array(batch.rank_names), access.ranks)
-        uses = relevant[batch.order]
-        kept = np.concatenate([~batch.bypass[:, :, ti], np.ones((b, 1), bool)], axis=1)   # (B, L+1)
-        parent = np.full((b, n_l + 1), -1, dtype=np.int64)
-        last = np.full(b, -1, dtype=np.int64)
-        for lv in range(n_l + 1):
-            parent[:, lv] = last
-            last = np.where(kept[:, lv], lv, last)
-        for lv in range(n_l + 1):
-            changes, positions = _changes(ordered, uses, lv)
-            full_own = tile_footprint(inst_tile[:, lv], access, shape, batch.rank_names) * instances[:, lv]
-            active = kept[:, lv] & (parent[:, lv] >= 0)
-            if lv < n_l:
-                tile_elements[:, lv, ti] = np.where(kept[:, lv], full_own // instances[:, lv], 0)
-            own = full_own * inst_share[:, lv][:, relevant].prod(axis=1)
-            union = (tile_footprint(union_tile[:, lv], access, shape, batch.rank_names)
-                     * union_share[:, lv][:, relevant].prod(axis=1))
-            if name == out_name:
-                again = changes - positions     # returns to an output tile already written once
-                for p in range(lv):
-                    at_p = active & (parent[:, lv] == p)
-                    counts["write"][:, p, ti] += np.where(at_p, union * positions, 0)
-                    counts["update"][:, p, ti] += np.where(at_p, union * again, 0)
-                    counts["read"][:, p, ti] += np.where(at_p, union * again, 0)
-                if lv < n_l:
-                    counts["read"][:, lv, ti] += np.where(active, own * changes, 0)
-                    counts["fill"][:, lv, ti] += np.where(active, own * again, 0)
-            else:
-                for p in range(lv):
-                    counts["read"][:, p, ti] += np.where(active & (parent[:, lv] == p), union * changes, 0)
-                if lv < n_l:
-                    counts["fill"][:, lv, ti] += np.where(active, own * changes, 0)
+        rel = relevant[ti]
+        union_footprint = tile_footprint(union_tile, access, shape, batch.rank_names, axis=1)     # (L+1, B)
+        footprint = union_footprint.copy()
+        footprint[n_l] = 1
+        if pe_tile is not None:
+            footprint[:n_l] = np.where(below, tile_footprint(pe_tile, access, shape, batch.rank_names, axis=1),
+                                       union_footprint[:n_l])
+        above = kept[ti, :n_l]
+        tile_elements[ti] = np.where(above, footprint[:n_l], 0)
+        own = (footprint * instances) * inst_share[:, rel].prod(axis=1)
+        union = union_footprint * union_share[:, rel].prod(axis=1)
+        active = (kept[ti] & has_parent[ti])[:n_l]
+        below_me = child[ti]
 
-    counts = {a: np.rint(c).astype(np.int64) for a, c in counts.items()}
+        def up(values: np.ndarray) -> np.ndarray:
+            """Each kept level's share of its child's traffic `values` (L+1, B); 0 where not kept."""
+            return np.where(above, values[below_me, cols], 0)
+
+        ch, pos = changes[ti], positions[ti]
+        if name == out_name:
+            again = ch - pos     # returns to an output tile already written once
+            counts["write"][ti] = up(union * pos)
+            back = up(union * again)
+            counts["update"][ti] = back
+            counts["read"][ti] = np.where(active, (own * ch)[:n_l], 0) + back
+            counts["fill"][ti] = np.where(active, (own * again)[:n_l], 0)
+        else:
+            counts["read"][ti] = up(union * ch)
+            counts["fill"][ti] = np.where(active, (own * ch)[:n_l], 0)
+
+    # back to candidate-major (B, L, T); every sum below adds whole numbers of bits, exact in any order
+    counts = {a: np.ascontiguousarray(np.rint(c).astype(np.int64).transpose(2, 1, 0)) for a, c in counts.items()}
+    tile_elements = np.ascontiguousarray(tile_elements.transpose(2, 1, 0))
     bits = np.array([tensors[t].bits for t in batch.tensor_names], dtype=np.float64)
     doubled = np.array([2.0 if m.name in double_buffered else 1.0 for m in arch.memory])
     occupancy = (tile_elements * bits).sum(axis=2) / 8 * doubled
@@ -209,15 +246,15 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
     write_e = np.array([m.write_energy_j_per_bit for m in arch.memory])
     level_bytes = (read_bits + write_bits) / 8
 
-    coverage = temporal.prod(axis=1) * spatial_all
-    iterations = np.minimum(coverage, sizes).prod(axis=1)
+    coverage = total * spatial_all
+    iterations = np.minimum(coverage, sizes).prod(axis=0)
     pes = math.prod(axes[a] for a in batch.axis_names)
     return LoopnestAnalysis(
         batch.level_names, batch.tensor_names, tile_elements, counts["read"], counts["fill"], counts["update"],
         counts["write"], occupancy, occupancy <= capacity, level_bytes, level_bytes / bandwidth * arch.clock_hz,
         read_bits * read_e + write_bits * write_e, iterations,
-        iterations if einsum.op == "mac" else np.zeros_like(iterations), coverage.prod(axis=1),
-        temporal.prod(axis=(1, 2)), used_pes, pes)
+        iterations if einsum.op == "mac" else np.zeros_like(iterations), coverage.prod(axis=0),
+        total.prod(axis=0), used_pes, pes)
 
 
 # ---------------------------------------------------------------------------------------------
