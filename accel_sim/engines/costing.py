@@ -22,6 +22,7 @@ from accel_sim.energy import (dtype_mac_area_mm2, dtype_mac_energy_j, regfile_ac
 from accel_sim.energy.components import dtype_of_bits, is_off_chip, level_energy_per_bit
 from accel_sim.engines.loopnest import SYSTOLIC_ROLES, analyze, gemm_roles, systolic_mapping
 from accel_sim.engines.roofline import compulsory_traffic
+from accel_sim.engines.systolic import hidden_fold_cycles
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.mapping import MappingBatch, concat_batches, tensor_names
 
@@ -283,7 +284,8 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
     folds, t, per_fold = systolic_timing(einsum, engine, roles, batch, dataflow)
     compute = (folds * t).astype(float) * clock_ratio
-    fill_drain = (folds * (per_fold - t)).astype(float) * clock_ratio
+    hidden = hidden_fold_cycles(folds, t, engine.rows, engine.cols, dataflow == 0, engine.stationary_buffering)
+    fill_drain = (folds * (per_fold - t) - hidden).astype(float) * clock_ratio
     # the array waits for the first tiles of its inputs, each from the level that stores its class
     home = [next(li for li, lv in enumerate(arch.memory) if workload.storage_class[n] in lv.holds) for n in names]
     first = streamed.tile_elements[:, -1, :] * bits / 8                                   # (B, T)
@@ -360,7 +362,8 @@ def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int
     from types import SimpleNamespace
 
     # only the array's shape and dataflow matter for traffic; the PE fields are placeholders for the scorer
-    array = SimpleNamespace(name="array", rows=rows, cols=cols, dataflow=dataflow, operand_bits=16, clock_hz=None)
+    array = SimpleNamespace(name="array", rows=rows, cols=cols, dataflow=dataflow, operand_bits=16, clock_hz=None,
+                            stationary_buffering="single")
     batch, codes = implied_batch(einsum, workload, arch, array)
     scores = systolic_scores(einsum, workload, arch, array, batch, codes)
     tensors = workload.tensor_map

@@ -7,6 +7,19 @@ folds of rows x cols that run one after another (SCALE-Sim, Samajdar et al., ISP
 Each fold costs its temporal extent plus the cycles to fill and drain the array:
 os: T + R + C - 2 (operands skew in over R + C - 2 cycles while outputs accumulate in place);
 ws/is: 2R + C + T - 2 (R cycles to load the stationary operand, then T streamed rows and R + C - 2 of skew).
+
+That is `stationary_buffering: single`, SCALE-Sim's timing (the compat layer in engines/scalesim_*.py uses
+it). With `double` the array holds a second copy of the stationary tile (TPU v1: "one 64 KiB tile of weights
+plus one for double-buffering (to hide the 256 cycles it takes to shift a tile in)", Jouppi et al., ISCA 2017,
+Sec. 2): the next fold's tile shifts in while the current fold streams, and the next fold's rows enter right
+behind the current fold's last row, so the skew of one fold overlaps the next. A run of F ws/is folds then takes
+
+    R + (F - 1) * max(T, R) + T + (R + C - 2)  =  (2R + C + T - 2) + (F - 1) * max(T, R)
+
+(the first load, each later fold waiting for the longer of its predecessor's T rows and its own R-cycle
+load, the last fold's T rows, then one drain of R + C - 2). One fold costs what it costs single-buffered;
+with T < R the load is exposed (each later fold costs R, not T). The output-stationary dataflow is unchanged:
+its stationary operand is the accumulating output, which SCALE-Sim charges no load for.
 """
 from __future__ import annotations
 
@@ -24,6 +37,7 @@ from accel_sim.spec.workload import MAP_OPS, Einsum, map_ops_of
 
 Dataflow = Literal["os", "ws", "is"]
 DATAFLOWS: tuple[Dataflow, ...] = ("os", "ws", "is")
+Buffering = Literal["single", "double"]
 IntArray = np.ndarray
 
 if TYPE_CHECKING:
@@ -66,6 +80,9 @@ class SystolicEngine(EngineBase):
     cols: PositiveInt
     dataflow: Dataflow | Literal["any"] = "ws"  # "any": the mapper chooses the dataflow per einsum
     operand_bits: PositiveInt = 8  # multiplier width the PEs are built for (sets area; energy follows the tensors)
+    # "double": a second stationary-tile register per PE hides the next fold's load (module docstring);
+    # "single": every ws/is fold loads its tile first (SCALE-Sim's timing)
+    stationary_buffering: Buffering = "single"
     mapper: MapperSpec = MapperSpec()
     # operator -> MAC-equivalent cycles one PE takes per application, for maps and reductions the PEs also run
     # (FuseMax: exp as 6 MACs); YAML gives a mapping, e.g. {exp: 6, add: 1}; empty: only contractions run here
@@ -156,7 +173,8 @@ class FoldPlan:
     temporal: IntArray       # T
     row_folds: IntArray      # ceil(Sr / rows)
     col_folds: IntArray      # ceil(Sc / cols)
-    cycles_per_fold: IntArray
+    cycles_per_fold: IntArray  # one fold on its own (load, T rows, skew)
+    hidden_cycles: IntArray    # of folds x cycles_per_fold, what a double-buffered stationary tile overlaps
 
     @property
     def folds(self) -> IntArray:
@@ -166,7 +184,7 @@ class FoldPlan:
     @property
     def compute_cycles(self) -> IntArray:
         """Cycles of all folds, fill and drain included, with operands always on time."""
-        return self.folds * self.cycles_per_fold
+        return self.folds * self.cycles_per_fold - self.hidden_cycles
 
     @property
     def fill_drain_cycles(self) -> IntArray:
@@ -185,8 +203,23 @@ class FoldPlan:
         return macs / (self.rows * self.cols * self.compute_cycles)
 
 
+def hidden_fold_cycles(folds: IntArray, temporal: IntArray, rows: IntArray | int, cols: IntArray | int,
+                       output_stationary: IntArray | bool, buffering: Buffering) -> IntArray:
+    """Cycles a double-buffered stationary tile hides from `folds` back-to-back single-buffered folds.
+
+    Each ws/is fold after the first costs max(T, R) instead of 2R + C + T - 2 (module docstring); nothing
+    is hidden single-buffered, for output-stationary folds, or for a single fold.
+    """
+    folds, t, rows, cols, os_ = np.broadcast_arrays(*(np.asarray(v) for v in (folds, temporal, rows, cols,
+                                                                           output_stationary)))
+    if buffering == "single":
+        return np.zeros(folds.shape, dtype=np.int64)
+    saved = (2 * rows + cols + t - 2) - np.maximum(t, rows)
+    return np.where(os_, 0, np.maximum(folds - 1, 0) * saved).astype(np.int64)
+
+
 def fold_plan(m: IntArray, n: IntArray, k: IntArray, rows: IntArray | int, cols: IntArray | int,
-              dataflow: Dataflow) -> FoldPlan:
+              dataflow: Dataflow, buffering: Buffering = "single") -> FoldPlan:
     """Fold a batch of M x N x K GEMMs onto rows x cols arrays with one dataflow (all inputs broadcast)."""
     m, n, k, rows, cols = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (m, n, k, rows, cols)))
     sr, sc, t = spatial_temporal(m, n, k, dataflow)
@@ -196,7 +229,8 @@ def fold_plan(m: IntArray, n: IntArray, k: IntArray, rows: IntArray | int, cols:
         per_fold = t + rows + cols - 2
     else:
         per_fold = 2 * rows + cols + t - 2
-    return FoldPlan(rows, cols, sr, sc, t, row_folds, col_folds, per_fold)
+    hidden = hidden_fold_cycles(row_folds * col_folds, t, rows, cols, dataflow == "os", buffering)
+    return FoldPlan(rows, cols, sr, sc, t, row_folds, col_folds, per_fold, hidden)
 
 
 @dataclass(frozen=True)

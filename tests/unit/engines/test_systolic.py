@@ -1,12 +1,16 @@
 """Systolic fold plan and physical SRAM traffic, hand-checked on small GEMMs, plus batch and range properties."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accel_sim.engines.systolic import DATAFLOWS, fold_plan, sram_traffic
+
+ROOT = Path(__file__).resolve().parents[3]
 
 # A 5 x 3 x 4 GEMM (M x N x K) on a 2 x 2 array is small enough to fold by hand.
 M, N, K, ROWS, COLS = 5, 3, 4, 2, 2
@@ -24,6 +28,48 @@ def test_ws_fold_plan_by_hand() -> None:
     plan = fold_plan(M, N, K, ROWS, COLS, "ws")
     assert (int(plan.row_folds), int(plan.col_folds), int(plan.cycles_per_fold)) == (2, 2, 9)
     assert int(plan.compute_cycles) == 36
+
+
+def test_double_buffered_ws_hides_each_later_load_and_skew() -> None:
+    """ws, T = M = 256 rows, K = N = 256 on 128 x 128: 2 x 2 = 4 folds. Single: 4 x (2R + C + T - 2) =
+    4 x 638 = 2552. Double: the first fold 638, then each of 3 more max(T, R) = 256: 638 + 768 = 1406."""
+    single = fold_plan(256, 256, 256, 128, 128, "ws")
+    double = fold_plan(256, 256, 256, 128, 128, "ws", "double")
+    assert int(single.compute_cycles) == 2552 and int(double.compute_cycles) == 1406
+    assert int(double.fill_drain_cycles) == 1406 - 4 * 256
+
+
+def test_double_buffered_load_is_exposed_when_t_is_below_r() -> None:
+    """is, T = N = 32 < R = 128: K = 256 on rows, M = 128 on cols: 2 folds. Double: 2R + C + T - 2 = 414 for
+    the first, then max(T, R) = 128 (the next tile's R-cycle shift-in outlasts T): 542 (single: 828)."""
+    plan = fold_plan(128, 32, 256, 128, 128, "is", "double")
+    assert int(plan.folds) == 2 and int(plan.compute_cycles) == 542
+    assert int(fold_plan(128, 32, 256, 128, 128, "is").compute_cycles) == 828
+
+
+@pytest.mark.parametrize("dataflow", DATAFLOWS)
+def test_double_buffering_changes_nothing_for_one_fold_or_os(dataflow) -> None:
+    """A single fold has no next tile to hide; os has no stationary load (module docstring): both equal single."""
+    one = fold_plan(100, 100, 100, 128, 128, dataflow, "double")
+    assert int(one.compute_cycles) == int(fold_plan(100, 100, 100, 128, 128, dataflow).compute_cycles)
+    many_os = fold_plan(M, N, K, ROWS, COLS, "os", "double")
+    assert int(many_os.compute_cycles) == 36
+
+
+def test_systolic_cost_uses_the_engine_buffering() -> None:
+    """The cost model (the mapper's scorer, the co-simulation) takes the engine's option: a 256^3 int8 GEMM on a
+    128 x 128 ws array costs fill/drain 4 x 382 = 1528 cycles single and 382 + 3 x (256 - 256) = 382 double."""
+    from accel_sim import load_arch
+    from accel_sim.engines.systolic import SystolicEngine
+    from tests.builders import gemm
+
+    engines = [SystolicEngine(kind="systolic", name="sa", rows=128, cols=128, dataflow="ws",
+                              stationary_buffering=b) for b in ("single", "double")]
+    workload = gemm(256, 256, 256)
+    arch = load_arch(ROOT / "arch_configs" / "tpu_v1.yaml")
+    costs = [e.cost(workload.einsums[0], workload, arch) for e in engines]
+    assert [c.fill_drain_cycles for c in costs] == [1528.0, 382.0]
+    assert costs[0].compute_cycles == costs[1].compute_cycles == 4 * 256
 
 
 def test_mapping_efficiency_and_utilization_by_hand() -> None:
