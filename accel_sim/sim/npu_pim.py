@@ -421,15 +421,30 @@ def simulate(arch: Arch, workload: Workload, contexts: Sequence[int] | None = No
                 # scores arrive by READRES and leave by GWRITE: the softmax moves no DRAM traffic
                 yield env.process(run_item(replace(item, dram_bytes=0.0)))
 
+    # Sub-batch interleaving: the NPU and the PIM each serve one sub-batch at a time, in turn (the
+    # artifact's StageProgram table: NPU QKVgen#1 | QKVgen#2 | Pj/FFNs/QKVgen#1 | ..., PIM - | MHA#1 | MHA#2
+    # | ...). A sub-batch holds the NPU turn from its post-attention einsums through the next layer's
+    # pre-attention ones and the PIM turn for its attention; FIFO turns make the two sub-batches alternate.
+    npu_turn = simpy.Resource(env) if len(parts) > 1 else None
+    pim_turn = simpy.Resource(env) if len(parts) > 1 and pol.attention_on_pim else None
+
     def sub_batch(sb: int, members: tuple[int, ...]):
         dense = {BATCH_RANK: len(members)}
         assignment = balance([contexts[r] for r in members], channels) if channels else ()
+        turn = npu_turn.request() if npu_turn is not None else None
+        if turn is not None:
+            yield turn
         for layer, pre, attn, post in stages:
             reuse = sb > 0 and layer_weights[layer] <= machine.on_chip_bytes
             for einsum in pre:
                 if BATCH_RANK in einsum.sizes or sb == 0:
                     yield env.process(run_item(npu_item(einsum, layer, sb, dense, reuse)))
             if attn and pol.attention_on_pim:
+                if turn is not None:
+                    npu_turn.release(turn)
+                pim_hold = pim_turn.request() if pim_turn is not None else None
+                if pim_hold is not None:
+                    yield pim_hold
                 lock = res[BUS].request() if pol.blocked else None
                 if lock is not None:
                     yield lock  # PIM mode: the host waits for the bus until the banks are done
@@ -440,6 +455,11 @@ def simulate(arch: Arch, workload: Workload, contexts: Sequence[int] | None = No
                 if lock is not None:
                     res[BUS].release(lock)
                     spans.append(Span(BUS, start, env.now, "PIM mode (blocked)", sb))
+                if pim_hold is not None:
+                    pim_turn.release(pim_hold)
+                if turn is not None:
+                    turn = npu_turn.request()
+                    yield turn
             elif attn:
                 for einsum in attn:
                     for r in members:
@@ -448,6 +468,8 @@ def simulate(arch: Arch, workload: Workload, contexts: Sequence[int] | None = No
             for einsum in post:
                 if BATCH_RANK in einsum.sizes or sb == 0:
                     yield env.process(run_item(npu_item(einsum, layer, sb, dense, reuse)))
+        if turn is not None:
+            npu_turn.release(turn)
 
     for sb, members in enumerate(parts):
         env.process(sub_batch(sb, members))
