@@ -94,14 +94,16 @@ def _split_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
 def _cmd_run(args: argparse.Namespace) -> int:
     from accel_sim.evaluate import evaluate
     from accel_sim.io.load import load_arch, load_workload
+    from accel_sim.reports.render import FigureWorker
     from accel_sim.reports.tables import write_report
 
+    figures = FigureWorker()  # imports matplotlib in a child while this process loads and maps
     arch_overrides, workload_overrides = _split_overrides(args.overrides)
     arch = load_arch(args.arch, arch_overrides)
     workload = load_workload(args.workload, strict=args.strict, overrides=workload_overrides)
     result = evaluate(arch, workload)
     out_dir = args.output or Path("reports") / f"{_slug(arch.name)}__{_slug(workload.name)}"
-    write_report(result, out_dir)
+    write_report(result, out_dir, figures)
     if args.json:
         print(json.dumps(jsonable(result.summary()), indent=2))
         return 0

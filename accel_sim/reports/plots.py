@@ -1,6 +1,7 @@
 """Matplotlib figures (imported lazily, Agg backend so it works without a screen)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,43 +34,66 @@ def _points(result: Result) -> dict[str, np.ndarray]:
 
 
 def _plain_log_labels(ax: object) -> None:
-    """SI-prefixed labels on log axes (1k, 10 T); matplotlib's default 10^x labels go through mathtext, whose
-    parser set-up costs about 0.2 s of a 1.5 s `accel-sim run`."""
+    """Plain labels on log axes (0.1, 100; 10 G op/s); matplotlib's default 10^x labels go through mathtext,
+    whose parser set-up costs about 0.2 s of a 1.5 s `accel-sim run`."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     from accel_sim.reports.tables import si_format
 
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))  # type: ignore[attr-defined]
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: si_format(value)))  # type: ignore[attr-defined]
     for axis in (ax.xaxis, ax.yaxis):  # type: ignore[attr-defined]
-        axis.set_major_formatter(FuncFormatter(lambda value, _pos: si_format(value)))
         axis.set_minor_formatter(NullFormatter())
+
+
+@dataclass(frozen=True)
+class RooflineData:
+    """Everything the roofline figure draws, as plain values (picklable, so a child process can draw it)."""
+
+    title: str
+    ceilings: tuple[tuple[str, float], ...]   # (engine label, peak op/s)
+    slopes: tuple[tuple[str, float], ...]     # (memory level label, bytes/s)
+    points: dict[str, np.ndarray]
+
+
+def roofline_data(result: Result) -> RooflineData:
+    """The ceilings, slopes and per-einsum points of a result's roofline."""
+    from accel_sim.reports.tables import si_format
+
+    arch = result.arch
+    ceilings = []
+    for engine in arch.engines:
+        peak = engine.peak_macs_per_cycle() * arch.engine_clock_hz(engine)
+        ceilings.append((f"{engine.name} peak {si_format(peak, 'op/s')}", peak))
+    slopes = tuple((f"{level.name} {si_format(level.bandwidth_bytes_per_s, 'B/s')}", level.bandwidth_bytes_per_s)
+                   for level in arch.memory)
+    return RooflineData(f"{result.workload.name} on {arch.name}", tuple(ceilings), slopes, _points(result))
 
 
 def roofline_figure(result: Result) -> Figure:
     """Hierarchical roofline: a ceiling per engine, a slope per memory level, each einsum's bound and achieved point."""
+    return draw_roofline(roofline_data(result))
+
+
+def draw_roofline(data: RooflineData) -> Figure:
+    """The roofline figure of `data` (log-log: op/s against op per byte)."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    from accel_sim.reports.tables import si_format
-
-    arch = result.arch
-    pts = _points(result)
+    pts = data.points
     fig = Figure(figsize=(8.0, 5.5))
     fig.subplots_adjust(left=0.1, right=0.97, bottom=0.1, top=0.93)  # fixed margins: constrained layout costs ~0.5 s
     ax = fig.add_subplot()
     intensity = np.concatenate([pts["ops"] / pts["bound_bytes"], pts["ops"] / pts["achieved_bytes"]]) \
         if len(pts["ops"]) else np.array([1e-2, 1e4])
     span = np.logspace(np.log10(max(intensity.min() / 4, 1e-3)), np.log10(intensity.max() * 4), 200)
-    peaks = []
-    for engine in arch.engines:
-        peaks.append(engine.peak_macs_per_cycle() * arch.engine_clock_hz(engine))
-        ax.axhline(peaks[-1], ls="--", lw=1.2, color=f"C{len(peaks) - 1}",
-                   label=f"{engine.name} peak {si_format(peaks[-1], 'op/s')}")
-    top = max(peaks, default=1.0)
-    for i, level in enumerate(arch.memory):
-        ax.plot(span, np.minimum(level.bandwidth_bytes_per_s * span, top), lw=1.2, color=f"C{i + 3}",
-                label=f"{level.name} {si_format(level.bandwidth_bytes_per_s, 'B/s')}")
+    for i, (label, peak) in enumerate(data.ceilings):
+        ax.axhline(peak, ls="--", lw=1.2, color=f"C{i}", label=label)
+    top = max((peak for _, peak in data.ceilings), default=1.0)
+    for i, (label, bandwidth) in enumerate(data.slopes):
+        ax.plot(span, np.minimum(bandwidth * span, top), lw=1.2, color=f"C{i + 3}", label=label)
     if len(pts["ops"]):
         ax.scatter(pts["ops"] / pts["bound_bytes"], pts["ops"] / pts["bound_s"], s=22, facecolors="none",
                    edgecolors="k", lw=0.8, label="einsums: roofline bound (compulsory traffic)")
@@ -80,7 +104,7 @@ def roofline_figure(result: Result) -> Figure:
     _plain_log_labels(ax)
     ax.set_xlabel("operational intensity (op per byte through the binding level; a MAC is one op)")
     ax.set_ylabel("throughput (op/s)")
-    ax.set_title(f"{result.workload.name} on {arch.name}")
+    ax.set_title(data.title)
     ax.grid(True, which="major", alpha=0.3)  # minor log gridlines triple the drawing time
     ax.legend(fontsize=7, loc="lower right")
     return fig

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
     from accel_sim.evaluate import Result
+    from accel_sim.reports.render import FigureWorker
     from accel_sim.spec.workload import Workload
 
 
@@ -48,13 +49,17 @@ def jsonable(value: object) -> object:
     return value
 
 
-def write_report(result: Result, out_dir: Path) -> None:
-    """Write per_einsum.csv, summary.json and roofline.png into `out_dir`."""
+def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = None) -> None:
+    """Write per_einsum.csv, summary.json and roofline.png into `out_dir` (the PNG by `figures` when given)."""
+    from accel_sim.reports.plots import roofline_data
+
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(result.per_einsum_records, out_dir / "per_einsum.csv")
     (out_dir / "summary.json").write_text(json.dumps(jsonable(result.summary()), indent=2) + "\n")
-    fig = result.plot_roofline()
-    fig.savefig(out_dir / "roofline.png", dpi=120)
+    if figures is None:
+        result.plot_roofline().savefig(out_dir / "roofline.png", dpi=120)
+    else:
+        figures.draw(roofline_data(result), out_dir / "roofline.png", dpi=120)
     if result.trace is not None:  # an execution model (arch.execution) also draws its timeline
         result.trace.plot_timeline().savefig(out_dir / "timeline.png", dpi=120)
         result.trace.to_frame().to_csv(out_dir / "timeline.csv", index=False)

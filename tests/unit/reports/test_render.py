@@ -1,0 +1,31 @@
+"""The run report's roofline drawn in a forked child equals the one drawn in-process (same PNG size and data)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from accel_sim.reports.plots import RooflineData, draw_roofline
+from accel_sim.reports.render import FigureWorker
+
+
+def small_roofline() -> RooflineData:
+    """One engine ceiling, one memory slope, two einsum points (values chosen by hand)."""
+    points = {"level": np.array(["dram", "dram"]), "ops": np.array([1e9, 4e9]),
+              "bound_bytes": np.array([1e8, 1e7]), "achieved_bytes": np.array([2e8, 1e7]),
+              "bound_s": np.array([1e-3, 1e-3]), "achieved_s": np.array([2e-3, 1.5e-3])}
+    return RooflineData("test", (("pe peak 1 Top/s", 1e12),), (("dram 100 GB/s", 1e11),), points)
+
+
+def test_child_and_in_process_drawings_are_the_same_image(tmp_path: Path) -> None:
+    """The child process draws exactly the PNG the parent would (deterministic Agg rendering)."""
+    FigureWorker().draw(small_roofline(), tmp_path / "child.png", dpi=60)
+    draw_roofline(small_roofline()).savefig(tmp_path / "parent.png", dpi=60)
+    assert (tmp_path / "child.png").read_bytes() == (tmp_path / "parent.png").read_bytes()
+
+
+def test_a_drawing_failure_in_the_child_is_raised_in_the_parent(tmp_path: Path) -> None:
+    """A path the child cannot write surfaces as an error naming the path, not as a missing file."""
+    with pytest.raises(RuntimeError, match="missing-dir"):
+        FigureWorker().draw(small_roofline(), tmp_path / "missing-dir" / "x.png", dpi=60)
