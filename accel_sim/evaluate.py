@@ -86,7 +86,9 @@ class Result:
         """Headline numbers: cycles, latency, energy, area, throughput, utilization and the roofline gap."""
         latency = self.latency_s
         macs = self.workload.total_macs
-        pes = max(e.peak_macs_per_cycle() for e in self.arch.engines)
+        # Back to back, one engine works at a time; an execution model (trace) runs engines concurrently.
+        peaks = [e.peak_macs_per_cycle() for e in self.arch.engines]
+        pes = sum(peaks) if self.trace is not None else max(peaks)
         cycles = self.cycles
         bound_cycles = sum(r.bound.cycles for r in self.einsums)
         by_bound: dict[str, float] = {}
