@@ -131,6 +131,13 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
         totals.add_row(f"einsum cycles bound by {kind}", f"{100 * cycles / einsum_cycles:.1f} %")
     if result.trace is not None:
         totals.add_row("execution", f"{summary['execution']} ({summary['policy']})")
+        if "replay_over_schedule" in summary:  # the scheduler's plan checked by the event-driven replay
+            # The replay equals the plan when nothing contends, so a gap is the shared DRAM link the plan omits.
+            flag = (" [bold red](over 10 %: transfers contend for the shared DRAM link, which the plan does not "
+                    "model)[/bold red]" if summary["replay_gap_flagged"] else "")
+            totals.add_row("  replay / schedule makespan", f"{summary['replay_over_schedule']:.3f}{flag}")
+            for note in summary.get("schedule_notes", ()):
+                totals.add_row("  schedule note", str(note))
         for resource, busy in summary["utilization"].items():
             totals.add_row(f"  utilization: {resource}", f"{100 * busy:.1f} %")
     console.print(totals)
