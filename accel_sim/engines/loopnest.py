@@ -179,8 +179,8 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
     for acc in einsum.inputs:
         accesses.setdefault(acc.tensor, acc)
     out_name = einsum.output.tensor
-    relevant = np.array([[r in (einsum.output if t == out_name else accesses[t]).ranks for r in batch.rank_names]
-                         for t in names])                                                       # (T, R)
+    indexing = [set((einsum.output if t == out_name else accesses[t]).ranks) for t in names]
+    relevant = np.array([[r in ranks for r in batch.rank_names] for ranks in indexing])        # (T, R)
     changes = _changes(ordered, np.stack([rel.take(order) for rel in relevant]))             # (T, L+1, B)
     # distinct tile positions: the loops above a level that index the tensor, in whatever order
     positions = np.ones((n_t, n_l + 1, b), dtype=np.int64)

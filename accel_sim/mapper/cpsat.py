@@ -36,8 +36,13 @@ if TYPE_CHECKING:
 S = 8                  # log scale: 8 steps per octave (a rounded tile log is within 9% per rank)
 UNIT = 1_000_000       # proxy units of the reference mapping's cycles and energy
 MAX_SOLUTIONS = 24     # near-optimal solutions expanded over orders and scored exactly
-WALL_FACTOR = 4       # the limit is CP-SAT's deterministic time (same answer on a busy machine); wall <= 4x
+WALL_FACTOR = 2       # the limit is CP-SAT's deterministic time (same answer on a busy machine); wall <= 2x
 NEAR = 1.10            # near-optimal: proxy within 10% of the best found
+PRESOLVE_SPACE = 10**6  # mappings up to which a hinted solve still presolves
+MIN_SOLVE = 0.03       # deterministic s the main solve gets at least: loading a complete hint takes about 0.03 s
+MIN_SOLVE_WALL = 0.25  # and wall s, so a loaded machine does not stop it before the hint is in
+HINTS_TRIED = 4        # hint candidates checked against the model per dataflow (the proxy's capacity test is
+HINT_TIME = 0.05       # conservative, so an exactly-fitting mapping may be outside it); deterministic s each
 
 
 @dataclass(frozen=True)
@@ -207,25 +212,22 @@ def traffic(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, tile
 
 def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
           objective: str, time_limit_s: float, seed: int, reference: tuple[float, float],
-          hints: dict[int, np.ndarray] | None = None) -> Found:
+          hints: dict[int, list[np.ndarray]] | None = None) -> Found:
     """Solve the proxy per allowed dataflow; return the near-optimal mappings expanded over loop orders.
 
-    `hints` gives per dataflow a starting choice of option indices (the implied mapping's), which CP-SAT
-    tries first: large spaces then have a solution to improve on from the start.
+    `hints` gives per dataflow candidate choices of option indices, best first (local-search optima): the first
+    one the model admits, completed to every variable, is CP-SAT's starting solution, so even a tight limit
+    ends with a solution, a bound and a gap (stats `hinted`: dataflows that started from a hint).
     """
     ref_cycles, ref_energy = (max(v, 1e-30) for v in reference)
     batches, flows, picks, orders = [], [], [], []
-    statuses, objectives, bounds = [], [], []
+    statuses, objectives, bounds, hinted_flows = [], [], [], 0
     for d in space.dataflows:
         if any(len(o) == 0 for o in space.options[d]):
             statuses.append("INFEASIBLE")
             continue
         model = cp_model.CpModel()
         x = choose_options(model, space, d)
-        if hints and d in hints:
-            for r, pick in enumerate(hints[d]):
-                for o, var in enumerate(x[r]):
-                    model.add_hint(var, o == pick)
         pe_count(model, space, d, x)
         tiles = buffer_capacity(model, space, d, x, einsum, workload, arch)
         cycles = array_cycles(model, space, d, x, engine, arch, ref_cycles)
@@ -238,7 +240,13 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
         energy_sum = sum(energy) if energy else 0
         goal = {"latency": latency, "energy": energy_sum}.get(objective, latency + energy_sum)
         model.minimize(goal)
-        status, choices, value, bound = _run(model, x, goal, time_limit_s / len(space.dataflows), seed)
+        hinted = _complete_hint(model, x, (hints or {}).get(d, [])[:HINTS_TRIED], seed)
+        hinted_flows += hinted
+        # with a complete hint on a large space, presolve is skipped: on conv-sized models its probing and
+        # element expansion take all of a tight limit (and several times it in wall time) before the hinted
+        # solution is loaded; small spaces keep it, it is what proves their optimum
+        presolve = not hinted or space.size(d) <= PRESOLVE_SPACE
+        status, choices, value, bound = _run(model, x, goal, time_limit_s / len(space.dataflows), seed, presolve)
         statuses.append(status)
         if choices:
             objectives.append(value)
@@ -248,7 +256,7 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
             flows.append(np.full(len(pick), d, dtype=np.int64))
             picks.append(pick)
             orders.append(order)
-    stats = {"solver_status": _overall(statuses)}
+    stats = {"solver_status": _overall(statuses), "hinted": hinted_flows}
     if objectives:
         obj, bnd = min(objectives), min(bounds)
         stats.update(proxy_objective=float(obj), proxy_bound=float(bnd),
@@ -261,6 +269,32 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
     from accel_sim.spec.mapping import concat_batches
 
     return Found(concat_batches(batches), np.concatenate(flows), np.concatenate(picks), np.concatenate(orders), stats)
+
+
+def _complete_hint(model: cp_model.CpModel, x: list, candidates: list[np.ndarray], seed: int) -> bool:
+    """Hint every variable with the first candidate choice the model admits; False when none does.
+
+    A hint of the choice booleans alone leaves CP-SAT to complete the auxiliary log/element variables, which
+    it often cannot do within a tight limit; solving with the choice fixed (propagation only) completes it.
+    """
+    for choice in candidates:
+        model.clear_hints()
+        for r, pick in enumerate(choice):
+            for o, var in enumerate(x[r]):
+                model.add_hint(var, o == pick)
+        solver = cp_model.CpSolver()
+        solver.parameters.fix_variables_to_their_hinted_value = True
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = seed
+        solver.parameters.max_deterministic_time = HINT_TIME
+        if solver.solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            model.clear_hints()
+            for i in range(len(model.proto.variables)):
+                var = model.get_int_var_from_proto_index(i)
+                model.add_hint(var, solver.value(var))
+            return True
+    model.clear_hints()
+    return False
 
 
 class _Collector(cp_model.CpSolverSolutionCallback):
@@ -276,12 +310,13 @@ class _Collector(cp_model.CpSolverSolutionCallback):
             self.stop_search()
 
 
-def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int
+def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int, presolve: bool = True
          ) -> tuple[str, list[tuple[int, ...]], float, float]:
     """Optimize, then enumerate near-optimal solutions; (status, choices, objective, bound)."""
     solver = cp_model.CpSolver()
-    solver.parameters.max_deterministic_time = max(time_limit_s * 0.8, 1e-3)
-    solver.parameters.max_time_in_seconds = max(WALL_FACTOR * time_limit_s * 0.8, 1e-3)
+    solver.parameters.cp_model_presolve = presolve
+    solver.parameters.max_deterministic_time = max(time_limit_s * 0.8, MIN_SOLVE)
+    solver.parameters.max_time_in_seconds = max(WALL_FACTOR * time_limit_s * 0.8, MIN_SOLVE_WALL)
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
     collector = _Collector(x, 10**9)

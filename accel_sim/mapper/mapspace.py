@@ -145,29 +145,37 @@ class SystolicSpace:
             choices.append(np.tile(choice, (n_o, 1)))
         return np.concatenate(choices), np.concatenate(orders)
 
-    def pair_neighbours(self, dataflow: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Every mapping two steps away: two ranks' options, or one rank's option and one level's order."""
-        opts = self.options[dataflow]
+    def near(self, dataflow: int, choice: np.ndarray) -> list[np.ndarray]:
+        """Per rank, the option indices within one factor move of the current one (at most two slots differ)."""
+        return [np.flatnonzero((opts != opts[c]).sum(axis=1) <= 2) for opts, c in zip(self.options[dataflow], choice)]
+
+    def pair_neighbours(self, dataflow: int, choice: np.ndarray, order: np.ndarray,
+                        subsets: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Every mapping two steps away: two ranks' options, or one rank's option and one level's order.
+
+        `subsets` restricts each rank's options to the given indices (e.g. `near`), else all options count.
+        """
+        opts = subsets if subsets is not None else [np.arange(len(o)) for o in self.options[dataflow]]
         n_o = self.orders[dataflow].shape[1]
         choices, orders = [], []
         for r, r2 in itertools.combinations(range(len(opts)), 2):
-            a, b = np.meshgrid(np.arange(len(opts[r])), np.arange(len(opts[r2])), indexing="ij")
+            a, b = np.meshgrid(opts[r], opts[r2], indexing="ij")
             c = np.tile(choice, (a.size, 1))
             c[:, r], c[:, r2] = a.ravel(), b.ravel()
             choices.append(c)
             orders.append(np.tile(order, (a.size, 1)))
         for r in range(len(opts)):
             for level in range(len(self.level_names)):
-                a, b = np.meshgrid(np.arange(len(opts[r])), np.arange(n_o), indexing="ij")
+                a, b = np.meshgrid(opts[r], np.arange(n_o), indexing="ij")
                 c, o = np.tile(choice, (a.size, 1)), np.tile(order, (a.size, 1))
                 c[:, r], o[:, level] = a.ravel(), b.ravel()
                 choices.append(c)
                 orders.append(o)
         return np.concatenate(choices), np.concatenate(orders)
 
-    def pair_count(self, dataflow: int) -> int:
+    def pair_count(self, dataflow: int, subsets: list[np.ndarray] | None = None) -> int:
         """Size of `pair_neighbours` (to decide whether the wider move is affordable)."""
-        sizes = [len(o) for o in self.options[dataflow]]
+        sizes = [len(o) for o in (subsets if subsets is not None else self.options[dataflow])]
         n_o = self.orders[dataflow].shape[1]
         return sum(a * b for a, b in itertools.combinations(sizes, 2)) + sum(sizes) * n_o * len(self.level_names)
 

@@ -17,7 +17,6 @@ lets a sweep over bandwidths and clocks map each layer of a network once per arr
 """
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping as MappingType
 from dataclasses import dataclass
@@ -53,6 +52,7 @@ class SearchStats:
     proxy_bound: float = float("nan")
     gap: float = float("nan")      # (objective - bound) / objective of the solver's proxy; 0.0 when proven
     wall_s: float = 0.0
+    hinted: int = 0                # CP-SAT: dataflows whose solve started from a local-search optimum (hint)
     reused: bool = False           # True: a cached mapping re-scored on this arch (no search ran; see module doc)
 
 
@@ -123,6 +123,10 @@ CACHE_LIMIT = 8192  # entries (einsum shapes x array configs); the oldest go fir
 PAIR_LIMIT = 20_000  # two-step moves are tried when they are at most this many candidates (one chunk)
 DESCENT_ROUNDS = 20  # local-search moves per start after the solver
 STARTS = 8  # best exactly-scored solver solutions that local search starts from
+SOLVER_SHARE = 0.2  # of the time limit for CP-SAT (deterministic time); local search takes a candidate budget
+BUDGET = 12_000  # candidates the CP-SAT method scores (about 0.1 s): whole networks map in seconds
+SAMPLE = 1024  # uniform samples per dataflow whose best SAMPLE_KEEP seed the CP-SAT method's local search
+SAMPLE_KEEP = 2
 LOCAL_ROUNDS = 1  # moves of the 'local' method: whole networks map in about a second (ResNet-50 on TPU v1)
 
 
@@ -182,30 +186,33 @@ def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngin
                 break
     elif method == "local":  # deterministic (no clock): `run` results must not depend on machine load
         for start_ in _implied_starts(space, seeds, seed_flows):
-            _descend(space, *start_, offer, math.inf, LOCAL_ROUNDS, pairs=False)
+            _descend(space, *start_, offer, max_rounds=LOCAL_ROUNDS, pairs=False)
     elif method == "cpsat":
         from accel_sim.mapper.cpsat import solve
 
+        # exact local search first (from the implied mappings and the best of a seeded random sample): its
+        # optima are the solver's hints, so CP-SAT starts from a solution and reports a bound and gap at once
+        rng = np.random.default_rng(seed)
         implied = [] if pinned else _implied_starts(space, seeds, seed_flows)
-        found = solve(space, einsum, workload, arch, engine, objective, time_limit_s * 0.5, seed,
-                      reference=_reference(best, einsum, workload, arch, engine),
-                      hints={d: choice for d, choice, _ in implied})
+        for start_ in implied:   # the 'local' method's moves first: never worse than it, whatever the budget
+            _descend(space, *start_, offer, max_rounds=LOCAL_ROUNDS, pairs=False)
+        starts = implied + _sampled_starts(space, offer, rng)
+        spent = lambda: best.scored >= BUDGET   # noqa: E731  (counted, not timed: deterministic)
+        optima = _distinct([_descend(space, d, c, o, offer, spent, DESCENT_ROUNDS, pairs=False)
+                            for d, c, o in starts])
+        hints: dict[int, list[np.ndarray]] = {}
+        for _, d, choice, _ in optima:
+            hints.setdefault(d, []).append(choice)
+        found = solve(space, einsum, workload, arch, engine, objective, time_limit_s * SOLVER_SHARE, seed,
+                      reference=_reference(best, einsum, workload, arch, engine), hints=hints)
         extra = found.stats
-        starts = []
+        polish = optima[:STARTS]
         if len(found.choice):
             values = offer(found.dataflow, found.choice, found.order)
-            starts = [(int(found.dataflow[i]), found.choice[i], found.order[i]) for i in np.argsort(values)[:STARTS]
-                      if np.isfinite(values[i])]
-        starts += implied
-        if not starts:  # the proxy found nothing in time: start from the best of a few random mappings
-            rng = np.random.default_rng(seed)
-            for _ in range(len(space.dataflows)):
-                d, choice, order = space.sample(rng, 512)
-                values = offer(d, choice, order)
-                if np.isfinite(values.min()):
-                    starts.append((d, choice[int(np.argmin(values))], order[int(np.argmin(values))]))
-        for d, choice, order in starts:   # bounded by moves, not the clock: deterministic
-            _descend(space, d, choice, order, offer, math.inf, DESCENT_ROUNDS)
+            polish += [(float(values[i]), int(found.dataflow[i]), found.choice[i], found.order[i])
+                       for i in np.argsort(values, kind="stable")[:STARTS]]
+        for _, d, choice, order in _distinct(polish)[:STARTS]:
+            _descend(space, d, choice, order, offer, spent, DESCENT_ROUNDS)
     if best.found is None or not np.isfinite(best.score):
         raise _infeasible(einsum, workload, arch, engine, space)
     batch, flows, scores, i = best.found
@@ -255,29 +262,58 @@ def _implied_starts(space: SystolicSpace, seeds: MappingBatch, flows: np.ndarray
     return out
 
 
-def _descend(space: SystolicSpace, d: int, choice: np.ndarray, order: np.ndarray, offer, deadline: float,
-             max_rounds: int = 1_000, pairs: bool = True) -> None:
+def _descend(space: SystolicSpace, d: int, choice: np.ndarray, order: np.ndarray, offer, stop=lambda: False,
+             max_rounds: int = 1_000, pairs: bool = True) -> tuple[float, int, np.ndarray, np.ndarray]:
     """Exact local search: move to the best neighbour (one rank's option or one level's order) while it improves.
 
-    When no single move improves, two-step moves are tried (if `pairs` and affordable). Stops at a local
-    optimum, after `max_rounds` moves, or at `deadline` (checked between rounds).
+    When no single move improves, two-step moves are tried (if `pairs`): over all options of two ranks when
+    that is affordable, else over the options one factor move away (`SystolicSpace.near`). Stops at a local
+    optimum, after `max_rounds` moves, or when `stop()` says so (checked between rounds); returns the state
+    reached as (value, dataflow, option indices, order indices).
     """
     current = float(offer(d, choice[None], order[None])[0])
     for _ in range(max_rounds):
-        if time.perf_counter() >= deadline:
-            return
+        if stop():
+            break
         choices, orders = space.neighbours(d, choice, order)
         values = offer(d, choices, orders)
         i = int(np.argmin(values))
         if not values[i] < current * (1 - 1e-12):
-            if not pairs or space.pair_count(d) > PAIR_LIMIT:
-                return
-            choices, orders = space.pair_neighbours(d, choice, order)   # a wider move out of the local optimum
+            if not pairs:
+                break
+            subsets = None if space.pair_count(d) <= PAIR_LIMIT else space.near(d, choice)
+            if space.pair_count(d, subsets) > PAIR_LIMIT:
+                break
+            choices, orders = space.pair_neighbours(d, choice, order, subsets)   # a wider move out of the optimum
             values = offer(d, choices, orders)
             i = int(np.argmin(values))
             if not values[i] < current * (1 - 1e-12):
-                return
+                break
         current, choice, order = float(values[i]), choices[i], orders[i]
+    return current, d, choice, order
+
+
+def _sampled_starts(space: SystolicSpace, offer, rng: np.random.Generator) -> list:
+    """The best SAMPLE_KEEP of SAMPLE uniformly drawn mappings per dataflow, as local-search starts."""
+    out = []
+    for _ in space.dataflows:
+        d, choice, order = space.sample(rng, SAMPLE)
+        values = offer(d, choice, order)
+        for i in np.argsort(values, kind="stable")[:SAMPLE_KEEP]:
+            if np.isfinite(values[i]):
+                out.append((d, choice[i], order[i]))
+    return out
+
+
+def _distinct(states: list) -> list:
+    """States (value, dataflow, choice, order) best first, each mapping once."""
+    seen, out = set(), []
+    for s in sorted(states, key=lambda s: s[0]):
+        key = (s[1], s[2].tobytes(), s[3].tobytes())
+        if key not in seen and np.isfinite(s[0]):
+            seen.add(key)
+            out.append(s)
+    return out
 
 
 def clear_cache() -> None:
