@@ -46,6 +46,15 @@ class EngineBase(BaseModel):
         """The cost with the best mapping for `objective`; engines without a mapper return `cost`."""
         return self.cost(einsum, workload, arch)
 
+    def register_capacity_bytes(self) -> float:
+        """Bytes of datapath registers that can hold a tensor between two einsums on this engine (0: none)."""
+        return 0.0
+
+    def resident_cost(self, einsum: Einsum, workload: Workload, arch: Arch, resident: frozenset[str]) -> Cost | None:
+        """Cycles of `einsum` when the `resident` tensors stay in this engine's registers (accesses still listed:
+        the scheduler drops them, schedule/onchip.py); None when the engine cannot hold them."""
+        return None
+
     def area_mm2(self, node_nm: float) -> float:
         """Silicon area of the engine's datapath at a technology node."""
         raise NotImplementedError(f"{type(self).__name__} does not define area_mm2")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -122,6 +122,38 @@ def systolic_cost_of(einsum: Einsum, workload: Workload, arch: Arch, engine: Sys
                 stall_cycles=float(scores.stall_cycles[i]), fill_drain_cycles=float(scores.fill_drain_cycles[i]),
                 accesses=accesses, energy_j=energy,
                 utilization=einsum.macs / (pes * total * (1 / clock_ratio)) if total > 0 else 0.0)
+
+
+def systolic_resident_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+                           resident: frozenset[str]) -> Cost | None:
+    """A contraction whose one `resident` tensor stays in the PE registers: the implied mapping of the dataflow
+    that holds it stationary (output: os; weight-like input: ws; streamed input: is), its folds back to back
+    behind a single R + C - 2 skew since that tensor never loads into or drains out of the array. None when
+    more than one of its tensors is resident or the engine's dataflow is another. Accesses stay listed (the
+    scheduler drops the resident tensor's, schedule/onchip.py); the first-tile prologue is not charged."""
+    roles = gemm_roles(einsum, workload.tensor_map)
+    streamed, weight = _operands(einsum, roles)
+    held = resident & set(tensor_names(einsum))
+    if len(held) != 1:
+        return None
+    (tensor,) = held
+    flow = "os" if tensor == einsum.output.tensor else "ws" if tensor == weight.tensor else "is"
+    if engine.dataflow not in ("any", flow):
+        return None
+    pinned = engine.model_copy(update={"dataflow": flow})
+    batch, codes = implied_batch(einsum, workload, arch, pinned)
+    scores = systolic_scores(einsum, workload, arch, pinned, batch, codes)
+    cost = systolic_cost_of(einsum, workload, arch, pinned, scores, 0)
+    skew = (engine.rows + engine.cols - 2) * arch.clock_hz / arch.engine_clock_hz(engine)
+    bits = {t: workload.tensor(t).bits for t in tensor_names(einsum)}
+    moved: dict[str, float] = {}
+    for (level, name, _), elements in cost.accesses.items():
+        moved[level] = moved.get(level, 0.0) + elements * bits[name] / 8
+    busiest = max((moved.get(lv.name, 0.0) / lv.bandwidth_bytes_per_s * arch.clock_hz for lv in arch.memory),
+                  default=0.0)
+    total = max(cost.compute_cycles + skew, busiest)
+    return replace(cost, fill_drain_cycles=skew, stall_cycles=total - cost.compute_cycles - skew,
+                   utilization=cost.utilization * cost.total_cycles / total if total > 0 else 0.0)
 
 
 def _operands(einsum: Einsum, roles: tuple) -> tuple:
@@ -310,8 +342,10 @@ def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def vector_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: VectorEngine) -> Cost:
     """An elementwise/reduction einsum on SIMD lanes: ops / lanes cycles against compulsory traffic."""
+    if einsum.op == "mac":
+        return elementwise_cost(einsum, workload, arch, engine, engine.lanes, einsum.macs)
     return elementwise_cost(einsum, workload, arch, engine, engine.lanes,
-                            einsum.macs if einsum.op == "mac" else einsum.ops)
+                            einsum.iteration_points if engine.chained_ops else einsum.ops)
 
 
 def elementwise_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase, lanes: int,

@@ -18,8 +18,19 @@ behind the current fold's last row, so the skew of one fold overlaps the next. A
 
 (the first load, each later fold waiting for the longer of its predecessor's T rows and its own R-cycle
 load, the last fold's T rows, then one drain of R + C - 2). One fold costs what it costs single-buffered;
-with T < R the load is exposed (each later fold costs R, not T). The output-stationary dataflow is unchanged:
-its stationary operand is the accumulating output, which SCALE-Sim charges no load for.
+with T < R the load is exposed (each later fold costs R, not T). Output-stationary folds pipeline the same way
+with a second accumulator per PE (the stationary operand is the output): the next fold's operands stream in
+right behind the current fold's while its finished outputs shift out of the array, R per column through one
+port per column, so a later fold waits for the longer of its T operands and that R-cycle drain:
+
+    (T + R + C - 2) + (F - 1) * max(T, R)
+
+(derived as above: the first fold with its skew, then one max(T, R) step per later fold). Both forms are one
+fold's cost plus (F - 1) * max(T, R).
+
+A tensor that stays in the PE registers between two einsums of a chain on this array (`resident_cost`, chosen
+by the graph scheduler) is never loaded into or drained out of the array: its folds run back to back behind
+one skew, F * T + R + C - 2, and it moves through no memory level.
 """
 from __future__ import annotations
 
@@ -32,7 +43,7 @@ import numpy as np
 from pydantic import BaseModel, Field, field_validator
 
 from accel_sim.engines.base import EngineBase
-from accel_sim.spec.fields import SPEC_CONFIG, PositiveFloat, PositiveInt
+from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveFloat, PositiveInt
 from accel_sim.spec.workload import MAP_OPS, Einsum, map_ops_of
 
 Dataflow = Literal["os", "ws", "is"]
@@ -87,6 +98,9 @@ class SystolicEngine(EngineBase):
     # operator -> MAC-equivalent cycles one PE takes per application, for maps and reductions the PEs also run
     # (FuseMax: exp as 6 MACs); YAML gives a mapping, e.g. {exp: 6, add: 1}; empty: only contractions run here
     elementwise_ops: tuple[tuple[str, PositiveFloat], ...] = ()
+    # register bytes per PE that can keep an operand or result between the einsums of a chain on this array
+    # (FuseMax keeps QK's scores in the PEs for exp, max and sum); None: values only pass through
+    register_bytes_per_pe: Bytes | None = Field(None, alias="pe_registers")
 
     @field_validator("elementwise_ops", mode="before")
     @classmethod
@@ -129,6 +143,21 @@ class SystolicEngine(EngineBase):
             return elementwise_cost(einsum, workload, arch, self, self.rows * self.cols,
                                     einsum.iteration_points * self.elementwise_cycles_per_point(einsum))
         return systolic_cost(einsum, workload, arch, self)
+
+    def register_capacity_bytes(self) -> float:
+        """rows x cols x the register bytes of one PE."""
+        return self.rows * self.cols * (self.register_bytes_per_pe or 0.0)
+
+    def resident_cost(self, einsum: Einsum, workload: Workload, arch: Arch, resident: frozenset[str]) -> Cost | None:
+        """Maps and reductions cost as usual; a contraction runs the dataflow that holds its one resident tensor
+        stationary, folds back to back behind one skew (module docstring); None without registers."""
+        from accel_sim.engines.costing import systolic_resident_cost
+
+        if not self.register_capacity_bytes():
+            return None
+        if einsum.op != "mac":
+            return self.cost(einsum, workload, arch)
+        return systolic_resident_cost(einsum, workload, arch, self, resident)
 
     def best_cost(self, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp") -> Cost:
         """The mapper's best mapping for `objective` (accel_sim.mapper); the implied one if none fits."""
@@ -207,15 +236,15 @@ def hidden_fold_cycles(folds: IntArray, temporal: IntArray, rows: IntArray | int
                        output_stationary: IntArray | bool, buffering: Buffering) -> IntArray:
     """Cycles a double-buffered stationary tile hides from `folds` back-to-back single-buffered folds.
 
-    Each ws/is fold after the first costs max(T, R) instead of 2R + C + T - 2 (module docstring); nothing
-    is hidden single-buffered, for output-stationary folds, or for a single fold.
+    Each fold after the first costs max(T, R) instead of a whole fold, 2R + C + T - 2 (ws/is) or T + R + C - 2
+    (os) (module docstring); nothing is hidden single-buffered or for a single fold.
     """
     folds, t, rows, cols, os_ = np.broadcast_arrays(*(np.asarray(v) for v in (folds, temporal, rows, cols,
                                                                            output_stationary)))
     if buffering == "single":
         return np.zeros(folds.shape, dtype=np.int64)
-    saved = (2 * rows + cols + t - 2) - np.maximum(t, rows)
-    return np.where(os_, 0, np.maximum(folds - 1, 0) * saved).astype(np.int64)
+    per_fold = np.where(os_, t + rows + cols - 2, 2 * rows + cols + t - 2)
+    return (np.maximum(folds - 1, 0) * (per_fold - np.maximum(t, rows))).astype(np.int64)
 
 
 def fold_plan(m: IntArray, n: IntArray, k: IntArray, rows: IntArray | int, cols: IntArray | int,

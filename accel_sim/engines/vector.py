@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import Field
+
 from accel_sim.engines.base import EngineBase
-from accel_sim.spec.fields import PositiveInt
+from accel_sim.spec.fields import Bytes, PositiveInt
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
@@ -20,10 +22,18 @@ class VectorEngine(EngineBase):
     lanes: PositiveInt
     lane_bits: PositiveInt = 16  # datapath width of one lane (fp16 unless the design says otherwise)
     contractions: bool = True    # a SIMD core also multiply-accumulates; a fixed-function activation unit does not
+    # True: each lane chains an einsum's operators in a pipeline (exp(x - m) in one pass), one iteration point
+    # per lane per cycle; False: one operator application per lane per cycle
+    chained_ops: bool = False
+    # register bytes per lane that can keep a tensor tile between the einsums of a chain on this unit
+    register_bytes_per_lane: Bytes | None = Field(None, alias="lane_registers")
 
     def peak_per_cycle(self, einsum: Einsum) -> float:
-        """One operator application per lane per cycle (contractions only if the unit runs them)."""
-        return 0.0 if einsum.op == "mac" and not self.contractions else float(self.lanes)
+        """One operator application per lane per cycle, or one iteration point with `chained_ops` (contractions
+        only if the unit runs them)."""
+        if einsum.op == "mac":
+            return float(self.lanes) if self.contractions else 0.0
+        return self.lanes * einsum.ops / einsum.iteration_points if self.chained_ops else float(self.lanes)
 
     def peak_macs_per_cycle(self) -> float:
         """One MAC per lane per cycle."""
@@ -34,6 +44,15 @@ class VectorEngine(EngineBase):
         from accel_sim.engines.costing import vector_cost
 
         return vector_cost(einsum, workload, arch, self)
+
+    def register_capacity_bytes(self) -> float:
+        """lanes x the register bytes of one lane."""
+        return self.lanes * (self.register_bytes_per_lane or 0.0)
+
+    def resident_cost(self, einsum: Einsum, workload: Workload, arch: Arch, resident: frozenset[str]) -> Cost | None:
+        """The usual cost (the lanes read resident operands from their registers; the scheduler drops the
+        accesses); None without registers."""
+        return self.cost(einsum, workload, arch) if self.register_capacity_bytes() else None
 
     def area_mm2(self, node_nm: float) -> float:
         """One multiply-accumulate unit per lane at the lane width."""

@@ -48,12 +48,28 @@ def test_double_buffered_load_is_exposed_when_t_is_below_r() -> None:
 
 
 @pytest.mark.parametrize("dataflow", DATAFLOWS)
-def test_double_buffering_changes_nothing_for_one_fold_or_os(dataflow) -> None:
-    """A single fold has no next tile to hide; os has no stationary load (module docstring): both equal single."""
+def test_double_buffering_changes_nothing_for_one_fold(dataflow) -> None:
+    """A single fold has no next tile to hide (module docstring): double equals single."""
     one = fold_plan(100, 100, 100, 128, 128, dataflow, "double")
     assert int(one.compute_cycles) == int(fold_plan(100, 100, 100, 128, 128, dataflow).compute_cycles)
+
+
+def test_double_buffered_os_overlaps_each_drain_with_the_next_fold() -> None:
+    """os, M=5, N=3, K=4 on 2 x 2: 6 folds of T + R + C - 2 = 6 (single: 36). Double (a second accumulator per
+    PE): the first fold 6, then each later fold waits max(T, R) = max(4, 2) = 4: 6 + 5 x 4 = 26 (hand-derived
+    in the module docstring)."""
     many_os = fold_plan(M, N, K, ROWS, COLS, "os", "double")
-    assert int(many_os.compute_cycles) == 36
+    assert int(many_os.compute_cycles) == 26
+    assert int(many_os.fill_drain_cycles) == 26 - 6 * 4
+
+
+def test_double_buffered_os_drain_is_exposed_when_t_is_below_r() -> None:
+    """os, T = K = 64 < R = 256 (FuseMax's QK: E = 64 on a 256 x 256 array), M = N = 1024: 16 folds. Double:
+    64 + 510 = 574 for the first, then max(T, R) = 256 each (R outputs per column drain through one port):
+    574 + 15 x 256 = 4414 (single: 16 x 574 = 9184)."""
+    plan = fold_plan(1024, 1024, 64, 256, 256, "os", "double")
+    assert int(plan.folds) == 16 and int(plan.compute_cycles) == 4414
+    assert int(fold_plan(1024, 1024, 64, 256, 256, "os").compute_cycles) == 9184
 
 
 def test_systolic_cost_uses_the_engine_buffering() -> None:
