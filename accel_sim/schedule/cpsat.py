@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 ScheduleObjective = Literal["latency", "energy", "mix"]
 FAMILIES: tuple[str, ...] = ("precedence", "no_overlap", "placement", "capacity", "addresses", "fusion")
 _ENERGY_SCALE = 1_000_000  # the energy term is scaled so the worst case spans about this many units
-Placement = Literal["on_chip", "spill", "fused"]
+Placement = Literal["on_chip", "spill", "fused", "registers"]
 
 
 @dataclass(frozen=True)
@@ -38,11 +38,13 @@ class Slot:
     engine: str
     start: int
     end: int
+    resident: tuple[str, ...] = ()   # tensors it keeps in the engine's registers (Problem.residencies)
 
 
 @dataclass(frozen=True)
 class BufferSlot:
-    """Where an intermediate tensor lives and when: on chip (with an address), spilled, or fused (two tiles)."""
+    """Where an intermediate tensor lives and when: on chip (with an address), spilled, fused (two tiles), or in
+    an engine's registers (its bytes still reserved in the buffer by the model: a conservative capacity)."""
 
     tensor: str
     placement: Placement
@@ -109,11 +111,13 @@ class _Vars:
     address: dict[tuple[str, str], cp_model.IntVar]
     enabled: dict[str, cp_model.IntVar]   # one assumption literal per constraint family
     horizon: int
+    resident: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)   # (tensor, engine)
+    variant: dict[tuple[str, str, frozenset], cp_model.IntVar] = field(default_factory=dict)  # (task, engine, set)
     makespan: cp_model.IntVar | None = None
 
 
 def _horizon(problem: Problem) -> int:
-    return (sum(max(o.cycles for o in t.options) for t in problem.tasks)
+    return (sum(max(c for o in t.options for c in (o.cycles, *(x.cycles for x in o.variants))) for t in problem.tasks)
             + sum(problem.spill_cycles(b) for b in problem.buffers) + 1)
 
 
@@ -129,7 +133,38 @@ def add_assignment(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
     for task in problem.tasks:
         lits = [v.choose[(task.name, o.engine)] for o in task.options]
         model.AddExactlyOne(lits)
-        model.Add(v.dur[task.name] == sum(o.cycles * v.choose[(task.name, o.engine)] for o in task.options))
+        saved = [(o.cycles - x.cycles) * v.variant[(task.name, o.engine, x.resident)] for o in task.options
+                 for x in o.variants if (task.name, o.engine, x.resident) in v.variant]
+        model.Add(v.dur[task.name] == sum(o.cycles * v.choose[(task.name, o.engine)] for o in task.options)
+                  - sum(saved))
+
+
+def add_residency(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
+    """A tensor stays in an engine's registers only if its producer and every consumer run on that engine and it
+    is not spilled or fused; each einsum then takes the variant of exactly the tensors it keeps resident."""
+    on = v.enabled["fusion"]
+    for r in problem.residencies:
+        lit = v.resident[(r.tensor, r.engine)]
+        for task in r.tasks:
+            model.AddImplication(lit, v.choose[(task, r.engine)])
+        model.AddImplication(lit, v.on[r.tensor])
+        model.Add(lit == 0).OnlyEnforceIf(on.Not())
+    for task in problem.tasks:
+        for o in task.options:
+            held = [r for r in problem.residencies if r.engine == o.engine and task.name in r.tasks]
+            if not held:
+                continue
+            offered = {x.resident for x in o.variants}
+            for n in range(1, 1 << len(held)):
+                subset = frozenset(r.tensor for i, r in enumerate(held) if n >> i & 1)
+                lits = [v.resident[(r.tensor, o.engine)] if r.tensor in subset
+                        else v.resident[(r.tensor, o.engine)].Not() for r in held]
+                if subset not in offered:
+                    model.AddBoolOr([lit.Not() for lit in lits])   # the engine cannot hold this combination
+                    continue
+                x = v.variant[(task.name, o.engine, subset)]
+                model.AddBoolAnd(lits).OnlyEnforceIf(x)
+                model.AddBoolOr([lit.Not() for lit in lits] + [x])
 
 
 def add_precedence(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
@@ -152,7 +187,9 @@ def add_no_overlap(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
     engines: dict[str, list[tuple[str, int, cp_model.IntVar]]] = {}
     for task in problem.tasks:
         for o in task.options:
-            engines.setdefault(o.engine, []).append((task.name, o.cycles, v.choose[(task.name, o.engine)]))
+            # an option with register variants lasts the task's (variable) duration
+            cycles = None if o.variants else o.cycles
+            engines.setdefault(o.engine, []).append((task.name, cycles, v.choose[(task.name, o.engine)]))
     for engine, members in engines.items():
         if len(members) < 2:
             continue
@@ -163,8 +200,12 @@ def add_no_overlap(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
             present = model.NewBoolVar(f"busy_{name}_{engine}")
             model.AddBoolAnd([lit, on]).OnlyEnforceIf(present)
             model.AddBoolOr([lit.Not(), on.Not(), present])
-            intervals.append(model.NewOptionalFixedSizeIntervalVar(v.start[name], cycles, present,
-                                                                   f"busy_{name}_{engine}"))
+            if cycles is None:
+                intervals.append(model.NewOptionalIntervalVar(v.start[name], v.dur[name], v.end[name], present,
+                                                              f"busy_{name}_{engine}"))
+            else:
+                intervals.append(model.NewOptionalFixedSizeIntervalVar(v.start[name], cycles, present,
+                                                                       f"busy_{name}_{engine}"))
         model.AddNoOverlap(intervals)
 
 
@@ -256,6 +297,8 @@ def add_required_fusions(model: cp_model.CpModel, problem: Problem, v: _Vars) ->
 
 def _energy_terms(problem: Problem, v: _Vars) -> tuple[list[tuple[float, cp_model.IntVar]], float]:
     terms = [(o.energy_j, v.choose[(t.name, o.engine)]) for t in problem.tasks for o in t.options]
+    terms += [(x.energy_j - o.energy_j, v.variant[(t.name, o.engine, x.resident)]) for t in problem.tasks
+              for o in t.options for x in o.variants if (t.name, o.engine, x.resident) in v.variant]
     terms += [(b.bytes * problem.spill_j_per_byte, v.spill[b.tensor]) for b in problem.buffers]
     worst = sum(max(o.energy_j for o in t.options) for t in problem.tasks) + sum(
         b.bytes * problem.spill_j_per_byte for b in problem.buffers)
@@ -291,7 +334,8 @@ def build_model(problem: Problem, objective: str = "latency", weight: float = 0.
     horizon = _horizon(problem)
     start, end, dur, choose, interval = {}, {}, {}, {}, {}
     for task in problem.tasks:
-        lo, hi = min(o.cycles for o in task.options), max(o.cycles for o in task.options)
+        spans = [c for o in task.options for c in (o.cycles, *(x.cycles for x in o.variants))]
+        lo, hi = min(spans), max(spans)
         start[task.name] = model.NewIntVar(0, horizon, f"s_{task.name}")
         end[task.name] = model.NewIntVar(0, horizon, f"e_{task.name}")
         dur[task.name] = model.NewIntVar(lo, hi, f"d_{task.name}")
@@ -307,6 +351,16 @@ def build_model(problem: Problem, objective: str = "latency", weight: float = 0.
               {n: model.NewBoolVar(f"fused_{n}") for n in names},
               {n: model.NewIntVar(0, horizon, f"life_end_{n}") for n in names}, {},
               {f: model.NewBoolVar(f"family_{f}") for f in FAMILIES}, horizon)
+    v.resident = {(r.tensor, r.engine): model.NewBoolVar(f"reg_{r.tensor}_{r.engine}") for r in problem.residencies}
+    for r in problem.residencies:
+        for task in r.tasks:
+            for o in problem.task(task).options:
+                if o.engine == r.engine:
+                    for x in o.variants:
+                        key = (task, o.engine, x.resident)
+                        if key not in v.variant and all((t, o.engine) in v.resident for t in x.resident):
+                            v.variant[key] = model.NewBoolVar(f"var_{task}_{o.engine}_{len(v.variant)}")
+    add_residency(model, problem, v)
     add_assignment(model, problem, v)
     add_precedence(model, problem, v)
     add_no_overlap(model, problem, v)
@@ -379,19 +433,27 @@ def _extract(problem: Problem, solver: cp_model.CpSolver, v: _Vars, objective: s
     slots = []
     for task in problem.tasks:
         engine = next(o.engine for o in task.options if solver.BooleanValue(v.choose[(task.name, o.engine)]))
-        slots.append(Slot(task.name, engine, solver.Value(v.start[task.name]), solver.Value(v.end[task.name])))
+        resident = tuple(sorted(r.tensor for r in problem.residencies if r.engine == engine and task.name in r.tasks
+                                and solver.BooleanValue(v.resident[(r.tensor, r.engine)])))
+        slots.append(Slot(task.name, engine, solver.Value(v.start[task.name]), solver.Value(v.end[task.name]),
+                          resident))
+    in_registers = {r.tensor for r in problem.residencies if solver.BooleanValue(v.resident[(r.tensor, r.engine)])}
     buffers = []
     for b in problem.buffers:
         start, end = solver.Value(v.start[b.producer]), solver.Value(v.life_end[b.tensor])
         if solver.BooleanValue(v.spill[b.tensor]):
             buffers.append(BufferSlot(b.tensor, "spill", start, end, 0))
             continue
+        if b.tensor in in_registers:
+            buffers.append(BufferSlot(b.tensor, "registers", start, end, 0))
+            continue
         mode: Placement = "fused" if solver.BooleanValue(v.fused[b.tensor]) else "on_chip"
         size = 2 * b.tile_bytes if mode == "fused" else b.bytes
         key = (b.tensor, mode)
         address = solver.Value(v.address[key]) if key in v.address else None
         buffers.append(BufferSlot(b.tensor, mode, start, end, size, address))
-    energy = sum(o.energy_j for t in problem.tasks for o in t.options
+    chosen = {s.einsum: s for s in slots}
+    energy = sum(o.variant(frozenset(chosen[t.name].resident)).energy_j for t in problem.tasks for o in t.options
                  if solver.BooleanValue(v.choose[(t.name, o.engine)]))
     energy += sum(b.bytes * problem.spill_j_per_byte for b in problem.buffers
                   if solver.BooleanValue(v.spill[b.tensor]))

@@ -9,6 +9,10 @@ and the cycles are re-derived when the backing level was what bounded the einsum
 cycles (compute plus fill/drain) against every level's remaining transfer cycles. The accesses at the
 on-chip levels stay: the tensor still moves through the buffer. The first-tile prologue of a systolic
 cost (a few hundred cycles at most) is not re-derived: a backing-bound einsum keeps none of it.
+
+The same function drops a tensor at every level when it never leaves an engine's registers between the
+einsums of a chain on that engine (register residency, schedule/problem.py): the cycles are re-derived when
+any level that loses accesses bounded the einsum.
 """
 from __future__ import annotations
 
@@ -40,23 +44,26 @@ def _level_cycles(accesses: dict[tuple[str, str, str], float], workload: Workloa
     return out
 
 
-def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase, on_chip: frozenset[str]) -> Cost:
-    """`cost` with the backing level's accesses of the `on_chip` tensors removed (module docstring)."""
-    backing = arch.memory[0]
-    dropped = {k: v for k, v in cost.accesses.items() if k[0] == backing.name and k[1] in on_chip}
+def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase, on_chip: frozenset[str],
+                 levels: frozenset[str] | None = None) -> Cost:
+    """`cost` with the accesses of the `on_chip` tensors at `levels` removed (module docstring); `levels` None:
+    the backing level only. All levels: tensors held in the engine's registers (schedule/problem.py)."""
+    levels = frozenset((arch.memory[0].name,)) if levels is None else levels
+    dropped = {k: v for k, v in cost.accesses.items() if k[0] in levels and k[1] in on_chip}
     if not dropped:
         return cost
     kept = {k: v for k, v in cost.accesses.items() if k not in dropped}
-    read_e, write_e = level_energy_per_bit(backing, arch.technology_nm)
+    per_bit = {lv.name: level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory if lv.name in levels}
     energy = dict(cost.energy_j)
     for (level, tensor, action), elements in dropped.items():
         bits = elements * workload.tensor(tensor).bits
-        key, per_bit = ((level, "write"), write_e) if action in _WRITE_ACTIONS else ((level, "read"), read_e)
-        energy[key] = max(0.0, energy.get(key, 0.0) - bits * per_bit)
+        read_e, write_e = per_bit[level]
+        key, e = ((level, "write"), write_e) if action in _WRITE_ACTIONS else ((level, "read"), read_e)
+        energy[key] = max(0.0, energy.get(key, 0.0) - bits * e)
     before = _level_cycles(cost.accesses, workload, arch, engine)
     busy = cost.compute_cycles + cost.fill_drain_cycles
     total = cost.total_cycles
-    if total > busy and before[backing.name] >= total * (1 - 1e-9):
+    if total > busy and max(before[name] for name in levels if name in before) >= total * (1 - 1e-9):
         total = max([busy, *_level_cycles(kept, workload, arch, engine).values()])
     utilization = cost.utilization * cost.total_cycles / total if total > 0 else cost.utilization
     return replace(cost, stall_cycles=total - busy, accesses=kept, energy_j=energy,

@@ -22,13 +22,42 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """An option's duration, energy and cost when the `resident` tensors stay in its engine's registers."""
+
+    resident: frozenset[str]
+    cycles: int
+    energy_j: float
+    cost: Cost
+
+
+@dataclass(frozen=True)
 class Option:
-    """One engine that can run an einsum: its duration (arch cycles, rounded up) and energy."""
+    """One engine that can run an einsum: its duration (arch cycles, rounded up) and energy; `variants` for the
+    register residencies (Problem.residencies) the engine supports."""
 
     engine: str
     cycles: int
     energy_j: float
     cost: Cost | None = None
+    variants: tuple[Variant, ...] = ()
+
+    def variant(self, resident: frozenset[str]) -> Variant:
+        """The cost with exactly the `resident` tensors in registers (the plain option when none)."""
+        if not resident:
+            return Variant(frozenset(), self.cycles, self.energy_j, self.cost)
+        return next(v for v in self.variants if v.resident == resident)
+
+
+@dataclass(frozen=True)
+class Residency:
+    """An intermediate that may stay in `engine`'s registers, tile by tile, if its producer and every consumer
+    (`tasks`, producer first) run there: fusion inside one engine, so it moves through no memory level."""
+
+    tensor: str
+    engine: str
+    tasks: tuple[str, ...]
+    tile_bytes: int
 
 
 @dataclass(frozen=True)
@@ -75,6 +104,7 @@ class Problem:
     clock_hz: float = 1.0
     required_fusions: tuple[tuple[str, str], ...] = ()  # (producer, consumer) pairs that must be pipelined
     on_chip_tensors: frozenset[str] = frozenset()  # intermediates whose backing traffic the option costs leave out
+    residencies: tuple[Residency, ...] = ()     # intermediates the scheduler may keep in an engine's registers
 
     @cached_property
     def task_map(self) -> dict[str, Task]:
@@ -111,6 +141,59 @@ def _tile_count(workload: Workload, tensor: str, consumer: Einsum) -> int:
             if len(index.terms) == 1 and index.terms[0][0] in out_ranks:
                 kept.append(consumer.sizes[index.terms[0][0]])
     return max(kept) if kept and max(kept) > 1 else 0
+
+
+def _kept_tile_count(workload: Workload, tensor: str, consumers: list[Einsum]) -> int:
+    """Tiles of `tensor` along the largest of its plain ranks that every consumer keeps in its output (1: none)."""
+    common: set[str] | None = None
+    for consumer in consumers:
+        kept = set()
+        for acc in consumer.inputs:
+            if acc.tensor == tensor:
+                kept |= {i.terms[0][0] for i in acc.indices
+                         if len(i.terms) == 1 and i.terms[0][0] in consumer.output.ranks}
+        common = kept if common is None else common & kept
+    sizes = [consumers[0].sizes[r] for r in common or ()]
+    return max(sizes, default=1)
+
+
+def _residencies(arch: Arch, workload: Workload, buffers: list[Buffer], tasks: list[Task],
+                 alias: dict[str, tuple[str, ...]]) -> tuple[Residency, ...]:
+    """Intermediates whose producer and consumers can all run on one engine with registers, a tile of which (along
+    a rank every consumer keeps, so the chain can run tile by tile) fits those registers."""
+    options = {t.name: {o.engine for o in t.options} for t in tasks}
+    out = []
+    for b in buffers:
+        if b.tensor in alias:
+            continue
+        tile = math.ceil(b.bytes / _kept_tile_count(workload, b.tensor, [workload.einsum(c) for c in b.consumers]))
+        for engine in arch.engines:
+            members = (b.producer, *b.consumers)
+            if 0 < tile <= engine.register_capacity_bytes() and all(engine.name in options[m] for m in members):
+                out.append(Residency(b.tensor, engine.name, members, tile))
+    return tuple(out)
+
+
+MAX_RESIDENT_PER_TASK = 3  # register-residency candidates per (einsum, engine): variants grow as 2^n
+
+
+def _with_variants(option: Option, einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase,
+                   on_chip: frozenset[str], candidates: list[str]) -> Option:
+    """`option` with one Variant per non-empty subset of `candidates` the engine can hold in its registers."""
+    import itertools
+
+    variants = []
+    levels = frozenset(lv.name for lv in arch.memory)
+    for n in range(1, len(candidates) + 1):
+        for subset in itertools.combinations(candidates, n):
+            resident = frozenset(subset)
+            cost = engine.resident_cost(einsum, workload, arch, resident)
+            if cost is None:
+                continue
+            cost = on_chip_cost(on_chip_cost(cost, workload, arch, engine, on_chip), workload, arch, engine,
+                                resident, levels)
+            variants.append(Variant(resident, max(1, math.ceil(cost.total_cycles)), cost.total_energy_j, cost))
+    return Option(option.engine, option.cycles, option.energy_j, option.cost, tuple(variants))
 
 
 def _on_chip_option(option: Option, workload: Workload, arch: Arch, engine: EngineBase,
@@ -181,6 +264,20 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
     tasks = [Task(t.name, tuple(_on_chip_option(o, workload, arch, engines[o.engine], frozenset(on_chip))
                                 for o in t.options)) for t in tasks]
 
+    residencies = _residencies(arch, workload, buffers, tasks, alias)
+    for i, task in enumerate(tasks):
+        options = []
+        for o in task.options:
+            candidates = [r.tensor for r in residencies if r.engine == o.engine and task.name in r.tasks]
+            if candidates:
+                o = _with_variants(o, workload.einsum(task.name), workload, arch, engines[o.engine],
+                                   frozenset(on_chip), candidates[:MAX_RESIDENT_PER_TASK])
+            options.append(o)
+        tasks[i] = Task(task.name, tuple(options))
+    # a candidate some member cannot hold (no variant with it) is not offered
+    held = {(t.name, o.engine): {x for v in o.variants for x in v.resident} for t in tasks for o in t.options}
+    residencies = tuple(r for r in residencies if all(r.tensor in held[(m, r.engine)] for m in r.tasks))
+
     level = _on_chip_level(arch)
     backing = arch.memory[0]
     spill_j_per_byte = 8 * (backing.read_energy_j_per_bit + (backing.write_energy_j_per_bit or 0.0))
@@ -189,7 +286,7 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                    backing.bandwidth_bytes_per_s / clock,
                    int(backing.capacity_bytes) if backing.capacity_bytes is not None else None,
                    spill_j_per_byte, level.name if level is not None else "", backing.name, clock,
-                   tuple(required_fusions), frozenset(on_chip))
+                   tuple(required_fusions), frozenset(on_chip), residencies)
 
 
 def random_problem(seed: int, n: int, capacity: int | None = None) -> Problem:

@@ -47,6 +47,7 @@ def evaluate_scheduled(arch: Arch, workload: Workload, objective: str = "edp",
         # the option's cost leaves the backing traffic of on-chip intermediates out: so does its bound
         bound = on_chip_bound(bounds[key], einsum, workload, arch, engines[slot.engine],
                               problem.on_chip_tensors)
-        placed.append(EinsumResult(einsum.name, slot.engine, einsum.op, option.cost,
+        cost = option.variant(frozenset(slot.resident)).cost   # the tensors it kept in registers moved nowhere
+        placed.append(EinsumResult(einsum.name, slot.engine, einsum.op, cost,
                                    replace(bound, einsum=einsum.name)))
     return Result(arch, workload, tuple(placed), objective, trace)

@@ -1,0 +1,85 @@
+"""Register residency: an intermediate whose producer and consumer run on one engine stays in its registers
+(fusion inside the engine) and moves through no memory level; the vector unit's chained operators; a systolic
+contraction whose resident tensor is stationary runs its folds behind one skew."""
+from __future__ import annotations
+
+import pytest
+
+from accel_sim.engines.systolic import SystolicEngine
+from accel_sim.schedule.cpsat import solve
+from accel_sim.schedule.problem import build_problem
+from accel_sim.spec.arch import Arch
+from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
+from tests.builders import gemm
+
+R = Affine.rank
+N = 1024  # elements of 16 bits: 2,048 B per tensor
+
+
+def chain() -> Workload:
+    """Y[i] = exp(X[i]); Z[i] = exp(Y[i]): Y is the intermediate."""
+    y = Einsum("Y", Access("Y", (R("i"),)), Call("exp", (Access("X", (R("i"),)),)), {"i": N})
+    z = Einsum("Z", Access("Z", (R("i"),)), Call("exp", (Access("Y", (R("i"),)),)), {"i": N})
+    return Workload("chain", tuple(Tensor(t, ("I",), (N,)) for t in "XYZ"), (y, z))
+
+
+def arch(vector: dict | None = None) -> Arch:
+    """1 GHz (bytes/cycle = GB/s): DRAM 1000 B/cycle, an SRAM of 100 B/cycle, one 64-lane vector unit."""
+    return Arch.model_validate({
+        "name": "t", "clock": "1 GHz", "technology_nm": 28,
+        "memory": [{"name": "dram", "bandwidth": "1000 GB/s", "read_energy_per_bit": "10 pJ"},
+                   {"name": "sram", "capacity": "1 MiB", "bandwidth": "100 GB/s", "read_energy_per_bit": "1 pJ"}],
+        "engines": [{"name": "vec", "kind": "vector", "lanes": 64, **(vector or {})}]})
+
+
+def test_chain_without_registers_goes_through_the_buffer() -> None:
+    """No lane registers: Y moves X in and Y out through the SRAM, 4,096 B / 100 = 40.96 -> 41 cycles; Z likewise:
+    makespan 82 and Y on chip."""
+    sched = solve(build_problem(arch(), chain()), "latency", time_limit_s=1.0)
+    assert sched.makespan_cycles == 82
+    assert sched.buffers[0].placement == "on_chip"
+
+
+def test_chain_with_registers_keeps_the_intermediate_in_the_lanes() -> None:
+    """64 lanes x 64 B = 4 KiB of registers hold a tile of Y (Z keeps rank i: 2 B per tile): Y's accesses leave
+    every level. Y moves only X (2,048 B / 100 = 20.48 -> 21 cycles), Z only Z (21): makespan 42, Y in
+    registers, both slots list it, and neither option's cost holds an access to Y."""
+    problem = build_problem(arch({"lane_registers": "64 B"}), chain())
+    assert [(r.tensor, r.engine, r.tasks, r.tile_bytes) for r in problem.residencies] == [("Y", "vec", ("Y", "Z"), 2)]
+    sched = solve(problem, "latency", time_limit_s=1.0)
+    assert sched.makespan_cycles == 42
+    assert sched.buffers[0].placement == "registers"
+    assert [s.resident for s in sched.slots] == [("Y",), ("Y",)]
+    for task in problem.tasks:
+        cost = task.options[0].variant(frozenset({"Y"})).cost
+        assert not any(key[1] == "Y" for key in cost.accesses)
+
+
+def test_chained_operators_take_one_pass_per_point() -> None:
+    """S[i] = exp(X[i] - M[i]) has two operators per point: 2 x 1,024 / 64 = 32 compute cycles one operator a
+    cycle, 1,024 / 64 = 16 when the lane chains them (FuseMax artifact stable_softmax.py: one pass per einsum)."""
+    s = Einsum("S", Access("S", (R("i"),)), Call("exp", (Call("sub", (Access("X", (R("i"),)),
+                                                                     Access("M", (R("i"),)))),)), {"i": N})
+    workload = Workload("s", tuple(Tensor(t, ("I",), (N,)) for t in "XMS"), (s,))
+    plain, chained = (arch({"chained_ops": c}) for c in (False, True))
+    assert plain.engines[0].cost(s, workload, plain).compute_cycles == 32
+    assert chained.engines[0].cost(s, workload, chained).compute_cycles == 16
+
+
+def test_resident_output_folds_run_behind_one_skew() -> None:
+    """Z = A x W, M = N = 512, K = 64 on a 256 x 256 array with Z resident: os (the output is stationary), 2 x 2
+    = 4 folds of T = 64 back to back, compute 256, fill/drain one skew R + C - 2 = 510 (single-buffered the
+    same folds pay 4 x 510 = 2,040); without registers no resident cost."""
+    workload = gemm(512, 512, 64, bits=16)
+    fast = Arch.model_validate({
+        "name": "t", "clock": "1 GHz", "technology_nm": 28,
+        "memory": [{"name": "dram", "bandwidth": "100 TB/s", "read_energy_per_bit": "10 pJ"},
+                   {"name": "sram", "capacity": "16 MiB", "bandwidth": "100 TB/s", "read_energy_per_bit": "1 pJ"}],
+        "engines": [{"name": "sa", "kind": "systolic", "rows": 256, "cols": 256, "dataflow": "any",
+                     "pe_registers": "32 B"}]})
+    engine = fast.engines[0]
+    cost = engine.resident_cost(workload.einsums[0], workload, fast, frozenset({"Z"}))
+    assert (cost.compute_cycles, cost.fill_drain_cycles) == (256, 510)
+    assert cost.total_cycles == pytest.approx(766)
+    bare = SystolicEngine(kind="systolic", name="sa", rows=256, cols=256)
+    assert bare.resident_cost(workload.einsums[0], workload, fast, frozenset({"Z"})) is None
