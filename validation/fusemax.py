@@ -17,26 +17,46 @@ tokens) on arch_configs/fusemax_like.yaml. The mechanisms are modelled, not fitt
 - Both cascades are cut into ROW_BLOCKS blocks of queries (schedule/tiling.split_rank on p): the CP-SAT graph
   scheduler then overlaps block i + 1's contractions on the 2-D array with block i's softmax on the other,
   and the simpy replay plays the result; nothing assumes the pipelining.
+- Fusion inside an engine (register residency, schedule/problem.py): an intermediate whose producer and every
+  consumer run on one engine, a tile of which fits that engine's registers, may stay there; the scheduler
+  chooses it, and it then moves through no memory level. FuseMax's PEs have 16 x 16-bit registers (artifact
+  yamls/proposal/arch-2d.yaml; its mappings/slnv.yaml keeps SLN in them, bypassing the global buffer) and
+  its 1-D lanes 32 (reg_file_1d); FLAT's 1-D lanes 512 (yamls/proposal/flat_arch-1d.yaml). A contraction
+  whose resident tensor is its stationary operand or output never loads or drains it: its folds run back
+  to back behind one skew (engines/systolic.py).
+- Pipelined folds: `stationary_buffering: double` on the 2-D array, now for os too (each later fold waits
+  max(T, R): its operands, or the R-cycle drain of the previous outputs through one port per column).
+- FLAT's 1-D lanes chain an einsum's operators (exp(QK - GM) in one pass per element: the artifact's
+  stable_softmax.py counts one pass per einsum, "Multi-cycle operations (exp, div) can be pipelined").
 The 64 x 12 = 768 heads are independent and identical and run back to back: latency = 768 x one head.
 2-D utilization = the 2-D array's work (MACs plus the MAC-equivalents of the maps it ran) / (65,536 PEs x
 makespan), the artifact's definition (its 2-D array is "always fully utilized when active").
 
-Measured (1K tokens; before these mechanisms: FLAT 31.3 ms, FuseMax 43.6 ms, speedup 0.72): FLAT 22.9 ms
-(+71 %), FuseMax 19.8 ms (+884 %), speedup 1.16 vs 6.66 (-83 %); 2-D utilization FLAT 0.073 (0.125 published),
-FuseMax 0.085 (0.89). The sweep (1K..64K, `--sweep OUTDIR`) spills the scores from 4K tokens on (a block of
-scores exceeds 16 MiB) and the replay then runs 6-98 % above the plan (spills contend for DRAM; flagged).
-Remaining gaps, and why (nothing is fitted to close them):
-- Fill and drain per fold: our systolic model is SCALE-Sim's (each fold pays R + C - 2 cycles of skew); an
-  E = 64 contraction folds 16 times at 256 x 256 with T = 64 per fold, so QK and AV run at 10-25 % MAC
-  utilization. The artifact's Timeloop model charges no fill/drain (proposal.py: "2D array is always fully
-  utilized when active"): QK is 1,024 cycles there, about 9,000 here.
-- In-array fusion: FuseMax keeps QK's scores in the PE registers and applies exp, max and sum in place; our
-  elementwise einsums on the 2-D array still read and write the global buffer at 512 B/cycle, so SLN, LM and
-  SLD are buffer-bandwidth bound on the array (SLN: its 4 MiB through 512 B/cycle, 8,192 cycles per head).
-- FLAT's 1-D array pipelines sub + exp in one cycle per element (the artifact's stable_softmax.py counts one
-  pass per einsum); our vector unit issues one operator per lane per cycle, so SN costs two.
-- ROW_BLOCKS = 4 keeps the CP-SAT graph (24 / 40 einsums) solvable in seconds; FLAT's and FuseMax's finer
-  blocks would overlap more (the pipeline's fill and drain shrink as blocks get smaller).
+Measured at 1K tokens (quantity: published | first model | round 1 | now, error now):
+  FLAT latency (ms):        13.39 | 31.3 | 22.88 | 17.57  (+31 %)
+  FuseMax latency (ms):      2.01 | 43.6 | 19.77 |  6.25  (+211 %)
+  speedup FuseMax / FLAT:    6.66 | 0.72 |  1.16 |  2.81  (-58 %)
+  FLAT 2-D utilization:     0.125 |      | 0.073 | 0.095  (-24 %)
+  FuseMax 2-D utilization:   0.89 |      | 0.085 | 0.287  (-68 %)
+The 20 % bounds are not met. The artifact's own model explains the published numbers exactly: FuseMax's
+latency is the 1-D array's busy time (RM, PRM at 7 MAC-equivalents, SPD, SPNV, RD, RNV, AV: 2,464 cycles per
+head = 2.01 ms) with the 2-D array's 2,192 cycles (1,024 for QK, 1,024 for SLNV, at full utilization)
+hidden under it (proposal.py eval), and FLAT's is four 1-D passes of M x P / 256 = 4,096 cycles per head
+(16,384 = 13.39 ms; flat.py takes max(memory, 2-D, 1-D)). Remaining gaps, and why (nothing is fitted):
+- Skew per contraction: each 2-D contraction of a block pays the array's R + C - 2 = 510-cycle skew once
+  (BQK and SLNV: 4 folds x 64 + 510 = 766 each per block), 4,080 cycles per head over 4 blocks, which the
+  artifact's Timeloop model does not charge. A real array would overlap one einsum's skew with the next's
+  operands (as it overlaps folds); modelling that needs engine state across einsums (the next einsum on the
+  array), which the per-einsum cost model does not have.
+- FLAT's QK and AV read and write through the 512 B/cycle global buffer (2,688 cycles per block instead of
+  1,342 compute + skew); the artifact bounds only DRAM bandwidth. The buffer bandwidth is our reading of the
+  artifact's L3 row width (4,096 bits) and is kept.
+- More query blocks add a skew per contraction per block: 1 block gives FuseMax 6,336 cycles (optimal), 4
+  give 7,651 (CP-SAT feasible, gap 0.74), 8 give 12,482; FLAT is best at 4 (21,504; 1: 32,260, 2: 24,580, 8:
+  27,568). ROW_BLOCKS stays 4 for both. FuseMax's own pipeline runs over key chunks (m1), a recurrence rank
+  split_rank cannot cut.
+The sweep (1K..64K, `--sweep OUTDIR`) spills the scores from 4K tokens on (a block of scores exceeds 16 MiB)
+and the replay then runs above the plan where spills contend for DRAM (flagged).
 Run: python -m validation.fusemax [--sweep OUTDIR]
 """
 from __future__ import annotations
@@ -55,7 +75,11 @@ REPO = Path(__file__).resolve().parents[1]
 ARCH = REPO / "arch_configs" / "fusemax_like.yaml"
 CASCADES = {"FLAT": REPO / "workloads" / "attention_3pass.einsum.yaml",
             "FuseMax": REPO / "workloads" / "attention_1pass.einsum.yaml"}
-ARCH_OVERRIDES = {"FLAT": ("engines.pe_2d.elementwise_ops={}",), "FuseMax": ()}  # flat.py: 2-D runs QK, AV only
+# flat.py: FLAT's 2-D array runs QK and AV only; stable_softmax.py: each 1-D einsum is one pipelined pass per
+# element ("Multi-cycle operations (exp, div) can be pipelined"); yamls/proposal/flat_arch-1d.yaml: 1-D PEs with a
+# 512-entry 16-bit register file each
+ARCH_OVERRIDES = {"FLAT": ("engines.pe_2d.elementwise_ops={}", "engines.pe_1d.chained_ops=true",
+                           "engines.pe_1d.lane_registers=1 KiB"), "FuseMax": ()}
 HEADS = 12 * 64     # [targets.md] BERT-base: 12 heads; batch 64
 KEY_CHUNK = 256     # artifact proposal.py: transformer.partition("M", "M", "N", PE_dim = 256)
 ROW_BLOCKS = 4      # query blocks the scheduler pipelines (module docstring: a tractability choice)
