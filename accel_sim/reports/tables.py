@@ -68,7 +68,7 @@ def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = N
 def write_csv(rows: Sequence[dict[str, object]], path: Path) -> None:
     """Rows of equal keys as a CSV file, numbers as Python prints them (no pandas import on the CLI path)."""
     with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else [])
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
         writer.writeheader()
         writer.writerows({k: v.item() if hasattr(v, "item") else v for k, v in row.items()} for row in rows)
 
