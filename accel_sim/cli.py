@@ -73,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     se.add_argument("--method", choices=["cpsat", "local", "exhaustive", "random", "dataflow"], default="cpsat")
     se.add_argument("--time-limit", type=float, default=1.0, help="seconds per einsum (default 1.0)")
     se.add_argument("--engine", help="systolic engine name (default: the first that can run the einsum)")
+    se.add_argument("--jobs", type=int, default=1,
+                    help="processes that map distinct einsums in parallel (same results as 1; default 1)")
     se.set_defaults(handler=_cmd_search)
 
     lst = sub.add_parser("list", help="list shipped architectures, workloads, zoo presets and engine kinds")
@@ -158,7 +160,7 @@ def _cmd_scalesim(args: argparse.Namespace) -> int:
 def _cmd_search(args: argparse.Namespace) -> int:
     from accel_sim.errors import ConfigError
     from accel_sim.io.load import load_arch, load_workload
-    from accel_sim.mapper.search import loop_nest_text, search
+    from accel_sim.mapper.search import loop_nest_text, search_many
 
     arch = load_arch(args.arch)
     workload = load_workload(args.workload)
@@ -182,8 +184,9 @@ def _cmd_search(args: argparse.Namespace) -> int:
                 seen.add(key)
                 einsums.append(e)
     engine = systolic[0]
-    for einsum in einsums:
-        r = search(einsum, workload, arch, engine, args.objective, args.method, args.time_limit)
+    results = search_many(einsums, workload, arch, engine, args.objective, args.method, args.time_limit,
+                          jobs=args.jobs)
+    for einsum, r in zip(einsums, results):
         c, st = r.cost, r.stats
         print(f"== {einsum.name} on {engine.name}: {dict(einsum.rank_sizes)}")
         print(loop_nest_text(r, arch))

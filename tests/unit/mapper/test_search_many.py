@@ -1,0 +1,27 @@
+"""search_many: mapping distinct einsums over several processes gives what one process gives."""
+from __future__ import annotations
+
+from accel_sim import load_arch
+from accel_sim.mapper.search import clear_cache, search, search_many
+from accel_sim.zoo import build
+
+
+def test_two_processes_equal_one_process() -> None:
+    """Each search is deterministic and independent, so spreading a layer's contractions over two processes
+    returns the same mappings and costs, in input order, as a loop in this process."""
+    arch = load_arch("edge_npu")
+    engine = next(e for e in arch.engines if e.kind == "systolic")
+    workload = build("bert-base", n_layers=1, seq_len=32)
+    seen, einsums = set(), []
+    for e in workload.einsums:
+        key = workload.shape_key(e)[0]
+        if e.op == "mac" and key not in seen:
+            seen.add(key)
+            einsums.append(e)
+    assert len(einsums) >= 3
+    clear_cache()
+    parallel = search_many(einsums, workload, arch, engine, "edp", "local", jobs=2)
+    clear_cache()
+    serial = [search(e, workload, arch, engine, "edp", "local") for e in einsums]
+    assert [r.mapping for r in parallel] == [r.mapping for r in serial]
+    assert [r.cost.total_cycles for r in parallel] == [r.cost.total_cycles for r in serial]
