@@ -177,12 +177,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                               file=args.workload)
         einsums = [workload.einsum(args.einsum)]
     else:
-        seen, einsums = set(), []
-        for e in workload.einsums:
-            key = workload.shape_key(e)[0]
-            if e.op == "mac" and key not in seen:
-                seen.add(key)
-                einsums.append(e)
+        einsums = [e for e, _ in workload.distinct_contractions()]
     engine = systolic[0]
     results = search_many(einsums, workload, arch, engine, args.objective, args.method, args.time_limit,
                           jobs=args.jobs)

@@ -49,16 +49,6 @@ print(json.dumps({"wall_s": time.perf_counter() - t, "energy_pj": energy, "laten
 """
 
 
-def contractions(workload):
-    """Distinct contractions (shape keys) of a workload and how often each occurs."""
-    seen: dict = {}
-    for e in workload.einsums:
-        if e.op == "mac":
-            key = workload.shape_key(e)[0]
-            seen.setdefault(key, [e, 0])[1] += 1
-    return list(seen.values())
-
-
 def int8(workload):
     """The workload with 8-bit tensors, as ZigZag's examples run it (W and I 8 bits; see their workload files)."""
     from dataclasses import replace
@@ -77,7 +67,7 @@ def network_search(arch, workload, method: str, time_limit_s: float, jobs: int =
     cycles = energy = 0.0
     candidates = 0
     statuses: dict[str, int] = {}
-    distinct = contractions(workload)
+    distinct = workload.distinct_contractions()
     results = search_many([e for e, _ in distinct], workload, arch, engine, "edp", method, time_limit_s, jobs=jobs)
     for (einsum, count), r in zip(distinct, results):
         cycles += count * r.cost.total_cycles
@@ -138,7 +128,7 @@ def random_comparison(arch, workloads, time_limit_s: float) -> tuple[int, int, f
     wins = total = 0
     worst = 0.0
     for workload in workloads:
-        for einsum, _ in contractions(workload):
+        for einsum, _ in workload.distinct_contractions():
             ours = search(einsum, workload, arch, engine, "edp", "cpsat", time_limit_s)
             rand = search(einsum, workload, arch, engine, "edp", "random", 10 * ours.stats.wall_s, seed=1)
             total += 1

@@ -410,6 +410,14 @@ class Workload:
                          self.storage_class[n]) for n in order)
         return (body.output, body.expr, body.rank_sizes, body.reduce, tensors), order
 
+    def distinct_contractions(self) -> list[tuple[Einsum, int]]:
+        """One contraction per `shape_key`, in workload order, with how many einsums share that key."""
+        seen: dict[tuple, list] = {}
+        for e in self.einsums:
+            if e.op == "mac":
+                seen.setdefault(self.shape_key(e)[0], [e, 0])[1] += 1
+        return [(e, count) for e, count in seen.values()]
+
     def producers(self) -> dict[str, str]:
         """Tensor name -> name of the einsum or view that writes it."""
         out = {e.output.tensor: e.name for e in self.einsums}

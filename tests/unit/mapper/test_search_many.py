@@ -12,12 +12,7 @@ def test_two_processes_equal_one_process() -> None:
     arch = load_arch("edge_npu")
     engine = next(e for e in arch.engines if e.kind == "systolic")
     workload = build("bert-base", n_layers=1, seq_len=32)
-    seen, einsums = set(), []
-    for e in workload.einsums:
-        key = workload.shape_key(e)[0]
-        if e.op == "mac" and key not in seen:
-            seen.add(key)
-            einsums.append(e)
+    einsums = [e for e, _ in workload.distinct_contractions()]
     assert len(einsums) >= 3
     clear_cache()
     parallel = search_many(einsums, workload, arch, engine, "edp", "local", jobs=2)

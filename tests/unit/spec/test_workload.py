@@ -165,3 +165,15 @@ def test_evaluate_numpy_reads_outside_a_tensor_as_zero() -> None:
     e = Einsum("Y", acc("Y", "p"), acc("X", Affine((("p", 1), ("r", 1)), -1)), {"p": 3, "r": 3})
     w = Workload("pad", (Tensor("X", ("P",), (3,)), Tensor("Y", ("P",), (3,))), (e,))
     np.testing.assert_array_equal(w.evaluate_numpy({"X": np.array([1.0, 2.0, 3.0])})["Y"], [3.0, 6.0, 5.0])
+
+
+def test_distinct_contractions_of_resnet18_by_hand() -> None:
+    """ResNet-18: 20 convolutions + 1 fc = 21 contractions; distinct shapes: the 7x7 stem, per stage 2..5 a 3x3
+    (stride 1), and for stages 3..5 a strided 3x3 and a 1x1 downsample (1 + 4 + 3 + 3 = 11), plus the fc = 12."""
+    from accel_sim.zoo import build
+
+    workload = build("resnet18")
+    distinct = workload.distinct_contractions()
+    assert len(distinct) == 12
+    assert sum(count for _, count in distinct) == 21
+    assert distinct[0][0] is workload.einsums[0]  # workload order: the stem comes first
