@@ -55,6 +55,11 @@ class EngineBase(BaseModel):
         the scheduler drops them, schedule/onchip.py); None when the engine cannot hold them."""
         return None
 
+    def pipeline_tail_cycles(self, einsum: Einsum, workload: Workload, arch: Arch, cost: Cost) -> float:
+        """Cycles at the end of `cost` (arch clock) that the next einsum on this engine, if it has such a tail too,
+        may overlap by starting early (a systolic array's skew); 0.0: the engine is free only when it ends."""
+        return 0.0
+
     def area_mm2(self, node_nm: float) -> float:
         """Silicon area of the engine's datapath at a technology node."""
         raise NotImplementedError(f"{type(self).__name__} does not define area_mm2")

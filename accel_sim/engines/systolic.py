@@ -28,6 +28,12 @@ port per column, so a later fold waits for the longer of its T operands and that
 (derived as above: the first fold with its skew, then one max(T, R) step per later fold). Both forms are one
 fold's cost plus (F - 1) * max(T, R).
 
+Between einsums the same holds (`pipeline_tail_cycles`): on a double-buffered array the next contraction's
+operands enter right behind the previous one's last rows, so two back-to-back contractions pay the R + C - 2
+skew once; the graph scheduler and the replay start the next one that many cycles before the previous ends.
+A successor without such a tail (a map, or a contraction bound by a memory level) waits for the end, since
+its last PE only frees when the previous wavefront has passed.
+
 A tensor that stays in the PE registers between two einsums of a chain on this array (`resident_cost`, chosen
 by the graph scheduler) is never loaded into or drained out of the array: its folds run back to back behind
 one skew, F * T + R + C - 2, and it moves through no memory level.
@@ -158,6 +164,20 @@ class SystolicEngine(EngineBase):
         if einsum.op != "mac":
             return self.cost(einsum, workload, arch)
         return systolic_resident_cost(einsum, workload, arch, self, resident)
+
+    def pipeline_tail_cycles(self, einsum: Einsum, workload: Workload, arch: Arch, cost: Cost) -> float:
+        """A contraction's last R + C - 2 skew cycles, which the next contraction's operands overlap on a
+        double-buffered array (module docstring); none single-buffered, for maps, or while a level is still busy."""
+        if einsum.op != "mac" or self.stationary_buffering == "single":
+            return 0.0
+        skew = (self.rows + self.cols - 2) * arch.clock_hz / arch.engine_clock_hz(self)
+        moved: dict[str, float] = {}
+        for (level, name, _), elements in cost.accesses.items():
+            moved[level] = moved.get(level, 0.0) + elements * workload.tensor(name).bits / 8
+        # the next einsum's operands cannot arrive early through a level this one keeps busy to its end
+        busiest = max((moved.get(lv.name, 0.0) / self.level_bandwidth_bytes_per_s(lv, arch.clock_hz) * arch.clock_hz
+                       for lv in arch.memory), default=0.0)
+        return max(0.0, min(skew, cost.fill_drain_cycles, cost.total_cycles - busiest))
 
     def best_cost(self, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp") -> Cost:
         """The mapper's best mapping for `objective` (accel_sim.mapper); the implied one if none fits."""

@@ -39,6 +39,7 @@ class Slot:
     start: int
     end: int
     resident: tuple[str, ...] = ()   # tensors it keeps in the engine's registers (Problem.residencies)
+    tail: int = 0                    # last cycles a successor with a tail may overlap (Option.tail_cycles)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class _Vars:
     resident: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)   # (tensor, engine)
     variant: dict[tuple[str, str, frozenset], cp_model.IntVar] = field(default_factory=dict)  # (task, engine, set)
     makespan: cp_model.IntVar | None = None
+    tail: dict[str, cp_model.IntVar] = field(default_factory=dict)   # pipeline tail of the chosen option
 
 
 def _horizon(problem: Problem) -> int:
@@ -137,6 +139,10 @@ def add_assignment(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
                  for x in o.variants if (task.name, o.engine, x.resident) in v.variant]
         model.Add(v.dur[task.name] == sum(o.cycles * v.choose[(task.name, o.engine)] for o in task.options)
                   - sum(saved))
+        shorter = [(o.tail_cycles - x.tail_cycles) * v.variant[(task.name, o.engine, x.resident)] for o in task.options
+                   for x in o.variants if (task.name, o.engine, x.resident) in v.variant]
+        model.Add(v.tail[task.name] == sum(o.tail_cycles * v.choose[(task.name, o.engine)] for o in task.options)
+                  - sum(shorter))
 
 
 def add_residency(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
@@ -181,32 +187,66 @@ def add_precedence(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
                 model.Add(v.end[c] >= v.end[b.producer] + lag_c).OnlyEnforceIf([on, v.fused[b.tensor]])
 
 
+def _max_tail(option) -> int:
+    return max((option.tail_cycles, *(x.tail_cycles for x in option.variants)))
+
+
 def add_no_overlap(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
-    """An engine runs one einsum at a time (fused pairs run on two engines, so they still overlap)."""
+    """An engine runs one einsum at a time (fused pairs run on two engines, so they still overlap), except that an
+    einsum may start min(its tail, its predecessor's tail) cycles before its predecessor ends (a pipeline tail,
+    Option.tail_cycles): b after a needs start_b >= end_a - tail_a and start_b + tail_b >= end_a."""
     on = v.enabled["no_overlap"]
-    engines: dict[str, list[tuple[str, int, cp_model.IntVar]]] = {}
+    engines: dict[str, list[tuple[str, int | None, cp_model.IntVar, int]]] = {}
     for task in problem.tasks:
         for o in task.options:
             # an option with register variants lasts the task's (variable) duration
             cycles = None if o.variants else o.cycles
-            engines.setdefault(o.engine, []).append((task.name, cycles, v.choose[(task.name, o.engine)]))
+            engines.setdefault(o.engine, []).append((task.name, cycles, v.choose[(task.name, o.engine)],
+                                                     _max_tail(o)))
     for engine, members in engines.items():
         if len(members) < 2:
             continue
-        intervals = []
-        for name, cycles, lit in members:
+        tailed = any(tail for *_, tail in members)
+        issue, late, present_of = [], [], {}
+        for name, cycles, lit, _ in members:
             # NoOverlap takes no enforcement literal: each interval is present when its option is chosen
             # and the family is on
             present = model.NewBoolVar(f"busy_{name}_{engine}")
             model.AddBoolAnd([lit, on]).OnlyEnforceIf(present)
             model.AddBoolOr([lit.Not(), on.Not(), present])
-            if cycles is None:
-                intervals.append(model.NewOptionalIntervalVar(v.start[name], v.dur[name], v.end[name], present,
-                                                              f"busy_{name}_{engine}"))
+            present_of[name] = present
+            if not tailed and cycles is None:
+                issue.append(model.NewOptionalIntervalVar(v.start[name], v.dur[name], v.end[name], present,
+                                                          f"busy_{name}_{engine}"))
+            elif not tailed:
+                issue.append(model.NewOptionalFixedSizeIntervalVar(v.start[name], cycles, present,
+                                                                   f"busy_{name}_{engine}"))
             else:
-                intervals.append(model.NewOptionalFixedSizeIntervalVar(v.start[name], cycles, present,
-                                                                       f"busy_{name}_{engine}"))
-        model.AddNoOverlap(intervals)
+                # [start, end - tail) and [start + tail, end): the two no-overlaps are the two halves of the rule
+                size = model.NewIntVar(1, v.horizon, f"occ_{name}_{engine}")
+                issue_end = model.NewIntVar(0, v.horizon, f"issue_end_{name}_{engine}")
+                late_start = model.NewIntVar(0, v.horizon, f"late_start_{name}_{engine}")
+                model.Add(size == v.dur[name] - v.tail[name])
+                model.Add(issue_end == v.end[name] - v.tail[name])
+                model.Add(late_start == v.start[name] + v.tail[name])
+                issue.append(model.NewOptionalIntervalVar(v.start[name], size, issue_end, present,
+                                                          f"issue_{name}_{engine}"))
+                late.append(model.NewOptionalIntervalVar(late_start, size, v.end[name], present,
+                                                         f"late_{name}_{engine}"))
+        model.AddNoOverlap(issue)
+        if not tailed:
+            continue
+        model.AddNoOverlap(late)
+        # one order for both halves: pairs where a tail could differ get an explicit order literal
+        for i, (a, _, _, tail_a) in enumerate(members):
+            for b, _, _, tail_b in members[i + 1:]:
+                if not (tail_a or tail_b):
+                    continue
+                before = model.NewBoolVar(f"order_{a}_{b}_{engine}")
+                both = [present_of[a], present_of[b]]
+                for first, second, lit in ((a, b, before), (b, a, before.Not())):
+                    model.Add(v.start[second] >= v.end[first] - v.tail[first]).OnlyEnforceIf([lit, *both])
+                    model.Add(v.start[second] + v.tail[second] >= v.end[first]).OnlyEnforceIf([lit, *both])
 
 
 def add_placement(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
@@ -351,6 +391,7 @@ def build_model(problem: Problem, objective: str = "latency", weight: float = 0.
               {n: model.NewBoolVar(f"fused_{n}") for n in names},
               {n: model.NewIntVar(0, horizon, f"life_end_{n}") for n in names}, {},
               {f: model.NewBoolVar(f"family_{f}") for f in FAMILIES}, horizon)
+    v.tail = {t.name: model.NewIntVar(0, max(_max_tail(o) for o in t.options), f"tail_{t.name}") for t in problem.tasks}
     v.resident = {(r.tensor, r.engine): model.NewBoolVar(f"reg_{r.tensor}_{r.engine}") for r in problem.residencies}
     for r in problem.residencies:
         for task in r.tasks:
@@ -436,7 +477,7 @@ def _extract(problem: Problem, solver: cp_model.CpSolver, v: _Vars, objective: s
         resident = tuple(sorted(r.tensor for r in problem.residencies if r.engine == engine and task.name in r.tasks
                                 and solver.BooleanValue(v.resident[(r.tensor, r.engine)])))
         slots.append(Slot(task.name, engine, solver.Value(v.start[task.name]), solver.Value(v.end[task.name]),
-                          resident))
+                          resident, solver.Value(v.tail[task.name])))
     in_registers = {r.tensor for r in problem.residencies if solver.BooleanValue(v.resident[(r.tensor, r.engine)])}
     buffers = []
     for b in problem.buffers:
@@ -512,11 +553,12 @@ def _list_makespan(problem: Problem, choice: dict, mode: dict, order: tuple[str,
     """
     start: dict[str, int] = {}
     end: dict[str, int] = {}
-    free: dict[str, int] = {}
+    last: dict[str, tuple[int, int]] = {}   # engine -> (end, tail) of the einsum it ran last
     position = {n: i for i, n in enumerate(order)}
     for name in order:
         o = choice[name]
-        s = free.get(o.engine, 0)
+        previous_end, previous_tail = last.get(o.engine, (0, 0))
+        s = previous_end - min(previous_tail, o.tail_cycles)  # the two pipeline tails overlap
         end_floor = 0
         for b in problem.buffers:
             if name not in b.consumers:
@@ -534,5 +576,5 @@ def _list_makespan(problem: Problem, choice: dict, mode: dict, order: tuple[str,
         s = max(s, end_floor - o.cycles)  # the engine runs the einsum without a break, as in the model
         start[name] = s
         end[name] = s + o.cycles
-        free[o.engine] = end[name]
+        last[o.engine] = (end[name], o.tail_cycles)
     return max(end.values())

@@ -7,7 +7,7 @@ once per distinct layer shape (`Workload.shape_key`), as `evaluate` does.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -29,23 +29,27 @@ class Variant:
     cycles: int
     energy_j: float
     cost: Cost
+    tail_cycles: int = 0
 
 
 @dataclass(frozen=True)
 class Option:
     """One engine that can run an einsum: its duration (arch cycles, rounded up) and energy; `variants` for the
-    register residencies (Problem.residencies) the engine supports."""
+    register residencies (Problem.residencies) the engine supports. `tail_cycles`: the end of the run that the next
+    einsum on the engine may overlap when it has a tail too (EngineBase.pipeline_tail_cycles): it may start
+    min(both tails) before this one ends."""
 
     engine: str
     cycles: int
     energy_j: float
     cost: Cost | None = None
     variants: tuple[Variant, ...] = ()
+    tail_cycles: int = 0
 
     def variant(self, resident: frozenset[str]) -> Variant:
         """The cost with exactly the `resident` tensors in registers (the plain option when none)."""
         if not resident:
-            return Variant(frozenset(), self.cycles, self.energy_j, self.cost)
+            return Variant(frozenset(), self.cycles, self.energy_j, self.cost, self.tail_cycles)
         return next(v for v in self.variants if v.resident == resident)
 
 
@@ -205,6 +209,21 @@ def _on_chip_option(option: Option, workload: Workload, arch: Arch, engine: Engi
     return Option(option.engine, max(1, math.ceil(cost.total_cycles)), cost.total_energy_j, cost)
 
 
+def _tail(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch, cost: Cost | None, cycles: int) -> int:
+    """Whole cycles of the engine's pipeline tail (EngineBase.pipeline_tail_cycles), leaving one cycle of issue."""
+    if cost is None:
+        return 0
+    return max(0, min(cycles - 1, math.floor(engine.pipeline_tail_cycles(einsum, workload, arch, cost))))
+
+
+def _with_tails(option: Option, einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase) -> Option:
+    """`option` and its variants with their pipeline tails."""
+    variants = tuple(replace(x, tail_cycles=_tail(engine, einsum, workload, arch, x.cost, x.cycles))
+                     for x in option.variants)
+    return replace(option, variants=variants,
+                   tail_cycles=_tail(engine, einsum, workload, arch, option.cost, option.cycles))
+
+
 def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                   required_fusions: tuple[tuple[str, str], ...] = ()) -> Problem:
     """The scheduling problem of `workload` on `arch`: options from the engines (the graph's intermediates on chip,
@@ -277,6 +296,8 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
     # a candidate some member cannot hold (no variant with it) is not offered
     held = {(t.name, o.engine): {x for v in o.variants for x in v.resident} for t in tasks for o in t.options}
     residencies = tuple(r for r in residencies if all(r.tensor in held[(m, r.engine)] for m in r.tasks))
+    tasks = [Task(t.name, tuple(_with_tails(o, workload.einsum(t.name), workload, arch, engines[o.engine])
+                                for o in t.options)) for t in tasks]
 
     level = _on_chip_level(arch)
     backing = arch.memory[0]
@@ -289,15 +310,21 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                    tuple(required_fusions), frozenset(on_chip), residencies)
 
 
-def random_problem(seed: int, n: int, capacity: int | None = None) -> Problem:
-    """A random DAG of `n` einsums on engines x and y (some run on both) with fusible and plain tensors (tests)."""
+def random_problem(seed: int, n: int, capacity: int | None = None, tails: bool = False) -> Problem:
+    """A random DAG of `n` einsums on engines x and y (some run on both) with fusible and plain tensors (tests);
+    with `tails`, about half the options get a random pipeline tail."""
     import random
 
     rng = random.Random(seed)
     tasks = []
     for i in range(n):
         engines = rng.choice((("x",), ("y",), ("x", "y")))
-        tasks.append(Task(f"t{i}", tuple(Option(e, rng.randint(1, 20), rng.uniform(1, 2)) for e in engines)))
+        options = []
+        for e in engines:
+            cycles = rng.randint(1, 20)
+            tail = rng.choice((0, rng.randint(0, cycles - 1))) if tails else 0
+            options.append(Option(e, cycles, rng.uniform(1, 2), tail_cycles=tail))
+        tasks.append(Task(f"t{i}", tuple(options)))
     buffers = []
     for i in range(1, n):
         for p in rng.sample(range(i), k=min(i, rng.randint(0, 2))):

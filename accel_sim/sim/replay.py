@@ -5,7 +5,9 @@ Each einsum is released at its planned start and then waits for its engine and i
 ready when its producer ends; a spilled one after its write-back and read-in, which queue for the backing
 level (one transfer at a time at its full bandwidth, so concurrent spills contend); a fused one after the
 producer's first tile, and the consumer cannot finish before the producer's last tile plus one of its own.
-With no contention every einsum starts exactly as planned and the replayed makespan equals the schedule's;
+An einsum whose engine ran another just before may start min(both pipeline tails) before that one ends
+(Slot.tail, a systolic array's skew). With no contention every einsum starts exactly as planned and the
+replayed makespan equals the schedule's;
 contention only delays, so the replay is never shorter than the plan.
 """
 from __future__ import annotations
@@ -25,7 +27,6 @@ def replay(schedule: Schedule) -> Trace:
     """Play `schedule` over time with shared-bandwidth transfers; the Trace holds every einsum and transfer span."""
     problem = schedule.problem
     env = simpy.Environment()
-    engines = {s.engine: simpy.Resource(env, capacity=1) for s in schedule.slots}
     link = f"{problem.spill_level or 'backing'} link"
     dram = simpy.Resource(env, capacity=1)
     spans: list[Span] = []
@@ -71,28 +72,45 @@ def replay(schedule: Schedule) -> Trace:
         for c in b.consumers:
             incoming.setdefault(c, []).append(b)
 
-    def run(slot):
-        yield env.timeout(slot.start)
+    fused_in = {name: any(placement[b.tensor] == "fused" for b in bs) for name, bs in incoming.items()}
+
+    def finish(slot):
+        yield env.timeout(cycles[slot.einsum])
         for b in incoming.get(slot.einsum, ()):
-            yield ready[(b.tensor, slot.einsum)]
-        with engines[slot.engine].request() as req:
-            yield req
+            if placement[b.tensor] == "fused":
+                yield done[b.producer]
+                floor = ended[b.producer] + math.ceil(cycles[slot.einsum] / b.tiles)
+                if env.now < floor:
+                    yield env.timeout(floor - env.now)  # waiting for the producer's last tile
+        ended[slot.einsum] = env.now
+        spans.append(Span(slot.engine, "einsum", slot.einsum, began[slot.einsum], env.now))
+        done[slot.einsum].succeed()
+
+    def run_engine(slots):
+        previous = None
+        for slot in slots:
+            if env.now < slot.start:
+                yield env.timeout(slot.start - env.now)
+            for b in incoming.get(slot.einsum, ()):
+                yield ready[(b.tensor, slot.einsum)]
+            if previous is not None and fused_in.get(previous.einsum):
+                yield done[previous.einsum]   # its end depends on its producer's tiles: wait for it
+            elif previous is not None:
+                # the pipeline tails of consecutive einsums overlap (Option.tail_cycles)
+                free = began[previous.einsum] + cycles[previous.einsum] - min(previous.tail, slot.tail)
+                if env.now < free:
+                    yield env.timeout(free - env.now)
             began[slot.einsum] = env.now
             started[slot.einsum].succeed()
-            yield env.timeout(cycles[slot.einsum])
-            for b in incoming.get(slot.einsum, ()):
-                if placement[b.tensor] == "fused":
-                    yield done[b.producer]
-                    floor = ended[b.producer] + math.ceil(cycles[slot.einsum] / b.tiles)
-                    if env.now < floor:
-                        yield env.timeout(floor - env.now)  # waiting for the producer's last tile
-            ended[slot.einsum] = env.now
-            spans.append(Span(slot.engine, "einsum", slot.einsum, began[slot.einsum], env.now))
-            done[slot.einsum].succeed()
+            env.process(finish(slot))
+            previous = slot
 
-    # engines take their einsums in the planned order: processes are started in order of planned start
+    # engines take their einsums in the planned order
+    by_engine: dict[str, list] = {}
     for slot in sorted(schedule.slots, key=lambda s: (s.start, s.end)):
-        env.process(run(slot))
+        by_engine.setdefault(slot.engine, []).append(slot)
+    for slots in by_engine.values():
+        env.process(run_engine(slots))
     env.run()
     resources = tuple(dict.fromkeys(s.engine for s in schedule.slots)) + (
         (link,) if any(p == "spill" for p in placement.values()) else ())
