@@ -32,32 +32,51 @@ The 64 x 12 = 768 heads are independent and identical and run back to back: late
 2-D utilization = the 2-D array's work (MACs plus the MAC-equivalents of the maps it ran) / (65,536 PEs x
 makespan), the artifact's definition (its 2-D array is "always fully utilized when active").
 
-Measured at 1K tokens (quantity: published | first model | round 1 | now, error now):
-  FLAT latency (ms):        13.39 | 31.3 | 22.88 | 17.57  (+31 %)
-  FuseMax latency (ms):      2.01 | 43.6 | 19.77 |  6.25  (+211 %)
-  speedup FuseMax / FLAT:    6.66 | 0.72 |  1.16 |  2.81  (-58 %)
-  FLAT 2-D utilization:     0.125 |      | 0.073 | 0.095  (-24 %)
-  FuseMax 2-D utilization:   0.89 |      | 0.085 | 0.287  (-68 %)
-The 20 % bounds are not met. The artifact's own model explains the published numbers exactly: FuseMax's
-latency is the 1-D array's busy time (RM, PRM at 7 MAC-equivalents, SPD, SPNV, RD, RNV, AV: 2,464 cycles per
-head = 2.01 ms) with the 2-D array's 2,192 cycles (1,024 for QK, 1,024 for SLNV, at full utilization)
-hidden under it (proposal.py eval), and FLAT's is four 1-D passes of M x P / 256 = 4,096 cycles per head
-(16,384 = 13.39 ms; flat.py takes max(memory, 2-D, 1-D)). Remaining gaps, and why (nothing is fitted):
-- Skew per contraction: each 2-D contraction of a block pays the array's R + C - 2 = 510-cycle skew once
-  (BQK and SLNV: 4 folds x 64 + 510 = 766 each per block), 4,080 cycles per head over 4 blocks, which the
-  artifact's Timeloop model does not charge. A real array would overlap one einsum's skew with the next's
-  operands (as it overlaps folds); modelling that needs engine state across einsums (the next einsum on the
-  array), which the per-einsum cost model does not have.
-- FLAT's QK and AV read and write through the 512 B/cycle global buffer (2,688 cycles per block instead of
-  1,342 compute + skew); the artifact bounds only DRAM bandwidth. The buffer bandwidth is our reading of the
-  artifact's L3 row width (4,096 bits) and is kept.
-- More query blocks add a skew per contraction per block: 1 block gives FuseMax 6,336 cycles (optimal), 4
-  give 7,651 (CP-SAT feasible, gap 0.74), 8 give 12,482; FLAT is best at 4 (21,504; 1: 32,260, 2: 24,580, 8:
-  27,568). ROW_BLOCKS stays 4 for both. FuseMax's own pipeline runs over key chunks (m1), a recurrence rank
-  split_rank cannot cut.
+Measured at 1K tokens (quantity: published | first model | round 1 | round 2 | round 3 = now, error now):
+  FLAT latency (ms):        13.39 | 31.3 | 22.88 | 17.57 | 17.57  (+31 %)
+  FuseMax latency (ms):      2.01 | 43.6 | 19.77 |  6.25 |  6.25  (+211 %)
+  speedup FuseMax / FLAT:    6.66 | 0.72 |  1.16 |  2.81 |  2.81  (-58 %)
+  FLAT 2-D utilization:     0.125 |      | 0.073 | 0.095 | 0.095  (-24 %)
+  FuseMax 2-D utilization:   0.89 |      | 0.085 | 0.287 | 0.287  (-68 %)
+The 20 % bounds are not met. Per einsum (`--breakdown`; cycles per head, summed over the 4 query blocks; the
+artifact's from its formulas, ARTIFACT_CYCLES_PER_HEAD):
+  FuseMax       engine   ours   compute fill/drain stall | artifact
+  BQK           2-D      3,328  1,024   2,040        264 | 1,024
+  LM            2-D         16     16       0          0 |    16
+  RM            1-D/2-D     18      8       0          8 |    16
+  SLN           2-D        112    112       0          0 |   112
+  SLD           2-D         16     16       0          0 |    16
+  SLNV          2-D      4,096  1,024   2,040      1,032 | 1,024
+  PRM           1-D/2-D     24     16       0          8 |   112
+  RD (+SPD)     1-D/2-D     44     24       0         20 |    32
+  RNV (+SPNV)   1-D      2,048  2,048       0          0 | 2,048
+  AV            1-D        288    256       0         31 |   256
+  FLAT QK       2-D     10,752  4,096   3,064      3,592 | (Timeloop mapping)
+  FLAT GM/SN/SD/A 1-D    4,096  4,096       0          0 | 4,096 each
+  FLAT AV       2-D     10,752  4,096   2,040      4,616 | (Timeloop mapping)
+Every map, reduction and 1-D einsum matches the artifact; the whole 3x is BQK and SLNV on the 2-D array (and
+FLAT's +31 % is QK and AV): compute matches (1,024), but each block's contraction is bound by the global
+buffer's 512 B/cycle port (BQK: Q re-read per key fold, K, and their fills from DRAM, 416 KiB = 832 cycles per
+block; SLNV 512 KiB = 1,024), above compute + skew (766). Round 3 modelled the skew overlap between
+consecutive contractions on one array (EngineBase.pipeline_tail_cycles; a double-buffered systolic array's
+last R + C - 2 cycles; schedule/cpsat.py add_no_overlap, the replay and the brute force apply it: the next
+einsum starts min(both tails) before its predecessor ends). It changes nothing here, by construction: a
+contraction still streaming through a busy buffer has no free tail (its successor's operands cannot arrive
+early through that port), so the measured numbers stay. The skew is not the binding gap; the buffer port is.
+What-if (not adopted; the 512 B/cycle reading is kept): the artifact's L3 is 32 banks of 4,096-bit rows
+(yamls/proposal/flat_arch-2d.yaml `n_banks: 32`) and Timeloop there bounds no L3 bandwidth; at 32 x 512 B/cycle
+FLAT measures 14.96 ms (+12 %), FuseMax 3.40 ms (+69 %), speedup 4.40 (-34 %), and the tails then hide 1,628
+(BQK) and 1,916 (SLNV) cycles per head. Still missing then: a register-resident consumer (LM after BQK) waits
+for its producer's whole wavefront instead of following it (needs a wavefront precedence), and CP-SAT stops at
+a feasible schedule (gap 0.74 at 4 blocks).
+Other notes: FLAT's 2-D QK/AV have no closed form in the artifact (Timeloop mappings, flat.py); its latency
+is max(memory, 2-D, 1-D) = the 1-D array's 16,384 per head. More query blocks add a skew per contraction per
+block: 1 block gives FuseMax 6,336 cycles (optimal), 4 give 7,651, 8 give 12,482; FLAT is best at 4 (21,504;
+1: 32,260, 2: 24,580, 8: 27,568). ROW_BLOCKS stays 4 for both. FuseMax's own pipeline runs over key chunks
+(m1), a recurrence rank split_rank cannot cut.
 The sweep (1K..64K, `--sweep OUTDIR`) spills the scores from 4K tokens on (a block of scores exceeds 16 MiB)
 and the replay then runs above the plan where spills contend for DRAM (flagged).
-Run: python -m validation.fusemax [--sweep OUTDIR]
+Run: python -m validation.fusemax [--breakdown] [--sweep OUTDIR]
 """
 from __future__ import annotations
 
@@ -116,6 +135,57 @@ def measure(name: str, tokens: int = 1024, time_limit_s: float = TIME_LIMIT_S) -
             "spills": sum(b.placement == "spill" for b in sched.buffers)}
 
 
+# The artifact's cycles per head for each of our einsums at 1K tokens, from its formulas: proposal.py compute_cost
+# (MAC-equivalents per point: QK/SLNV mac 1, LM/RM max 1, SLN/PRM mac 6 + add 1, SLD/RD/RNV add 1, SPD/SPNV mac 1,
+# AV divide 1) x points / PEs (2-D: 65,536 for QK, LM, SLN, SLD, SLNV, `einsums_2d`; 1-D: 256), and for FLAT
+# stable_softmax.py compute_cost (M, SN, SD, A: one pipelined pass each) over 256 lanes. Ours folds SPD into RD
+# and SPNV into RNV (attention_1pass.einsum.yaml), so those rows add the artifact's two. FLAT's QK and AV are
+# Timeloop mappings without a closed form in the artifact (flat.py); only their bound is known: max(memory, 2-D,
+# 1-D) = 16,384 per head there, so each is at most that.
+ARTIFACT_CYCLES_PER_HEAD = {
+    "FuseMax": {"BQK": 1024, "LM": 16, "RM": 16, "SLN": 112, "SLD": 16, "SLNV": 1024, "PRM": 112, "RD": 32,
+                "RNV": 2048, "AV": 256},
+    "FLAT": {"QK": None, "GM": 4096, "SN": 4096, "SD": 4096, "A": 4096, "AV": None}}
+
+
+def breakdown(name: str, tokens: int = 1024, time_limit_s: float = TIME_LIMIT_S) -> list[dict[str, object]]:
+    """Per einsum of one head of `name`: engine, our cycles summed over the query blocks (compute, fill/drain,
+    stall, the pipeline tail a successor overlapped) and the artifact's cycles for it (ARTIFACT_CYCLES_PER_HEAD)."""
+    arch = load_arch(ARCH, ARCH_OVERRIDES[name])
+    workload = split_rank(load_einsum_file(CASCADES[name], sizes(name, tokens)), "p", ROW_BLOCKS)
+    sched = schedule(arch, workload, "latency", time_limit_s=time_limit_s, addresses=False)
+    table: dict[str, dict[str, object]] = {}
+    for slot in sched.slots:
+        base = slot.einsum.split("@")[0]
+        option = next(o for o in sched.problem.task(slot.einsum).options if o.engine == slot.engine)
+        cost = option.variant(frozenset(slot.resident)).cost
+        row = table.setdefault(base, {"einsum": base, "engines": set(), "ours": 0, "compute": 0.0, "fill_drain": 0.0,
+                                      "stall": 0.0, "tail": 0, "artifact": ARTIFACT_CYCLES_PER_HEAD[name].get(base)})
+        row["engines"].add(slot.engine)
+        row["ours"] += slot.end - slot.start
+        row["compute"] += cost.compute_cycles
+        row["fill_drain"] += cost.fill_drain_cycles
+        row["stall"] += cost.stall_cycles
+        row["tail"] += slot.tail
+    order = [e.name.split("@")[0] for e in workload.einsums]
+    out = [table[n] for n in dict.fromkeys(order)]
+    for row in out:
+        row["engines"] = "+".join(sorted(row["engines"]))
+    return out
+
+
+def breakdown_text(name: str, rows_: list[dict[str, object]]) -> str:
+    """The breakdown as a fixed-width table with a total per engine."""
+    lines = [f"{name}: cycles per head (sum over {ROW_BLOCKS} query blocks)",
+             f"{'einsum':8} {'engine':12} {'ours':>7} {'compute':>8} {'fill/drn':>8} {'stall':>7} {'tail':>6} "
+             f"{'artifact':>8}"]
+    for r in rows_:
+        art = "-" if r["artifact"] is None else f"{r['artifact']:,}"
+        lines.append(f"{r['einsum']:8} {r['engines']:12} {r['ours']:>7,} {r['compute']:>8,.0f} "
+                     f"{r['fill_drain']:>8,.0f} {r['stall']:>7,.0f} {r['tail']:>6,} {art:>8}")
+    return "\n".join(lines)
+
+
 def rows() -> list[Comparison]:
     """Published vs ours for every FuseMax quantity at 1K tokens."""
     flat, fusemax = measure("FLAT"), measure("FuseMax")
@@ -167,7 +237,12 @@ def main(argv: list[str] | None = None) -> None:
     """Print quantity | published | ours | error %; with --sweep OUTDIR also write the sweep's CSV and PNGs."""
     parser = argparse.ArgumentParser(prog="python -m validation.fusemax")
     parser.add_argument("--sweep", type=Path, metavar="OUTDIR", help="sweep 1K..64K tokens into OUTDIR")
+    parser.add_argument("--breakdown", action="store_true", help="per-einsum cycles per head, ours vs the artifact")
     args = parser.parse_args(argv)
+    if args.breakdown:
+        for name in CASCADES:
+            print(breakdown_text(name, breakdown(name)))
+            print()
     print(comparison_table(rows()))
     if args.sweep is not None:
         frame = sweep()
