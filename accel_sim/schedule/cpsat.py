@@ -141,8 +141,18 @@ def add_assignment(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
                   - sum(saved))
         shorter = [(o.tail_cycles - x.tail_cycles) * v.variant[(task.name, o.engine, x.resident)] for o in task.options
                    for x in o.variants if (task.name, o.engine, x.resident) in v.variant]
-        model.Add(v.tail[task.name] == sum(o.tail_cycles * v.choose[(task.name, o.engine)] for o in task.options)
-                  - sum(shorter))
+        own_tail = sum(o.tail_cycles * v.choose[(task.name, o.engine)] for o in task.options) - sum(shorter)
+        # A fused consumer ends with its producer's last tile, so its end is not its own pipeline: no tail (the
+        # replay likewise waits for it to finish before the engine's next einsum).
+        fused_in = [v.fused[b.tensor] for b in problem.buffers if task.name in b.consumers and b.tiles]
+        if not fused_in:
+            model.Add(v.tail[task.name] == own_tail)
+            continue
+        no_fused_input = model.NewBoolVar(f"no_fused_input_{task.name}")
+        model.AddBoolAnd([lit.Not() for lit in fused_in]).OnlyEnforceIf(no_fused_input)
+        model.AddBoolOr(fused_in).OnlyEnforceIf(no_fused_input.Not())
+        model.Add(v.tail[task.name] == own_tail).OnlyEnforceIf(no_fused_input)
+        model.Add(v.tail[task.name] == 0).OnlyEnforceIf(no_fused_input.Not())
 
 
 def add_residency(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
@@ -557,8 +567,10 @@ def _list_makespan(problem: Problem, choice: dict, mode: dict, order: tuple[str,
     position = {n: i for i, n in enumerate(order)}
     for name in order:
         o = choice[name]
+        fused_in = any(mode[b.tensor] == "fused" for b in problem.buffers if name in b.consumers)
+        tail = 0 if fused_in else o.tail_cycles  # a fused consumer's end is its producer's last tile: no tail
         previous_end, previous_tail = last.get(o.engine, (0, 0))
-        s = previous_end - min(previous_tail, o.tail_cycles)  # the two pipeline tails overlap
+        s = previous_end - min(previous_tail, tail)  # the two pipeline tails overlap
         end_floor = 0
         for b in problem.buffers:
             if name not in b.consumers:
@@ -576,5 +588,5 @@ def _list_makespan(problem: Problem, choice: dict, mode: dict, order: tuple[str,
         s = max(s, end_floor - o.cycles)  # the engine runs the einsum without a break, as in the model
         start[name] = s
         end[name] = s + o.cycles
-        last[o.engine] = (end[name], o.tail_cycles)
+        last[o.engine] = (end[name], tail)
     return max(end.values())

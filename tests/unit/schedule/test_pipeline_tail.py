@@ -53,3 +53,18 @@ def test_replay_plays_the_tails_as_planned(seed: int) -> None:
         pytest.skip("spills may contend")
     trace = replay(sched)
     assert trace.makespan_cycles == sched.makespan_cycles
+
+
+def test_a_fused_consumer_has_no_tail() -> None:
+    """p (10 cycles, engine y) feeds a (8 cycles, tail 6, engine x) fused in 2 tiles; b (8 cycles, tail 6) also
+    runs on x. a's end waits for p's last tile, so it is no pipeline a successor can overlap, nor can a start in
+    b's tail: b 0-8, a 8-16 (a must end >= 10 + 8 / 2 = 14), makespan 16 (hand-derived; a tail on a would give
+    14). The brute force and the replay agree."""
+    tasks = (Task("p", (Option("y", 10, 1.0),)), Task("a", (Option("x", 8, 1.0, tail_cycles=6),)),
+             Task("b", (Option("x", 8, 1.0, tail_cycles=6),)))
+    problem = Problem(tasks, (Buffer("T", 4, "p", ("a",), tiles=2),), (("p", "a"),), None, 4.0, None, 1e-12,
+                      required_fusions=(("p", "a"),))
+    sched = solve(problem, time_limit_s=1.0)
+    assert sched.makespan_cycles == 16
+    assert brute_force_makespan(problem) == 16
+    assert replay(sched).makespan_cycles == 16
