@@ -17,33 +17,37 @@ def small_sweep():
     return sweep((256, 512), time_limit_s=0.05)
 
 
-@pytest.mark.xfail(strict=True, reason="BQK/SLNV (FuseMax) and QK/AV (FLAT) are bound by the 512 B/cycle global-buffer "
-                   "port (the artifact bounds only DRAM), so the skew overlap between contractions has no free tail "
-                   "to hide: validation/fusemax.py --breakdown; remove this marker when the 20% bound is met")
-def test_latencies_and_speedup_within_20_percent(table: dict[str, float]) -> None:
-    """Issue 9 acceptance: FLAT and FuseMax latencies within 20% of 13.39 ms and 2.01 ms (targets.md), and the
-    speedup within 20% of 13.39 / 2.01 = 6.66x."""
-    for quantity in ("FLAT latency (ms)", "FuseMax latency (ms)", "speedup FuseMax over FLAT"):
+def test_flat_latency_within_20_percent(table: dict[str, float]) -> None:
+    """Issue 9 acceptance for FLAT: 13.39 ms published (targets.md) within 20%; measured 14.96 ms = 768 heads x
+    18,309 cycles at 940 MHz (the 1-D array's four passes of 1,024 cycles per block, SN's sub + exp chained,
+    SN/GM/SD kept in the lanes' registers, plus the 2-D QK/AV around them)."""
+    assert table["FLAT latency (ms)"] == pytest.approx(PUBLISHED["FLAT latency (ms)"], rel=0.20)
+
+
+@pytest.mark.xfail(strict=True, reason="each block's BQK and SLNV pay the 2-D array's 510-cycle skew, which the "
+                   "artifact does not charge, and LM (a map on BQK's output) cannot start in BQK's tail: "
+                   "validation/fusemax.py --breakdown; remove this marker when the 20% bound is met")
+def test_fusemax_latency_and_speedup_within_20_percent(table: dict[str, float]) -> None:
+    """Issue 9 acceptance: FuseMax within 20% of 2.01 ms and the speedup within 20% of 13.39 / 2.01 = 6.66x."""
+    for quantity in ("FuseMax latency (ms)", "speedup FuseMax over FLAT"):
         assert table[quantity] == pytest.approx(PUBLISHED[quantity], rel=0.20)
 
 
 def test_flat_latency_measured(table: dict[str, float]) -> None:
-    """What the model gives (bound not met; pinned so a change is noticed): FLAT at 1K tokens is 17.6 ms = 768
-    heads x 21,504 cycles at 940 MHz (4 query blocks; the 1-D array's four passes of 1,024 cycles per block,
-    SN's sub + exp chained, SN/GM/SD kept in the lanes' registers), within 5%."""
-    assert table["FLAT latency (ms)"] == pytest.approx(17.57, rel=0.05)
+    """What the model gives, pinned so a change is noticed: FLAT at 1K tokens 14.96 ms, within 5%."""
+    assert table["FLAT latency (ms)"] == pytest.approx(14.96, rel=0.05)
 
 
 def test_fusemax_latency_measured(table: dict[str, float]) -> None:
-    """FuseMax at 1K tokens measures 6.25 ms (BQK and SLN kept in the 2-D PEs' registers, their folds behind one
-    skew per block), within 5%: pinned, since the published 2.01 ms is not met (validation/fusemax.py)."""
-    assert table["FuseMax latency (ms)"] == pytest.approx(6.25, rel=0.05)
+    """FuseMax at 1K tokens measures 3.07 ms (BQK and SLN kept in the 2-D PEs' registers, 32-bank global buffer),
+    within 5%: pinned, since the published 2.01 ms is not met (validation/fusemax.py)."""
+    assert table["FuseMax latency (ms)"] == pytest.approx(3.07, rel=0.05)
 
 
 def test_fusemax_is_faster_than_flat(table: dict[str, float]) -> None:
-    """The direction the paper reports (FuseMax faster than FLAT at 1K tokens) holds, by more than 2x (measured
-    2.81x; published 6.66x)."""
-    assert table["speedup FuseMax over FLAT"] > 2.0
+    """The direction the paper reports (FuseMax faster than FLAT at 1K tokens) holds, by more than 4x (measured
+    4.88x; published 6.66x)."""
+    assert table["speedup FuseMax over FLAT"] > 4.0
 
 
 def test_sweep_writes_rows_and_plots(small_sweep, tmp_path) -> None:
