@@ -34,3 +34,10 @@ def elementwise_exp(n: int, bits: int = 16) -> Workload:
     """Y[i] = exp(X[i])."""
     e = Einsum("exp", Access("Y", (R("i"),)), Call("exp", (Access("X", (R("i"),)),)), {"i": n})
     return Workload("exp", (Tensor("X", ("I",), (n,), bits), Tensor("Y", ("I",), (n,), bits)), (e,))
+
+
+def exp_chain(n: int) -> Workload:
+    """Y[i] = exp(X[i]); Z[i] = exp(Y[i]) over 16-bit tensors: Y is the intermediate (scheduler tests)."""
+    y = Einsum("Y", Access("Y", (R("i"),)), Call("exp", (Access("X", (R("i"),)),)), {"i": n})
+    z = Einsum("Z", Access("Z", (R("i"),)), Call("exp", (Access("Y", (R("i"),)),)), {"i": n})
+    return Workload("chain", tuple(Tensor(t, ("I",), (n,)) for t in "XYZ"), (y, z))

@@ -6,17 +6,15 @@ import pytest
 from accel_sim.schedule.cpsat import solve
 from accel_sim.schedule.problem import build_problem
 from accel_sim.spec.arch import Arch
-from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
+from accel_sim.spec.workload import Workload
+from tests.builders import exp_chain
 
-R = Affine.rank
 N = 1024  # elements of 16 bits: 2,048 B per tensor
 
 
 def chain() -> Workload:
-    """Y[i] = exp(X[i]); Z[i] = exp(Y[i]): Y is the intermediate."""
-    y = Einsum("Y", Access("Y", (R("i"),)), Call("exp", (Access("X", (R("i"),)),)), {"i": N})
-    z = Einsum("Z", Access("Z", (R("i"),)), Call("exp", (Access("Y", (R("i"),)),)), {"i": N})
-    return Workload("chain", tuple(Tensor(t, ("I",), (N,)) for t in "XYZ"), (y, z))
+    """The two-exp chain of tests/builders.py at N elements: Y is the intermediate."""
+    return exp_chain(N)
 
 
 def arch(capacity: str = "1 MiB") -> Arch:
