@@ -18,13 +18,14 @@ R = Affine.rank
 
 
 def two_level_arch(*, dram_gbps: float = 1.0, sram: str = "1 MiB", rows: int = 4, cols: int = 4,
-                   dataflow: str = "ws", lanes: int = 8) -> Arch:
+                   dataflow: str = "ws", lanes: int = 8, buffering: str = "single") -> Arch:
     """1 GHz clock, so a bandwidth in GB/s is bytes per cycle; DDR4 DRAM energies from the cited table."""
     return Arch.model_validate({
         "name": "t", "clock": "1 GHz", "technology_nm": 45,
         "memory": [{"name": "dram", "technology": "DDR4", "bandwidth": f"{dram_gbps} GB/s"},
                    {"name": "sram", "capacity": sram, "bandwidth": "1000 GB/s"}],
-        "engines": [{"name": "mxu", "kind": "systolic", "rows": rows, "cols": cols, "dataflow": dataflow},
+        "engines": [{"name": "mxu", "kind": "systolic", "rows": rows, "cols": cols, "dataflow": dataflow,
+                     "stationary_buffering": buffering},
                     {"name": "vec", "kind": "vector", "lanes": lanes, "contractions": False}],
     })
 
