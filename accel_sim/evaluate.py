@@ -136,11 +136,8 @@ class Result:
                                    "ops": b.ops, "compute_cycles": c.compute_cycles,
                                    "fill_drain_cycles": c.fill_drain_cycles, "stall_cycles": c.stall_cycles,
                                    "cycles": c.total_cycles, "utilization": c.utilization}
-            moved = dict.fromkeys((level.name for level in self.arch.memory), 0.0)
-            for (level_name, tensor, _), n in c.accesses.items():  # one pass over the access records
-                if level_name in moved:
-                    moved[level_name] += n * bits.get(tensor, 0) / 8
-            row.update({f"{name}_bytes": nbytes for name, nbytes in moved.items()})
+            moved = c.bytes_by_level(bits)
+            row.update({f"{level.name}_bytes": moved.get(level.name, 0.0) for level in self.arch.memory})
             row.update({"bytes": b.traffic_bytes, "latency_s": c.total_cycles / self.arch.clock_hz,
                         "energy_j": c.total_energy_j, "roofline_cycles": b.cycles, "bound": b.kind})
             rows.append(row)

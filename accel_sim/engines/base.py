@@ -46,6 +46,13 @@ class EngineBase(BaseModel):
         """The cost with the best mapping for `objective`; engines without a mapper return `cost`."""
         return self.cost(einsum, workload, arch)
 
+    def level_busy_cycles(self, cost: Cost, workload: Workload, arch: Arch) -> dict[str, float]:
+        """Cycles (arch clock) each memory level needs for the bytes `cost` moves through it, as this engine sees it."""
+        moved = cost.bytes_by_level({t.name: t.bits for t in workload.tensors})
+        return {level.name: moved.get(level.name, 0.0)
+                / self.level_bandwidth_bytes_per_s(level, arch.engine_clock_hz(self)) * arch.clock_hz
+                for level in arch.memory}
+
     def register_capacity_bytes(self) -> float:
         """Bytes of datapath registers that can hold a tensor between two einsums on this engine (0: none)."""
         return 0.0

@@ -145,12 +145,7 @@ def systolic_resident_cost(einsum: Einsum, workload: Workload, arch: Arch, engin
     scores = systolic_scores(einsum, workload, arch, pinned, batch, codes)
     cost = systolic_cost_of(einsum, workload, arch, pinned, scores, 0)
     skew = (engine.rows + engine.cols - 2) * arch.clock_hz / arch.engine_clock_hz(engine)
-    bits = {t: workload.tensor(t).bits for t in tensor_names(einsum)}
-    moved: dict[str, float] = {}
-    for (level, name, _), elements in cost.accesses.items():
-        moved[level] = moved.get(level, 0.0) + elements * bits[name] / 8
-    busiest = max((moved.get(lv.name, 0.0) / lv.bandwidth_bytes_per_s * arch.clock_hz for lv in arch.memory),
-                  default=0.0)
+    busiest = max(engine.level_busy_cycles(cost, workload, arch).values(), default=0.0)
     total = max(cost.compute_cycles + skew, busiest)
     return replace(cost, fill_drain_cycles=skew, stall_cycles=total - cost.compute_cycles - skew,
                    utilization=cost.utilization * cost.total_cycles / total if total > 0 else 0.0)

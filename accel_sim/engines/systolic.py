@@ -171,12 +171,8 @@ class SystolicEngine(EngineBase):
         if einsum.op != "mac" or self.stationary_buffering == "single":
             return 0.0
         skew = (self.rows + self.cols - 2) * arch.clock_hz / arch.engine_clock_hz(self)
-        moved: dict[str, float] = {}
-        for (level, name, _), elements in cost.accesses.items():
-            moved[level] = moved.get(level, 0.0) + elements * workload.tensor(name).bits / 8
         # the next einsum's operands cannot arrive early through a level this one keeps busy to its end
-        busiest = max((moved.get(lv.name, 0.0) / self.level_bandwidth_bytes_per_s(lv, arch.clock_hz) * arch.clock_hz
-                       for lv in arch.memory), default=0.0)
+        busiest = max(self.level_busy_cycles(cost, workload, arch).values(), default=0.0)
         return max(0.0, min(skew, cost.fill_drain_cycles, cost.total_cycles - busiest))
 
     def best_cost(self, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp") -> Cost:

@@ -31,19 +31,6 @@ if TYPE_CHECKING:
 _WRITE_ACTIONS = ("fill", "update", "write")  # as the systolic scorer counts them: bits written into a level
 
 
-def _level_cycles(accesses: dict[tuple[str, str, str], float], workload: Workload, arch: Arch,
-                  engine: EngineBase) -> dict[str, float]:
-    """Busy cycles (arch clock) of each level for the given (level, tensor, action) -> elements accesses."""
-    bits_by_level: dict[str, float] = {}
-    for (level, tensor, _), elements in accesses.items():
-        bits_by_level[level] = bits_by_level.get(level, 0.0) + elements * workload.tensor(tensor).bits
-    out = {}
-    for level in arch.memory:
-        bandwidth = engine.level_bandwidth_bytes_per_s(level, arch.engine_clock_hz(engine))
-        out[level.name] = bits_by_level.get(level.name, 0.0) / 8 / bandwidth * arch.clock_hz
-    return out
-
-
 def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase, on_chip: frozenset[str],
                  levels: frozenset[str] | None = None) -> Cost:
     """`cost` with the accesses of the `on_chip` tensors at `levels` removed (module docstring); `levels` None:
@@ -60,11 +47,11 @@ def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase,
         read_e, write_e = per_bit[level]
         key, e = ((level, "write"), write_e) if action in _WRITE_ACTIONS else ((level, "read"), read_e)
         energy[key] = max(0.0, energy.get(key, 0.0) - bits * e)
-    before = _level_cycles(cost.accesses, workload, arch, engine)
+    before = engine.level_busy_cycles(cost, workload, arch)
     busy = cost.compute_cycles + cost.fill_drain_cycles
     total = cost.total_cycles
     if total > busy and max(before[name] for name in levels if name in before) >= total * (1 - 1e-9):
-        total = max([busy, *_level_cycles(kept, workload, arch, engine).values()])
+        total = max([busy, *engine.level_busy_cycles(replace(cost, accesses=kept), workload, arch).values()])
     utilization = cost.utilization * cost.total_cycles / total if total > 0 else cost.utilization
     return replace(cost, stall_cycles=total - busy, accesses=kept, energy_j=energy,
                    utilization=min(1.0, utilization))

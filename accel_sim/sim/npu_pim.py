@@ -216,11 +216,6 @@ def resized(workload: Workload, einsum: Einsum, sizes: dict[str, int]) -> tuple[
     return new, Workload(workload.name, tensors, (new,))
 
 
-def _dram_bytes(cost: Cost, workload: Workload, level: str, skip: frozenset[str] = frozenset()) -> float:
-    bits = {t.name: t.bits for t in workload.tensors}
-    return sum(n * bits[t] / 8 for (lv, t, _), n in cost.accesses.items() if lv == level and t not in skip)
-
-
 @dataclass(frozen=True)
 class _Machine:
     arch: Arch
@@ -258,6 +253,8 @@ class _Coster:
             first, name, cost, busy, dram, rest = self.memo[("npu", key)]
             return name, cost.with_tensor_names(dict(zip(first, tensors))), busy, dram, rest
         arch, clock = self.m.arch, self.m.arch.clock_hz
+        bits = {t.name: t.bits for t in workload.tensors}
+        activation_bits = {t: 0 if workload.storage_class[t] == "weights" else b for t, b in bits.items()}
         options = []
         for engine in (self.m.arrays[:1] + self.m.others):
             if engine.peak_per_cycle(einsum) <= 0:
@@ -265,13 +262,12 @@ class _Coster:
             cost = engine.cost(einsum, workload, arch)
             share = len(self.m.arrays) if engine in self.m.arrays else 1
             compute = (cost.compute_cycles + cost.fill_drain_cycles) / share
-            on_chip = max([_dram_bytes(cost, workload, lv.name) / lv.bandwidth_bytes_per_s * clock
-                           for lv in arch.memory if lv.name != self.m.dram], default=0.0)
-            dram = _dram_bytes(cost, workload, self.m.dram)
+            level_cycles = engine.level_busy_cycles(cost, workload, arch)
+            on_chip = max([cycles for name, cycles in level_cycles.items() if name != self.m.dram], default=0.0)
+            dram = cost.bytes_by_level(bits).get(self.m.dram, 0.0)
             busy = max(compute, on_chip) / clock
             total = max(busy, dram / arch.level(self.m.dram).bandwidth_bytes_per_s)
-            weights = frozenset(t for t, c in workload.storage_class.items() if c == "weights")
-            rest = _dram_bytes(cost, workload, self.m.dram, weights)
+            rest = cost.bytes_by_level(activation_bits).get(self.m.dram, 0.0)  # DRAM bytes other than weights
             options.append((total, NPU if engine in self.m.arrays else engine.name, cost, busy, dram, rest))
         if not options:
             raise ConfigError(f"no NPU engine of arch '{arch.name}' can run einsum '{einsum.name}' "

@@ -7,6 +7,7 @@ Access actions: `read` (elements read out of a level), `fill` (written into it f
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -58,6 +59,13 @@ class Cost:
         return Cost(macs, self.compute_cycles + other.compute_cycles, self.stall_cycles + other.stall_cycles,
                     self.fill_drain_cycles + other.fill_drain_cycles, _merge(self.accesses, other.accesses),
                     _merge(self.energy_j, other.energy_j), util)
+
+    def bytes_by_level(self, bits: Mapping[str, int]) -> dict[str, float]:
+        """Bytes the access records move at each level, given each tensor's width in bits."""
+        moved: dict[str, float] = {}
+        for (level, tensor, _), elements in self.accesses.items():
+            moved[level] = moved.get(level, 0.0) + elements * bits[tensor] / 8
+        return moved
 
     def with_tensor_names(self, names: dict[str, str]) -> Cost:
         """The same cost with its access records' tensors renamed (reusing a cost for a repeated layer)."""
