@@ -134,31 +134,22 @@ def _on_chip_level(arch: Arch) -> MemoryLevel | None:
     return max(inner, key=lambda lv: lv.capacity_bytes) if inner else None
 
 
-def _tile_count(workload: Workload, tensor: str, consumer: Einsum) -> int:
+def _kept_ranks(tensor: str, consumer: Einsum) -> set[str]:
+    """Ranks `consumer` reads `tensor` along plainly (one index term) and keeps in its output."""
+    return {index.terms[0][0] for acc in consumer.inputs if acc.tensor == tensor for index in acc.indices
+            if len(index.terms) == 1 and index.terms[0][0] in consumer.output.ranks}
+
+
+def _tile_count(tensor: str, consumer: Einsum) -> int:
     """Tiles a single consumer can take one at a time: the largest rank it keeps from the tensor in its output."""
-    kept = []
-    out_ranks = set(consumer.output.ranks)
-    for acc in consumer.inputs:
-        if acc.tensor != tensor:
-            continue
-        for index in acc.indices:
-            if len(index.terms) == 1 and index.terms[0][0] in out_ranks:
-                kept.append(consumer.sizes[index.terms[0][0]])
-    return max(kept) if kept and max(kept) > 1 else 0
+    largest = max((consumer.sizes[r] for r in _kept_ranks(tensor, consumer)), default=0)
+    return largest if largest > 1 else 0
 
 
-def _kept_tile_count(workload: Workload, tensor: str, consumers: list[Einsum]) -> int:
+def _kept_tile_count(tensor: str, consumers: list[Einsum]) -> int:
     """Tiles of `tensor` along the largest of its plain ranks that every consumer keeps in its output (1: none)."""
-    common: set[str] | None = None
-    for consumer in consumers:
-        kept = set()
-        for acc in consumer.inputs:
-            if acc.tensor == tensor:
-                kept |= {i.terms[0][0] for i in acc.indices
-                         if len(i.terms) == 1 and i.terms[0][0] in consumer.output.ranks}
-        common = kept if common is None else common & kept
-    sizes = [consumers[0].sizes[r] for r in common or ()]
-    return max(sizes, default=1)
+    common = set.intersection(*(_kept_ranks(tensor, c) for c in consumers))
+    return max((consumers[0].sizes[r] for r in common), default=1)
 
 
 def _residencies(arch: Arch, workload: Workload, buffers: list[Buffer], tasks: list[Task],
@@ -170,7 +161,7 @@ def _residencies(arch: Arch, workload: Workload, buffers: list[Buffer], tasks: l
     for b in buffers:
         if b.tensor in alias:
             continue
-        tile = math.ceil(b.bytes / _kept_tile_count(workload, b.tensor, [workload.einsum(c) for c in b.consumers]))
+        tile = math.ceil(b.bytes / _kept_tile_count(b.tensor, [workload.einsum(c) for c in b.consumers]))
         for engine in arch.engines:
             members = (b.producer, *b.consumers)
             if 0 < tile <= engine.register_capacity_bytes() and all(engine.name in options[m] for m in members):
@@ -270,7 +261,7 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
     buffers = []
     for tensor, consumers in readers.items():
         t = workload.tensor(tensor)
-        tiles = (_tile_count(workload, tensor, workload.einsum(consumers[0]))
+        tiles = (_tile_count(tensor, workload.einsum(consumers[0]))
                  if len(consumers) == 1 and tensor not in alias else 0)
         buffers.append(Buffer(tensor, math.ceil(t.bytes), writer[tensor], tuple(consumers), tiles))
 
