@@ -17,6 +17,7 @@ lets a sweep over bandwidths and clocks map each layer of a network once per arr
 """
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import sys
 import time
@@ -318,11 +319,6 @@ def _distinct(states: list) -> list:
     return out
 
 
-def _search_args(args: tuple) -> SearchResult:
-    """One search from a packed argument tuple (what a worker process of `search_many` runs)."""
-    return search(*args)
-
-
 def search_many(einsums: list[Einsum], workload: Workload, arch: Arch, engine: SystolicEngine,
                 objective: str = "edp", method: Method = "cpsat", time_limit_s: float = 1.0, seed: int = 0,
                 jobs: int = 1) -> list[SearchResult]:
@@ -331,14 +327,14 @@ def search_many(einsums: list[Einsum], workload: Workload, arch: Arch, engine: S
     Each search is independent and deterministic, so the results equal a one-process loop's. Worker results
     do not enter this process's cache.
     """
-    args = [(e, workload, arch, engine, objective, method, time_limit_s, seed) for e in einsums]
+    shared = (workload, arch, engine, objective, method, time_limit_s, seed)
     if jobs <= 1 or len(einsums) <= 1 or not sys.platform.startswith("linux"):
-        return [_search_args(a) for a in args]
+        return [search(e, *shared) for e in einsums]
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=min(jobs, len(einsums)),
                              mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(_search_args, args))
+        return list(pool.map(search, einsums, *(itertools.repeat(v) for v in shared)))
 
 
 def clear_cache() -> None:
