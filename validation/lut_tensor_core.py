@@ -103,11 +103,9 @@ def rows() -> list[Comparison]:
     return out
 
 
-def main() -> list[Comparison]:
-    """Print the validation table and return its rows."""
-    found = rows()
-    print(comparison_table(found))
-    return found
+def main() -> None:
+    """Print the comparison table."""
+    print(comparison_table(rows()))
 
 
 if __name__ == "__main__":

@@ -126,11 +126,9 @@ def extra_rows() -> list[Comparison]:
     ]
 
 
-def main() -> list[Comparison]:
-    """Print the validation table and return its rows."""
-    found = rows()
-    print(comparison_table(found))
-    return found
+def main() -> None:
+    """Print the comparison table."""
+    print(comparison_table(rows()))
 
 
 if __name__ == "__main__":
