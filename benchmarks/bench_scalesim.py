@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from accel_sim.engines.scalesim_base import REPORT_FIELDS, ScaleSimArch, ScaleSimLayer  # noqa: E402
 from accel_sim.engines.scalesim_compat import simulate_layer  # noqa: E402
-from accel_sim.io.scalesim import REPORT_FILES, read_report  # noqa: E402
+from accel_sim.io.scalesim import REPORT_FILES, config_text, read_report  # noqa: E402
 
 SCALESIM_VERSION = "3.0.0"
 VENVS = (Path("/tmp/scalesim-venv"), ROOT / ".bench" / "scalesim-venv")
@@ -57,45 +57,6 @@ LAYERS: list[tuple[str, str, tuple[int, ...]]] = [
     ("tpu128", "llama_decode_gemv", (1, 1024, 2048)),
     ("tpu128", "r50_fc", (1, 1000, 2048)),
 ]
-
-CFG = """[general]
-run_name = bench
-
-[architecture_presets]
-ArrayHeight = {rows}
-ArrayWidth = {cols}
-IfmapSramSzkB = {if_kib}
-FilterSramSzkB = {fl_kib}
-OfmapSramSzkB = {of_kib}
-IfmapOffset = 0
-FilterOffset = 10000000
-OfmapOffset = 20000000
-Bandwidth = {bw}
-Dataflow = {df}
-ReadRequestBuffer = 32
-WriteRequestBuffer = 32
-
-[layout]
-IfmapCustomLayout = False
-IfmapSRAMBankBandwidth = {bank}
-IfmapSRAMBankNum = 1
-IfmapSRAMBankPort = 2
-FilterCustomLayout = False
-FilterSRAMBankBandwidth = {bank}
-FilterSRAMBankNum = 1
-FilterSRAMBankPort = 2
-
-[sparsity]
-SparsitySupport = false
-SparseRep = ellpack_block
-OptimizedMapping = false
-BlockSize = 8
-RandomNumberGeneratorSeed = 40
-
-[run_presets]
-InterfaceBandwidth = USER
-UseRamulatorTrace = False
-"""
 
 # Runs inside SCALE-Sim's venv: one layer per run, timing the simulation call only.
 RUNNER = """
@@ -144,10 +105,8 @@ def write_inputs(work: Path) -> list[dict]:
     (work / "layout.csv").write_text("Layer name,\n")
     jobs = []
     for config, name, dims in LAYERS:
-        rows, cols, df, if_kib, fl_kib, of_kib, bw, bank = CONFIGS[config]
         cfg = work / f"{name}.cfg"
-        cfg.write_text(CFG.format(rows=rows, cols=cols, df=df, if_kib=if_kib, fl_kib=fl_kib, of_kib=of_kib, bw=bw,
-                                  bank=bank))
+        cfg.write_text(config_text(arch_of(config), run_name="bench"))
         topo = work / f"{name}.csv"
         if len(dims) == 7:
             topo.write_text("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "

@@ -288,6 +288,48 @@ def load_topology(path: str | Path, gemm: bool = False) -> list[ScaleSimLayer]:
     return layers
 
 
+def config_text(arch: ScaleSimArch, run_name: str = "accel-sim") -> str:
+    """`arch` as a SCALE-Sim 3.0.0 .cfg (what `load_scalesim_config` reads back), e.g. to run SCALE-Sim itself."""
+    return f"""[general]
+run_name = {run_name}
+
+[architecture_presets]
+ArrayHeight = {arch.rows}
+ArrayWidth = {arch.cols}
+IfmapSramSzkB = {arch.ifmap_sram_kib}
+FilterSramSzkB = {arch.filter_sram_kib}
+OfmapSramSzkB = {arch.ofmap_sram_kib}
+IfmapOffset = 0
+FilterOffset = 10000000
+OfmapOffset = 20000000
+Bandwidth = {arch.ofmap_bandwidth}
+Dataflow = {arch.dataflow}
+ReadRequestBuffer = 32
+WriteRequestBuffer = 32
+
+[layout]
+IfmapCustomLayout = False
+IfmapSRAMBankBandwidth = {arch.ifmap_bank_bandwidth}
+IfmapSRAMBankNum = 1
+IfmapSRAMBankPort = 2
+FilterCustomLayout = False
+FilterSRAMBankBandwidth = {arch.filter_bank_bandwidth}
+FilterSRAMBankNum = 1
+FilterSRAMBankPort = 2
+
+[sparsity]
+SparsitySupport = false
+SparseRep = ellpack_block
+OptimizedMapping = false
+BlockSize = 8
+RandomNumberGeneratorSeed = 40
+
+[run_presets]
+InterfaceBandwidth = {arch.interface}
+UseRamulatorTrace = False
+"""
+
+
 def format_value(value: int | float) -> str:
     """A value as SCALE-Sim prints it: counts as integers, cycles and rates as Python floats."""
     return str(value)

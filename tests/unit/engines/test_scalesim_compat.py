@@ -14,7 +14,7 @@ from accel_sim.cli import main
 from accel_sim.engines import scalesim_base as scb
 from accel_sim.engines import scalesim_compat as sc
 from accel_sim.engines.systolic import fold_plan, sram_traffic
-from accel_sim.io.scalesim import read_report
+from accel_sim.io.scalesim import config_text, read_report
 
 GOLDEN = Path(__file__).parents[2] / "golden" / "scalesim" / "cases.csv"
 CASES = list(csv.DictReader(GOLDEN.open()))
@@ -249,40 +249,6 @@ def test_quirk_ofmap_dram_writes_can_exceed_outputs(ours: dict) -> None:
 # End to end through the CLI
 # ---------------------------------------------------------------------------------------------------
 
-CFG = """[general]
-run_name = e2e
-
-[architecture_presets]
-ArrayHeight = {array_rows}
-ArrayWidth = {array_cols}
-IfmapSramSzkB = {ifmap_sram_kib}
-FilterSramSzkB = {filter_sram_kib}
-OfmapSramSzkB = {ofmap_sram_kib}
-IfmapOffset = 0
-FilterOffset = 10000000
-OfmapOffset = 20000000
-Bandwidth = {bw}
-Dataflow = {dataflow}
-ReadRequestBuffer = 32
-WriteRequestBuffer = 32
-
-[layout]
-IfmapCustomLayout = False
-IfmapSRAMBankBandwidth = {ifmap_bank_bw}
-IfmapSRAMBankNum = 1
-IfmapSRAMBankPort = 2
-FilterCustomLayout = False
-FilterSRAMBankBandwidth = {filter_bank_bw}
-FilterSRAMBankNum = 1
-FilterSRAMBankPort = 2
-
-[sparsity]
-SparsitySupport = false
-
-[run_presets]
-InterfaceBandwidth = {interface_mode}
-UseRamulatorTrace = False
-"""
 HEADERS = {  # our column -> (report file, SCALE-Sim header)
     "total_cycles": ("COMPUTE_REPORT.csv", "Total Cycles"),
     "stall_cycles": ("COMPUTE_REPORT.csv", "Stall Cycles"),
@@ -300,7 +266,7 @@ def test_cli_reports_match_scalesim(case_id: str, tmp_path: Path, capsys: pytest
     """`accel-sim scalesim CFG TOPO` writes the three reports whose cells equal cases.csv (gemm, conv, stall, CALC)."""
     case = next(c for c in CASES if c["case_id"] == case_id)
     cfg = tmp_path / "case.cfg"
-    cfg.write_text(CFG.format(bw=case["bandwidth"] or 10, **case))
+    cfg.write_text(config_text(arch_of(case)))
     topo = tmp_path / "topo.csv"
     gemm = case["kind"] == "gemm"
     if gemm:

@@ -130,3 +130,16 @@ def test_report_layout_matches_scalesim(tmp_path: Path) -> None:
     assert lines[0] == COMPUTE_HEADER and lines[1].startswith("0, ") and lines[1].endswith(",")
     detail = read_report(tmp_path / "DETAILED_ACCESS_REPORT.csv")[0]
     assert detail["SRAM IFMAP Reads"].isdigit() and detail["DRAM IFMAP Start Cycle"].endswith(".0")
+
+
+@pytest.mark.parametrize("dataflow, interface", [("os", "USER"), ("ws", "CALC"), ("is", "USER")])
+def test_config_text_reads_back_as_the_same_arch(tmp_path: Path, dataflow: str, interface: str) -> None:
+    """config_text writes SCALE-Sim's .cfg format; reading it back gives the arch it was written from."""
+    from accel_sim.engines.scalesim_base import ScaleSimArch
+    from accel_sim.io.scalesim import config_text
+
+    arch = ScaleSimArch(16, 8, 64, 32, 16, dataflow, interface, 8, 4, 2)
+    path = tmp_path / "round.cfg"
+    path.write_text(config_text(arch, run_name="round"))
+    read = load_scalesim_config(path)
+    assert (read.arch, read.run_name) == (arch, "round")
