@@ -263,18 +263,25 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
 SYSTOLIC_ROLES = {"os": ("M", "N", "K"), "ws": ("K", "N", "M"), "is": ("K", "M", "N")}  # (rows, cols, time)
 
 
-def gemm_roles(einsum: Einsum, tensors: MappingType[str, Tensor] | None = None
-               ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(M, N, K, batch) ranks of a contraction in its im2col view (N indexes the weight-like operand)."""
-    if einsum.op != "mac":
-        raise InfeasibleError(f"einsum '{einsum.name}' is not a contraction (operator '{einsum.op}'), so it has "
-                              f"no GEMM view. Fix: run it on an engine for '{einsum.op}', e.g. a vector engine")
+def gemm_operands(einsum: Einsum, tensors: MappingType[str, Tensor] | None = None) -> tuple[Access, Access]:
+    """(streamed, weight-like) inputs of a contraction: the one weight/constant tensor is weight-like, else the
+    second input."""
     a, w = einsum.inputs
     if tensors is not None:
         weights = [acc for acc in (a, w) if tensors[acc.tensor].kind in ("weight", "constant")]
         if len(weights) == 1:
             w = weights[0]
             a = einsum.inputs[0] if einsum.inputs[1] is w else einsum.inputs[1]
+    return a, w
+
+
+def gemm_roles(einsum: Einsum, tensors: MappingType[str, Tensor] | None = None
+               ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(M, N, K, batch) ranks of a contraction in its im2col view (N indexes the weight-like operand)."""
+    if einsum.op != "mac":
+        raise InfeasibleError(f"einsum '{einsum.name}' is not a contraction (operator '{einsum.op}'), so it has "
+                              f"no GEMM view. Fix: run it on an engine for '{einsum.op}', e.g. a vector engine")
+    a, w = gemm_operands(einsum, tensors)
     out = einsum.output.ranks
     n = tuple(r for r in out if r in w.ranks and r not in a.ranks)
     batch = tuple(r for r in out if r in w.ranks and r in a.ranks)

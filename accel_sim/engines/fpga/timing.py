@@ -14,7 +14,7 @@ from accel_sim.energy import dtype_mac_energy_j
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.costing import level_access_energy
 from accel_sim.engines.fpga.engine import DSP_PIPELINE_STAGES, FPGA_DYNAMIC_POWER_GAP, Parallelism
-from accel_sim.engines.loopnest import gemm_roles
+from accel_sim.engines.loopnest import gemm_operands, gemm_roles
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.spec.cost import Cost
 
@@ -43,11 +43,7 @@ def gemm_view(einsum: Einsum, workload: Workload) -> GemmView:
     tensors = workload.tensor_map
     roles = gemm_roles(einsum, tensors)
     m, n, k, batch = (math.prod(einsum.sizes[r] for r in role) for role in roles)
-    # the same operand gemm_roles treats as weight-like: the one weight/constant tensor, else the second input
-    first, second = einsum.inputs
-    weights = [acc for acc in (first, second) if tensors[acc.tensor].kind in ("weight", "constant")]
-    weight = weights[0] if len(weights) == 1 else second
-    streamed = first if weight is second else second
+    streamed, weight = gemm_operands(einsum, tensors)
     return GemmView(m, n, k, batch, streamed, weight, tensors[streamed.tensor].bits, tensors[weight.tensor].bits)
 
 
