@@ -380,13 +380,16 @@ def _footprints(einsum: Einsum, workload: Workload) -> dict[str, tuple[str, floa
 
 
 def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int,
-                       dataflow: str = "os") -> dict:
+                       dataflow: str = "os", step_bytes: float | None = None) -> dict:
     """Per-level accesses, energy, busy cycles and prologue of a contraction tiled onto a rows x cols array.
 
     The systolic traffic model (the dataflow's implied mapping, each operand resident or streamed as the
     capacities allow) for any engine family whose datapath holds a rows x cols tile: keys 'accesses'
     ((level, tensor, action) -> elements), 'energy' ((level, action) -> J), 'level_cycles' (busy cycles of
     each level at the arch clock) and 'prologue_cycles' (first input tiles before compute can start).
+    The prologue is the first tile held at the innermost level; when that level is off-chip (a CPU described
+    by its DRAM alone) the "tile" would be the whole operand, but the datapath streams its operands (hardware
+    prefetch): only one step's operands, `step_bytes`, arrive before compute starts.
     """
     from types import SimpleNamespace
 
@@ -417,4 +420,7 @@ def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int
     home = [next(li for li, lv in enumerate(arch.memory) if workload.storage_class[n] in lv.holds) for n in names]
     prologue = sum(first[ti] / arch.memory[home[ti]].bandwidth_bytes_per_s * arch.clock_hz
                    for ti in range(len(names)) if names[ti] != einsum.output.tensor)
+    innermost = arch.memory[-1]
+    if step_bytes is not None and is_off_chip(innermost):
+        prologue = min(prologue, step_bytes / innermost.bandwidth_bytes_per_s * arch.clock_hz)
     return {"accesses": accesses, "energy": energy, "level_cycles": level_cycles, "prologue_cycles": prologue}

@@ -256,23 +256,6 @@ def _gemm_shape(einsum: Einsum, workload: Workload) -> tuple[int, int, int, int,
     return m, n, k, batch, tensors[w_acc.tensor].bits, tensors[a_acc.tensor].bits, a_acc.tensor
 
 
-def _traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, step_bytes: float) -> dict:
-    """Loop-nest traffic of the output-stationary tile; with no buffer level, a streaming prologue.
-
-    The shared prologue is the first tile held at the innermost memory level. When that level is the backing
-    store itself (a CPU described by its DRAM alone), the whole operand would count as the "first tile" and
-    serialise with compute; the datapath instead streams its operands (hardware prefetch), so only the first
-    step's operands (`step_bytes`) arrive before it starts and the rest overlaps with compute.
-    """
-    from accel_sim.engines.costing import gemm_array_traffic
-
-    traffic = gemm_array_traffic(einsum, workload, arch, rows, cols, "os")
-    if len(arch.memory) == 1:
-        streamed = step_bytes / arch.memory[0].bandwidth_bytes_per_s * arch.clock_hz
-        traffic = {**traffic, "prologue_cycles": min(traffic["prologue_cycles"], streamed)}
-    return traffic
-
-
 def _finish(einsum: Einsum, arch: Arch, engine: EngineBase, compute: float, traffic: dict,
             energy: dict[tuple[str, str], float], extra_level_cycles: dict[int, float] | None = None) -> Cost:
     """Cost with compute overlapped against the busiest level (double-buffered) after the first tiles arrive."""
@@ -301,6 +284,7 @@ def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCo
     """Cycles, traffic and per-component energy of a contraction on a LUT tensor core."""
     from accel_sim.energy import add_energy_j, regfile_access_energy_j, sram_access_energy_j
     from accel_sim.energy.components import level_energy_per_bit
+    from accel_sim.engines.costing import gemm_array_traffic
 
     m, n, k, batch, w_bits, a_bits, a_name = _gemm_shape(einsum, workload)
     work = lut_work(m, n, k, batch, w_bits, engine)
@@ -341,7 +325,7 @@ def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCo
         energy[("sign_select", "compute")] = work.lookups * add_energy_j(entry_dtype, node_nm=node)
 
     step_k = engine.k_groups * engine.group_size
-    traffic = _traffic(einsum, workload, arch, engine.tile_m, engine.tile_n * engine.units,
+    traffic = gemm_array_traffic(einsum, workload, arch, engine.tile_m, engine.tile_n * engine.units, "os",
                        step_k * (engine.tile_m * a_bits + engine.tile_n * engine.units * w_bits) / 8)
     extra: dict[int, float] = {}
     if engine.precompute == "fused":
@@ -373,6 +357,7 @@ def _dequant_energy_j(activation: ActivationType, node: float) -> float:
 def mac_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: MacTensorCoreEngine) -> Cost:
     """Cycles, traffic and per-component energy of a contraction on a dequantize-then-MAC tensor core."""
     from accel_sim.energy import dtype_mac_energy_j, regfile_access_energy_j
+    from accel_sim.engines.costing import gemm_array_traffic
 
     m, n, k, batch, w_bits, a_bits, _ = _gemm_shape(einsum, workload)
     work = mac_work(m, n, k, batch, w_bits, engine)
@@ -391,7 +376,7 @@ def mac_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: MacTensorCo
         ("pe_registers", "read"): work.macs * 2 * regfile_access_energy_j(regs, bits, node),
         ("pe_registers", "write"): work.macs * regfile_access_energy_j(regs, acc_bits, node),
     }
-    traffic = _traffic(einsum, workload, arch, engine.tile_m, engine.tile_n * engine.units,
+    traffic = gemm_array_traffic(einsum, workload, arch, engine.tile_m, engine.tile_n * engine.units, "os",
                        engine.tile_k * (engine.tile_m * a_bits + engine.tile_n * engine.units * w_bits) / 8)
     return _finish(einsum, arch, engine, engine_cycles * clock_ratio, traffic, energy)
 
