@@ -22,7 +22,7 @@ import multiprocessing
 import sys
 import time
 from collections.abc import Mapping as MappingType
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -119,6 +119,7 @@ class _Cached:
     batch: MappingBatch
     dataflow: np.ndarray
     analyses: tuple
+    tensors: tuple[str, ...]   # the searched einsum's tensors in shape-key order (a hit renames the cost's records)
 
 
 _CACHE: dict[tuple, _Cached] = {}
@@ -154,7 +155,13 @@ def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngin
     cached = _CACHE.get(key)
     if cached is not None:
         if cached.arch == arch:
-            return cached.result
+            # the key ignores names: the cached cost and mapping name the tensors of the einsum searched first
+            names = workload.shape_key(einsum)[1]
+            if names == cached.tensors:
+                return cached.result
+            rename = dict(zip(cached.tensors, names))
+            return replace(cached.result, cost=cached.result.cost.with_tensor_names(rename),
+                           mapping=cached.result.mapping.with_tensor_names(rename))
         return _rescore(cached, einsum, workload, arch, engine, objective)
     start = time.perf_counter()
     best = _Best(objective)
@@ -228,7 +235,8 @@ def search(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngin
     keep, keep_flows = _rows(batch, slice(i, i + 1)), flows[i:i + 1].copy()
     if not pinned:  # re-scored with the winner: a reuse is never worse than the fixed-dataflow cost either
         keep, keep_flows = concat_batches([keep, seeds]), np.concatenate([keep_flows, seed_flows])
-    _CACHE[key] = _Cached(arch, result, keep, keep_flows, systolic_analyses(einsum, workload, arch, engine, keep))
+    _CACHE[key] = _Cached(arch, result, keep, keep_flows, systolic_analyses(einsum, workload, arch, engine, keep),
+                          workload.shape_key(einsum)[1])
     return result
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping as MappingType
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -86,6 +86,10 @@ class Mapping:
     def spatial_factors(self, axis: str) -> dict[str, int]:
         """Spatial factors on engine axis `axis` (ranks not listed have factor 1)."""
         return dict(dict(self.spatial).get(axis, ()))
+
+    def with_tensor_names(self, names: MappingType[str, str]) -> Mapping:
+        """The same mapping with its bypassed tensors renamed (reusing a mapping for a same-shaped einsum)."""
+        return replace(self, bypass=tuple((lv, tuple(names.get(t, t) for t in ts)) for lv, ts in self.bypass))
 
     def bypassed(self, level: str) -> tuple[str, ...]:
         """Tensors that `level` does not keep."""
