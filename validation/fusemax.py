@@ -5,8 +5,14 @@ Published (Nayak et al., "FuseMax", MICRO 2024, via ../shared/targets.md): on a 
 1-D array at 940 MHz, attention of BERT-base (12 heads of 64, batch 64) at 1K tokens takes 13.39 ms with FLAT
 and 2.01 ms with FuseMax (6.66x); 2-D array utilization 0.125 vs 0.89.
 
-Ours: one head (workloads/attention_3pass.einsum.yaml and attention_1pass.einsum.yaml, E = F = 64, M = P =
-tokens) on arch_configs/fusemax_like.yaml. The mechanisms are modelled, not fitted:
+Ours: the cascades (workloads/attention_3pass.einsum.yaml and attention_1pass.einsum.yaml, E = F = 64, M = keys)
+on arch_configs/fusemax_like.yaml. The mechanisms are modelled, not fitted:
+- The 64 x 12 = 768 heads are independent, and they are software-pipelined rather than run back to back: head
+  i + 1 enters the arrays while head i drains (schedule/periodic.py: the CP-SAT graph scheduler on COPIES unrolled
+  instances issued every II cycles, valid for any number of them), so N instances take L + (N - 1) x II. An
+  instance is one head with a block of its queries: `query_rows` rows, the most whose scores (rows x tokens x
+  16 bit) fit 1 / COPIES of the global buffer, so the instances in flight keep theirs on chip, but at least the
+  array's 256 columns (at 1K tokens all 1,024 rows: an instance is a head).
 - FuseMax's 2-D PEs run the maps and reductions too (`elementwise_ops`: exp = 6 MACs, add/sub/max 1, from the
   artifact's src/accel/proposal.py); FLAT's 2-D array runs only the contractions (src/accel/flat.py), so FLAT
   loads the same config with `engines.pe_2d.elementwise_ops={}`. The scheduler picks the array per einsum.
@@ -14,9 +20,6 @@ tokens) on arch_configs/fusemax_like.yaml. The mechanisms are modelled, not fitt
   partitions M by PE_dim), M1 = M / 256.
 - Intermediates stay on chip unless the scheduler spills them (schedule/onchip.py): no DRAM charge for a
   tensor the schedule keeps, a round trip for one it spills.
-- Both cascades are cut into ROW_BLOCKS blocks of queries (schedule/tiling.split_rank on p): the CP-SAT graph
-  scheduler then overlaps block i + 1's contractions on the 2-D array with block i's softmax on the other,
-  and the simpy replay plays the result; nothing assumes the pipelining.
 - Fusion inside an engine (register residency, schedule/problem.py): an intermediate whose producer and every
   consumer run on one engine, a tile of which fits that engine's registers, may stay there; the scheduler
   chooses it, and it then moves through no memory level. FuseMax's PEs have 16 x 16-bit registers (artifact
@@ -24,69 +27,52 @@ tokens) on arch_configs/fusemax_like.yaml. The mechanisms are modelled, not fitt
   its 1-D lanes 32 (reg_file_1d); FLAT's 1-D lanes 512 (yamls/proposal/flat_arch-1d.yaml). A contraction
   whose resident tensor is its stationary operand or output never loads or drains it: its folds run back
   to back behind one skew (engines/systolic.py).
-- Pipelined folds: `stationary_buffering: double` on the 2-D array, now for os too (each later fold waits
-  max(T, R): its operands, or the R-cycle drain of the previous outputs through one port per column).
+- Pipelined folds: `stationary_buffering: double` on the 2-D array, also for os (each later fold waits
+  max(T, R): its operands, or the R-cycle drain of the previous outputs through one port per column); the next
+  contraction on the array may overlap a contraction's last R + C - 2 skew cycles (pipeline tails).
 - FLAT's 1-D lanes chain an einsum's operators (exp(QK - GM) in one pass per element: the artifact's
   stable_softmax.py counts one pass per einsum, "Multi-cycle operations (exp, div) can be pipelined").
-The 64 x 12 = 768 heads are independent and identical and run back to back: latency = 768 x one head.
 2-D utilization = the 2-D array's work (MACs plus the MAC-equivalents of the maps it ran) / (65,536 PEs x
-makespan), the artifact's definition (its 2-D array is "always fully utilized when active").
+latency), the artifact's definition (its 2-D array is "always fully utilized when active").
 
-Measured at 1K tokens (quantity: published | first model | round 1 | round 2 | round 3 | now, error now):
-  FLAT latency (ms):        13.39 | 31.3 | 22.88 | 17.57 | 17.57 | 14.96  (+11.7 %)
-  FuseMax latency (ms):      2.01 | 43.6 | 19.77 |  6.25 |  6.25 |  3.07  (+52.6 %)
-  speedup FuseMax / FLAT:    6.66 | 0.72 |  1.16 |  2.81 |  2.81 |  4.88  (-26.8 %)
-  FLAT 2-D utilization:     0.125 |      | 0.073 | 0.095 | 0.095 | 0.112  (-10.5 %)
-  FuseMax 2-D utilization:   0.89 |      | 0.085 | 0.287 | 0.287 | 0.585  (-34.3 %)
-FLAT is within the issue's 20 %; FuseMax's latency and the speedup are not. "now" reads the artifact's global
-buffer as its 32 banks of 4,096-bit rows (arch-2d.yaml `n_banks: 32`, `width: 4096`: 32 x 512 B per cycle;
-rounds 1-3 took one 512 B row per cycle, which bound BQK/SLNV and FLAT's QK/AV on the buffer port). Per einsum
-(`--breakdown`; cycles per head, summed over the 4 query blocks; the artifact's from its formulas,
-ARTIFACT_CYCLES_PER_HEAD; "tail" = the skew a successor on the same array may overlap):
-  FuseMax       engine   ours   compute fill/drain stall  tail | artifact
-  BQK           2-D      3,064  1,024   2,040          0  1,628 | 1,024
-  LM            2-D         16     16       0          0      0 |    16
-  RM            1-D         16     16       0          0      0 |    16
-  SLN           2-D        112    112       0          0      0 |   112
-  SLD           2-D         16     16       0          0      0 |    16
-  SLNV          2-D      3,064  1,024   2,040          0  1,916 | 1,024
-  PRM           1-D+2-D     25     24       0          0      0 |   112
-  RD (+SPD)     1-D+2-D     25     24       0          0      0 |    32
-  RNV (+SPNV)   1-D+2-D  1,058  1,028       0         28      0 | 2,048
-  AV            1-D        288    256       0         31      0 |   256
-  FLAT QK       2-D      5,368  1,024   4,344          0  2,040 | (Timeloop mapping)
-  FLAT GM/SN/SD/A 1-D    4,096  4,096       0          0      0 | 4,096 each
-  FLAT AV       2-D      6,416  1,024   5,368         22  1,996 | (Timeloop mapping)
-Every map, reduction and 1-D einsum matches the artifact (RNV/PRM/RD split over both arrays run faster); the
-remaining FuseMax gap is the 2-D contractions' fill/drain: each block's BQK and SLNV pay the array's
-R + C - 2 = 510-cycle skew (2,040 per head each), which the artifact's model does not charge ("2D array is always
-fully utilized when active"). The skew overlap between consecutive contractions on one array
-(EngineBase.pipeline_tail_cycles: a double-buffered array's last R + C - 2 cycles; the CP-SAT scheduler, the
-replay and the brute force apply the same rule: the next einsum starts min(both tails) before its predecessor
-ends) can hide only what the dependences allow: BQK's successor on the array is LM, a map on BQK's own output,
-which has no tail and must wait for the whole wavefront. Still missing: a wavefront precedence (a consumer kept in
-the PEs' registers follows its producer's wavefront instead of waiting for its end), FuseMax's own pipelining over
-key chunks (m1, a recurrence rank split_rank cannot cut), and CP-SAT stops at a feasible schedule at 4 blocks.
-Other notes: FLAT's 2-D QK/AV have no closed form in the artifact (Timeloop mappings, flat.py); its latency
-is max(memory, 2-D, 1-D) = the 1-D array's 16,384 per head. More query blocks add a skew per contraction per
-block (measured with the one-row buffer reading of rounds 1-3): 1 block gives FuseMax 6,336 cycles
-(optimal), 4 give 7,651, 8 give 12,482; FLAT is best at 4 (21,504; 1: 32,260, 2: 24,580, 8: 27,568). ROW_BLOCKS stays 4 for both. FuseMax's own pipeline runs over key chunks
-(m1), a recurrence rank split_rank cannot cut.
-The sweep (1K..64K, `--sweep OUTDIR`) spills the scores from 4K tokens on (a block of scores exceeds 16 MiB)
-and the replay then runs above the plan where spills contend for DRAM (flagged).
+Measured at 1K tokens (quantity: published | first model | rounds 1 / 2 / 3 | round 4 | now, error now):
+  FLAT latency (ms):        13.39 | 31.3 | 22.88 / 17.57 / 17.57 | 14.96 | 13.40  (+0.0 %)
+  FuseMax latency (ms):      2.01 | 43.6 | 19.77 /  6.25 /  6.25 |  3.07 |  2.21  (+9.9 %)
+  speedup FuseMax / FLAT:    6.66 | 0.72 |  1.16 /  2.81 /  2.81 |  4.88 |  6.06  (-9.0 %)
+  FLAT 2-D utilization:     0.125 |      | 0.073 / 0.095 / 0.095 | 0.112 | 0.125  (+0.0 %)
+  FuseMax 2-D utilization:   0.89 |      | 0.085 / 0.287 / 0.287 | 0.585 | 0.813  (-8.7 %)
+Rounds 1-4 ran the heads back to back (latency = 768 x one head's makespan) and cut each head into 4 query blocks
+so that the arrays could pipeline inside a head. Every head then paid the pipeline's fill (the first block's
+softmax waiting for its scores) and drain (the last block's RNV and AV on the 1-D array, the 2-D array idle), and
+every block re-read the head's K and V from DRAM (each block's BQK was DRAM-bound: 359 issue cycles for 256 of
+compute). Now FLAT's period is the 1-D array's four 1,024-cycle passes (16,384 per head: the artifact's
+max(memory, 2-D, 1-D)), and FuseMax's is the 2-D array's work per head (BQK 1,024 + SLNV 1,024 + the maps it
+runs) plus one 510-cycle skew (R + C - 2): the contraction followed by a map (LM after BQK, or whichever map the
+schedule puts after SLNV) cannot overlap its skew, a map having no pipeline tail, while the artifact charges no
+skew ("2D array is always fully utilized when active"). That skew is the remaining FuseMax gap (a period of
+2,702 cycles per head against the artifact's 1-D-bound 2,464).
+Per einsum (`--breakdown`: one instance, one head at 1K; the artifact's from its formulas,
+ARTIFACT_CYCLES_PER_HEAD): every map, reduction and 1-D einsum matches the artifact (RNV, PRM and RD split over
+both arrays run faster); BQK and SLNV take 1,024 compute + 510 skew cycles each.
+The sweep (1K..64K, `--sweep OUTDIR`) uses blocks of 1,024, 1,024, 256 and 256 queries; where a schedule spills,
+the replay can run above the plan as spills contend for DRAM (its replay_over_schedule column).
 Run: python -m validation.fusemax [--breakdown] [--sweep OUTDIR]
 """
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from accel_sim import load_arch
 from accel_sim.io.einsum import load_einsum_file
-from accel_sim.schedule.cpsat import schedule
-from accel_sim.schedule.tiling import split_rank
+from accel_sim.schedule.periodic import PeriodicSchedule, periodic_schedule
 from accel_sim.sim.replay import replay
 from validation.comparison import Comparison, comparison_table
+
+if TYPE_CHECKING:
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.workload import Workload
 
 REPO = Path(__file__).resolve().parents[1]
 ARCH = REPO / "arch_configs" / "fusemax_like.yaml"
@@ -99,38 +85,65 @@ ARCH_OVERRIDES = {"FLAT": ("engines.pe_2d.elementwise_ops={}", "engines.pe_1d.ch
                            "engines.pe_1d.lane_registers=1 KiB"), "FuseMax": ()}
 HEADS = 12 * 64     # [targets.md] BERT-base: 12 heads; batch 64
 KEY_CHUNK = 256     # artifact proposal.py: transformer.partition("M", "M", "N", PE_dim = 256)
-ROW_BLOCKS = 4      # query blocks the scheduler pipelines (module docstring: a tractability choice)
+SCORE_BITS = 16     # [targets.md] 16-bit datapath
+COPIES = 2          # instances in flight in the periodic schedule (module docstring)
 TIME_LIMIT_S = 2.0  # deterministic CP-SAT seconds per cascade
 SWEEP_TOKENS = (1024, 4096, 16384, 65536)
 PUBLISHED = {"FLAT latency (ms)": 13.39, "FuseMax latency (ms)": 2.01, "speedup FuseMax over FLAT": 13.39 / 2.01,
              "FLAT 2-D utilization": 0.125, "FuseMax 2-D utilization": 0.89}  # [targets.md] FuseMax section
 
 
-def sizes(name: str, tokens: int) -> dict[str, int]:
-    """Rank sizes of one head of `name` at `tokens` (keys chunked by KEY_CHUNK in the 1-pass cascade)."""
+def query_rows(tokens: int, buffer_bytes: int, array_width: int) -> int:
+    """Queries per instance: the most (a power of two, at most `tokens`) whose scores fit 1 / COPIES of the buffer,
+    but never fewer than the 2-D array is wide (fewer would idle its columns; the scores then spill)."""
+    rows = min(tokens, array_width)
+    while rows * 2 <= tokens and rows * 2 * tokens * SCORE_BITS // 8 <= buffer_bytes // COPIES:
+        rows *= 2
+    return rows
+
+
+def sizes(name: str, tokens: int, rows: int) -> dict[str, int]:
+    """Rank sizes of one instance of `name`: `rows` queries of one head against `tokens` keys (the 1-pass
+    cascade's keys chunked by KEY_CHUNK)."""
     if name == "FLAT":
-        return {"m": tokens, "p": tokens}
+        return {"m": tokens, "p": rows}
     chunk = min(KEY_CHUNK, tokens)
-    return {"m1": tokens // chunk, "m0": chunk, "p": tokens}
+    return {"m1": tokens // chunk, "m0": chunk, "p": rows}
+
+
+def pipelined(name: str, tokens: int, time_limit_s: float) -> tuple[PeriodicSchedule, int, Arch, Workload]:
+    """The periodic schedule of `name` at `tokens`, how many instances the heads make, the arch and one instance."""
+    arch = load_arch(ARCH, ARCH_OVERRIDES[name])
+    buffer = max(lv.capacity_bytes for lv in arch.memory if lv.capacity_bytes is not None)
+    rows = query_rows(tokens, buffer, arch.engines[0].cols)
+    workload = load_einsum_file(CASCADES[name], sizes(name, tokens, rows))
+    instances = HEADS * (tokens // rows)
+    plan = periodic_schedule(arch, workload, instances, copies=COPIES, time_limit_s=time_limit_s)
+    return plan, instances, arch, workload
+
+
+def _first_copy(name: str) -> str | None:
+    """The instance's einsum or tensor name behind copy 0's 'name#0' (periodic.replicate_problem), else None."""
+    base, _, copy = name.rpartition("#")
+    return base if copy == "0" else None
 
 
 def measure(name: str, tokens: int = 1024, time_limit_s: float = TIME_LIMIT_S) -> dict[str, float]:
-    """Latency (ms, all heads), 2-D utilization, replay/schedule ratio and solver status of one cascade."""
-    arch = load_arch(ARCH, ARCH_OVERRIDES[name])
-    workload = split_rank(load_einsum_file(CASCADES[name], sizes(name, tokens)), "p", ROW_BLOCKS)
-    sched = schedule(arch, workload, "latency", time_limit_s=time_limit_s, addresses=False)
-    trace = replay(sched)
+    """Latency (ms, all heads), 2-D utilization, period, replay/schedule ratio and solver status of one cascade."""
+    plan, instances, arch, workload = pipelined(name, tokens, time_limit_s)
     array = arch.engines[0]  # the 2-D array (first engine of the config)
     work = 0.0
-    for slot in sched.slots:
-        if slot.engine == array.name:
-            einsum = workload.einsum(slot.einsum)
+    for slot in plan.schedule.slots:
+        if slot.engine == array.name and _first_copy(slot.einsum):
+            einsum = workload.einsum(_first_copy(slot.einsum))
             work += einsum.macs or einsum.iteration_points * array.elementwise_cycles_per_point(einsum)
-    head_cycles = trace.makespan_cycles
-    return {"latency_ms": HEADS * head_cycles / arch.clock_hz * 1e3,
-            "util_2d": work / (array.peak_macs_per_cycle() * head_cycles),
-            "replay_over_schedule": trace.replay_over_schedule, "status": sched.status,
-            "spills": sum(b.placement == "spill" for b in sched.buffers)}
+    cycles = plan.makespan_cycles(instances)
+    trace = replay(plan.schedule)
+    return {"latency_ms": cycles / arch.clock_hz * 1e3,
+            "util_2d": instances * work / (array.peak_macs_per_cycle() * cycles),
+            "period_cycles": plan.period_cycles, "instance_cycles": plan.instance_cycles,
+            "replay_over_schedule": trace.replay_over_schedule, "status": plan.schedule.status,
+            "spills": sum(b.placement == "spill" for b in plan.schedule.buffers if _first_copy(b.tensor))}
 
 
 # The artifact's cycles per head for each of our einsums at 1K tokens, from its formulas: proposal.py compute_cost
@@ -147,46 +160,37 @@ ARTIFACT_CYCLES_PER_HEAD = {
 
 
 def breakdown(name: str, tokens: int = 1024, time_limit_s: float = TIME_LIMIT_S) -> list[dict[str, object]]:
-    """Per einsum of one head of `name`: engine, our cycles summed over the query blocks (compute, fill/drain,
-    stall, the pipeline tail a successor overlapped) and the artifact's cycles for it (ARTIFACT_CYCLES_PER_HEAD)."""
-    arch = load_arch(ARCH, ARCH_OVERRIDES[name])
-    workload = split_rank(load_einsum_file(CASCADES[name], sizes(name, tokens)), "p", ROW_BLOCKS)
-    sched = schedule(arch, workload, "latency", time_limit_s=time_limit_s, addresses=False)
-    table: dict[str, dict[str, object]] = {}
-    for slot in sched.slots:
-        base = slot.einsum.split("@")[0]
+    """Per einsum of one instance of `name` (one head at 1K tokens): engine, our cycles (compute, fill/drain, stall,
+    the pipeline tail a successor may overlap) and the artifact's cycles per head (ARTIFACT_CYCLES_PER_HEAD)."""
+    plan, _, _, workload = pipelined(name, tokens, time_limit_s)
+    sched = plan.schedule
+    out = []
+    for einsum in workload.einsums:
+        slot = sched.slot(f"{einsum.name}#0")
         option = next(o for o in sched.problem.task(slot.einsum).options if o.engine == slot.engine)
         cost = option.variant(frozenset(slot.resident)).cost
-        row = table.setdefault(base, {"einsum": base, "engines": set(), "ours": 0, "compute": 0.0, "fill_drain": 0.0,
-                                      "stall": 0.0, "tail": 0, "artifact": ARTIFACT_CYCLES_PER_HEAD[name].get(base)})
-        row["engines"].add(slot.engine)
-        row["ours"] += slot.end - slot.start
-        row["compute"] += cost.compute_cycles
-        row["fill_drain"] += cost.fill_drain_cycles
-        row["stall"] += cost.stall_cycles
-        row["tail"] += slot.tail
-    order = [e.name.split("@")[0] for e in workload.einsums]
-    out = [table[n] for n in dict.fromkeys(order)]
-    for row in out:
-        row["engines"] = "+".join(sorted(row["engines"]))
+        out.append({"einsum": einsum.name, "engines": slot.engine, "ours": slot.end - slot.start,
+                    "compute": cost.compute_cycles, "fill_drain": cost.fill_drain_cycles, "stall": cost.stall_cycles,
+                    "tail": slot.tail, "artifact": ARTIFACT_CYCLES_PER_HEAD[name].get(einsum.name)})
     return out
 
 
 def breakdown_text(name: str, rows_: list[dict[str, object]]) -> str:
-    """The breakdown as a fixed-width table with a total per engine."""
-    lines = [f"{name}: cycles per head (sum over {ROW_BLOCKS} query blocks)",
-             f"{'einsum':8} {'engine':12} {'ours':>7} {'compute':>8} {'fill/drn':>8} {'stall':>7} {'tail':>6} "
-             f"{'artifact':>8}"]
+    """The breakdown as a fixed-width table."""
+    header = (f"{'einsum':8} {'engine':8} {'ours':>7} {'compute':>8} {'fill/drn':>8} {'stall':>7} {'tail':>6} "
+              f"{'artifact':>8}")
+    lines = [f"{name}: cycles of one instance", header]
     for r in rows_:
         art = "-" if r["artifact"] is None else f"{r['artifact']:,}"
-        lines.append(f"{r['einsum']:8} {r['engines']:12} {r['ours']:>7,} {r['compute']:>8,.0f} "
+        lines.append(f"{r['einsum']:8} {r['engines']:8} {r['ours']:>7,} {r['compute']:>8,.0f} "
                      f"{r['fill_drain']:>8,.0f} {r['stall']:>7,.0f} {r['tail']:>6,} {art:>8}")
     return "\n".join(lines)
 
 
-def rows() -> list[Comparison]:
-    """Published vs ours for every FuseMax quantity at 1K tokens."""
-    flat, fusemax = measure("FLAT"), measure("FuseMax")
+def rows(measured: dict[str, dict[str, float]] | None = None) -> list[Comparison]:
+    """Published vs ours for every FuseMax quantity at 1K tokens (from `measured` {cascade: measure(...)} if given)."""
+    measured = measured or {name: measure(name) for name in CASCADES}
+    flat, fusemax = measured["FLAT"], measured["FuseMax"]
     ours = {"FLAT latency (ms)": flat["latency_ms"], "FuseMax latency (ms)": fusemax["latency_ms"],
             "speedup FuseMax over FLAT": flat["latency_ms"] / fusemax["latency_ms"],
             "FLAT 2-D utilization": flat["util_2d"], "FuseMax 2-D utilization": fusemax["util_2d"]}
@@ -194,7 +198,7 @@ def rows() -> list[Comparison]:
 
 
 def sweep(tokens: tuple[int, ...] = SWEEP_TOKENS, time_limit_s: float = TIME_LIMIT_S):  # -> pd.DataFrame
-    """One row per (cascade, tokens): latency (ms), 2-D utilization, spills, replay/schedule, solver status."""
+    """One row per (cascade, tokens): latency (ms), 2-D utilization, period, spills, replay/schedule, status."""
     import pandas as pd
 
     records = [{"cascade": name, "tokens": n, **measure(name, n, time_limit_s)} for n in tokens for name in CASCADES]
