@@ -45,7 +45,7 @@ class Slot:
 @dataclass(frozen=True)
 class BufferSlot:
     """Where an intermediate tensor lives and when: on chip (with an address), spilled, fused (two tiles), or in
-    an engine's registers (its bytes still reserved in the buffer by the model: a conservative capacity)."""
+    an engine's registers (tile by tile through the PEs: no buffer bytes)."""
 
     tensor: str
     placement: Placement
@@ -116,6 +116,7 @@ class _Vars:
     variant: dict[tuple[str, str, frozenset], cp_model.IntVar] = field(default_factory=dict)  # (task, engine, set)
     makespan: cp_model.IntVar | None = None
     tail: dict[str, cp_model.IntVar] = field(default_factory=dict)   # pipeline tail of the chosen option
+    in_buffer: dict[str, cp_model.IntVar] = field(default_factory=dict)   # on chip and not in any engine's registers
 
 
 def _horizon(problem: Problem) -> int:
@@ -278,12 +279,29 @@ def add_placement(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
         model.AddMaxEquality(v.life_end[b.tensor], [v.end[c] for c in b.consumers])
 
 
+def _in_buffer(model: cp_model.CpModel, problem: Problem, v: _Vars, tensor: str) -> cp_model.IntVar:
+    """The literal 'tensor occupies the on-chip buffer': on chip and kept in no engine's registers (a resident
+    tensor moves tile by tile through the PEs' registers, Problem.residencies, never through the buffer)."""
+    held = [v.resident[(r.tensor, r.engine)] for r in problem.residencies if r.tensor == tensor]
+    if not held:
+        return v.on[tensor]
+    lit = model.NewBoolVar(f"in_buffer_{tensor}")
+    model.AddBoolOr([v.on[tensor].Not(), *held, lit])
+    model.AddImplication(lit, v.on[tensor])
+    for h in held:
+        model.AddImplication(lit, h.Not())
+    return lit
+
+
 def _footprints(problem: Problem, v: _Vars, model: cp_model.CpModel
                 ) -> list[tuple[Buffer, str, int, cp_model.IntervalVar]]:
-    """Optional lifetime intervals of each on-chip or fused tensor, with their footprint in bytes."""
+    """Optional lifetime intervals of each tensor in the buffer (on chip outside registers, or fused), with their
+    footprint in bytes."""
     out = []
     for b in problem.buffers:
-        for mode, size, lit in (("on_chip", b.bytes, v.on[b.tensor]), ("fused", 2 * b.tile_bytes, v.fused[b.tensor])):
+        v.in_buffer[b.tensor] = _in_buffer(model, problem, v, b.tensor)
+        for mode, size, lit in (("on_chip", b.bytes, v.in_buffer[b.tensor]),
+                                ("fused", 2 * b.tile_bytes, v.fused[b.tensor])):
             if mode == "fused" and not b.tiles:
                 continue
             size_var = model.NewIntVar(0, v.horizon, f"life_{b.tensor}_{mode}")
@@ -302,7 +320,7 @@ def add_capacity(model: cp_model.CpModel, problem: Problem, v: _Vars,
     cap = problem.capacity_bytes
     for b, mode, size, _ in footprints:
         if size > cap:
-            lit = v.on[b.tensor] if mode == "on_chip" else v.fused[b.tensor]
+            lit = v.in_buffer[b.tensor] if mode == "on_chip" else v.fused[b.tensor]
             model.Add(lit == 0).OnlyEnforceIf(on)
     fitting = [(size, iv) for _, _, size, iv in footprints if size <= cap]
     if fitting:
@@ -323,7 +341,7 @@ def add_addresses(model: cp_model.CpModel, problem: Problem, v: _Vars,
     for b, mode, size, interval in footprints:
         if size > cap:
             continue
-        lit = v.on[b.tensor] if mode == "on_chip" else v.fused[b.tensor]
+        lit = v.in_buffer[b.tensor] if mode == "on_chip" else v.fused[b.tensor]
         address = model.NewIntVar(0, sum(f[2] for f in footprints), f"addr_{b.tensor}_{mode}")
         model.Add(address + size <= cap).OnlyEnforceIf(v.enabled["addresses"])
         v.address[(b.tensor, mode)] = address

@@ -21,12 +21,12 @@ def chain() -> Workload:
     return exp_chain(N)
 
 
-def arch(vector: dict | None = None) -> Arch:
-    """1 GHz (bytes/cycle = GB/s): DRAM 1000 B/cycle, an SRAM of 100 B/cycle, one 64-lane vector unit."""
+def arch(vector: dict | None = None, sram: str = "1 MiB") -> Arch:
+    """1 GHz (bytes/cycle = GB/s): DRAM 1000 B/cycle, an SRAM (1 MiB) of 100 B/cycle, one 64-lane vector unit."""
     return Arch.model_validate({
         "name": "t", "clock": "1 GHz", "technology_nm": 28,
         "memory": [{"name": "dram", "bandwidth": "1000 GB/s", "read_energy_per_bit": "10 pJ"},
-                   {"name": "sram", "capacity": "1 MiB", "bandwidth": "100 GB/s", "read_energy_per_bit": "1 pJ"}],
+                   {"name": "sram", "capacity": sram, "bandwidth": "100 GB/s", "read_energy_per_bit": "1 pJ"}],
         "engines": [{"name": "vec", "kind": "vector", "lanes": 64, **(vector or {})}]})
 
 
@@ -51,6 +51,17 @@ def test_chain_with_registers_keeps_the_intermediate_in_the_lanes() -> None:
     for task in problem.tasks:
         cost = task.options[0].variant(frozenset({"Y"})).cost
         assert not any(key[1] == "Y" for key in cost.accesses)
+
+
+def test_a_resident_intermediate_larger_than_the_buffer_needs_no_buffer() -> None:
+    """Y (2,048 B) no longer fits a 1 KiB buffer, but a tile of it (2 B) fits the lanes' registers: it stays there
+    (makespan 42 as above), occupying no buffer bytes. Without lane registers it must spill (a DRAM round trip of
+    2 x 2,048 B / 1,000 B per cycle = 5 cycles on top of the 82: 87)."""
+    sched = solve(build_problem(arch({"lane_registers": "64 B"}, "1 KiB"), chain()), "latency", time_limit_s=1.0)
+    assert (sched.makespan_cycles, sched.buffers[0].placement, sched.buffers[0].bytes) == (42, "registers", 0)
+    assert sched.peak_on_chip_bytes() == 0
+    spilled = solve(build_problem(arch(sram="1 KiB"), chain()), "latency", time_limit_s=1.0)
+    assert (spilled.makespan_cycles, spilled.buffers[0].placement) == (87, "spill")
 
 
 def test_chained_operators_take_one_pass_per_point() -> None:
