@@ -106,8 +106,9 @@ def periodic_schedule(arch: Arch, workload: Workload, instances: int, *, copies:
 
 def periodic_solve(problem: Problem, instances: int, *, copies: int = 2, time_limit_s: float = 5.0,
                    seed: int = 0) -> PeriodicSchedule:
-    """Minimize L + (instances - 1) * II over periodic schedules of `copies` unrolled copies of `problem`; half the
-    deterministic time limit solves one instance alone (the hint: copies back to back), the rest the copies."""
+    """Minimize L + (instances - 1) * II over periodic schedules of `copies` unrolled copies of `problem`: one
+    instance alone first (half the deterministic time limit; repeated back to back it is the hint), then the
+    copies (the whole limit)."""
     if instances < 1 or copies < 1:
         raise ValueError(f"periodic schedule: instances and copies must be >= 1, got {instances} and {copies}")
     copies = min(copies, instances)
