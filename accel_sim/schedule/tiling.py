@@ -7,8 +7,7 @@ einsum that keeps the rank in its output becomes one einsum per tile on its slic
 tensors; inputs that do not carry the rank (keys, values, weights) are shared. The scheduler then sees
 the blocks and may run block i + 1's contractions on one engine while block i's maps run on another:
 pipelining across engines emerges from the schedule instead of being assumed.
-`replicate` writes independent instances of a whole workload (attention heads, which share nothing) for the
-steady-state scheduler (schedule/periodic.py).
+Independent instances of a whole workload (heads, which share nothing) are scheduled by schedule/periodic.py.
 """
 from __future__ import annotations
 
@@ -73,17 +72,3 @@ def split_rank(workload: Workload, rank: str, tiles: int) -> Workload:
     return Workload(f"{workload.name} ({tiles} tiles of {rank})", tuple(tensors), tuple(einsums),
                     items_per_run=workload.items_per_run, item_unit=workload.item_unit)
 
-
-def replicate(workload: Workload, copies: int) -> Workload:
-    """`copies` independent instances of `workload` (heads, batch items): every tensor and einsum per copy, '#i'."""
-    if copies < 1:
-        raise ValueError(f"replicate: copies must be >= 1, got {copies}")
-    tensors: list[Tensor] = []
-    einsums: list[Einsum] = []
-    for i in range(copies):
-        names = {t.name: f"{t.name}#{i}" for t in workload.tensors}
-        tensors += [replace(t, name=names[t.name]) for t in workload.tensors]
-        einsums += [replace(e, name=f"{e.name}#{i}", output=Access(names[e.output.tensor], e.output.indices),
-                            expr=rename_tensors(e.expr, names)) for e in workload.einsums]
-    return Workload(f"{workload.name} ({copies} copies)", tuple(tensors), tuple(einsums),
-                    items_per_run=workload.items_per_run, item_unit=workload.item_unit)

@@ -68,20 +68,20 @@ def test_capacity_change_searches_again(problem):
 
 
 def test_same_shape_other_names_gets_its_own_tensor_names():
-    """A cache hit for an einsum of the same shape in another workload (other tensor names: a replicated head, a
-    renamed layer) returns the cost and mapping naming that einsum's tensors, not the first one's, with the same
-    numbers (the scheduler looks a tensor's bits up by those names: a KeyError before the fix)."""
+    """A cache hit for an einsum of the same shape in another workload (other tensor names: a query block of
+    tiling.split_rank, a renamed layer) returns the cost and mapping naming that einsum's tensors, not the first
+    one's, with the same numbers (the scheduler looks a tensor's bits up by those names: a KeyError before)."""
     from builders import gemm
 
-    from accel_sim.schedule.tiling import replicate
+    from accel_sim.schedule.tiling import split_rank
 
     arch = load_arch("tpu_v1", ("engines.mxu.rows=32", "engines.mxu.cols=32"))
-    first_workload, copies = gemm(64, 64, 64), replicate(gemm(64, 64, 64), 2)
+    first_workload, blocks = gemm(64, 64, 64), split_rank(gemm(128, 64, 64), "m", 2)
     search_mod.clear_cache()
     first = search_mod.search(first_workload.einsums[0], first_workload, arch, arch.engine("mxu"), method="local")
-    hit = search_mod.search(copies.einsums[1], copies, arch, arch.engine("mxu"), method="local")
+    hit = search_mod.search(blocks.einsums[1], blocks, arch, arch.engine("mxu"), method="local")
     assert {t for _, t, _ in first.cost.accesses} == {"A", "W", "Z"}
-    assert {t for _, t, _ in hit.cost.accesses} == {"A#1", "W#1", "Z#1"}
+    assert {t for _, t, _ in hit.cost.accesses} == {"A@1", "W", "Z@1"}
     assert sorted(hit.cost.accesses.values()) == sorted(first.cost.accesses.values())
     assert hit.cost.total_cycles == first.cost.total_cycles
-    assert {t for _, ts in hit.mapping.bypass for t in ts} <= {"A#1", "W#1", "Z#1"}
+    assert {t for _, ts in hit.mapping.bypass for t in ts} <= {"A@1", "W", "Z@1"}

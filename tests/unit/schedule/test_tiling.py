@@ -1,11 +1,10 @@
-"""split_rank: a cascade cut into independent tiles along one output rank, shared inputs kept once; replicate:
-independent copies of a whole cascade (heads)."""
+"""split_rank: a cascade cut into independent tiles along one output rank, shared inputs kept once."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from accel_sim.schedule.tiling import replicate, split_rank
+from accel_sim.schedule.tiling import split_rank
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
 
 R = Affine.rank
@@ -53,18 +52,3 @@ def test_indivisible_size_is_refused() -> None:
     with pytest.raises(ValueError, match="not divisible"):
         split_rank(attention_like(), "p", 3)
 
-
-def test_replicate_makes_independent_copies() -> None:
-    """Three copies: every einsum and tensor once per copy (inputs too: heads share nothing), each copy computing
-    the original's values from its own inputs (numpy), and three times the MACs."""
-    rng = np.random.default_rng(1)
-    copies = replicate(attention_like(), 3)
-    assert [e.name for e in copies.einsums][:4] == ["S#0", "G#0", "N#0", "S#1"]
-    assert {t.name for t in copies.tensors} == {f"{n}#{i}" for n in "QKSGN" for i in range(3)}
-    assert copies.total_macs == 3 * attention_like().total_macs
-    inputs = [(rng.normal(size=(2, 4)), rng.normal(size=(2, 8))) for _ in range(3)]
-    values = copies.evaluate_numpy({f"{n}#{i}": x for i, pair in enumerate(inputs) for n, x in zip("QK", pair)})
-    for i, (q, k) in enumerate(inputs):
-        np.testing.assert_allclose(values[f"N#{i}"], attention_like().evaluate_numpy({"Q": q, "K": k})["N"])
-    with pytest.raises(ValueError, match="copies must be >= 1"):
-        replicate(attention_like(), 0)
