@@ -239,8 +239,29 @@ def plot_sweep(frame, out_dir: Path) -> list[Path]:
     return paths
 
 
+def plot_timelines(out_dir: Path, tokens: int = 1024, time_limit_s: float = TIME_LIMIT_S) -> list[Path]:
+    """The replayed timeline (Gantt, utilization, buffer) of the COPIES pipelined instances of each cascade."""
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in CASCADES:
+        plan = pipelined(name, tokens, time_limit_s)[0]
+        fig = replay(plan.schedule).plot_timeline()
+        top = fig.axes[0]
+        top.set_title(f"{name} at {tokens} tokens: {plan.copies} instances issued every {plan.period_cycles:,} "
+                      f"cycles\n{top.get_title()}")
+        fig.tight_layout()
+        path = out_dir / f"fusemax_timeline_{name}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Print quantity | published | ours | error %; with --sweep OUTDIR also write the sweep's CSV and PNGs."""
+    """Print quantity | published | ours | error %; with --sweep OUTDIR also write the sweep's CSV and PNGs and the
+    1K timelines."""
     parser = argparse.ArgumentParser(prog="python -m validation.fusemax")
     parser.add_argument("--sweep", type=Path, metavar="OUTDIR", help="sweep 1K..64K tokens into OUTDIR")
     parser.add_argument("--breakdown", action="store_true", help="per-einsum cycles per head, ours vs the artifact")
@@ -255,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
         args.sweep.mkdir(parents=True, exist_ok=True)
         frame.to_csv(args.sweep / "fusemax_sweep.csv", index=False)
         print(frame.to_string(index=False))
-        for path in plot_sweep(frame, args.sweep):
+        for path in plot_sweep(frame, args.sweep) + plot_timelines(args.sweep):
             print(f"wrote {path}")
 
 

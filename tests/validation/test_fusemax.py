@@ -10,6 +10,7 @@ from validation.fusemax import (
     breakdown,
     measure,
     plot_sweep,
+    plot_timelines,
     rows,
     sweep,
 )
@@ -96,3 +97,10 @@ def test_breakdown_contractions_compute_as_the_artifact() -> None:
     assert (table["BQK"]["engines"], table["SLNV"]["engines"]) == ("pe_2d", "pe_2d")
     assert (table["BQK"]["compute"], table["SLNV"]["compute"]) == pytest.approx((64, 64))
     assert set(ARTIFACT_CYCLES_PER_HEAD["FuseMax"]) == set(table)
+
+
+def test_timelines_show_the_pipelined_instances(tmp_path) -> None:
+    """One timeline PNG per cascade (at 256 tokens, a short solve): the replay of the two unrolled instances."""
+    paths = plot_timelines(tmp_path, 256, time_limit_s=0.05)
+    assert [p.name for p in paths] == ["fusemax_timeline_FLAT.png", "fusemax_timeline_FuseMax.png"]
+    assert all(p.stat().st_size > 10_000 for p in paths)
