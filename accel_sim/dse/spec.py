@@ -4,7 +4,8 @@ Axes are key paths into the arch (`engines.mxu.rows`, `engines[0].rows`, `memory
 or, with a `workload.` prefix, into every workload recipe (`workload.batch`); the same paths as
 `accel-sim run --set`. Each axis gives `values`, a `range`, a `log_range` or `tie` (the value of another
 axis). A design is one choice per free axis; every design runs on every workload, and each (design,
-workload) pair is one point of the store.
+workload) pair is one point of the store. The strategy lists the designs (grid, random) or searches for them
+(nsga2, tpe: dse/search.py).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Callable, Iterator, Literal, Union
+from typing import Annotated, Callable, Iterable, Iterator, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -135,7 +136,17 @@ class GridStrategy(_Strict):
     kind: Literal["grid"]
 
 
-Strategy = Annotated[Union[GridStrategy, RandomStrategy], Field(discriminator="kind")]
+class SearchStrategy(_Strict):
+    """Multi-objective search over the axes with optuna (dse/search.py): `nsga2` (NSGA-II, one generation per
+    batch) or `tpe` (multi-objective TPE); `n` distinct designs, asked `batch` at a time and told in order."""
+
+    kind: Literal["nsga2", "tpe"]
+    n: int = Field(gt=0)
+    seed: int = 0
+    batch: int = Field(default=10, gt=1)
+
+
+Strategy = Annotated[Union[GridStrategy, RandomStrategy, SearchStrategy], Field(discriminator="kind")]
 
 
 class SweepSpec(_Strict):
@@ -222,33 +233,53 @@ class Sweep:
     @property
     def points(self) -> int:
         """Number of points the strategy will evaluate (designs chosen x workloads)."""
-        chosen = self.spec.strategy.n if isinstance(self.spec.strategy, RandomStrategy) else self.designs
+        chosen = getattr(self.spec.strategy, "n", self.designs)
         return chosen * len(self.workload_paths)
 
+    @property
+    def adaptive(self) -> bool:
+        """True when the designs are chosen from earlier results (a search strategy), not listed up front."""
+        return isinstance(self.spec.strategy, SearchStrategy)
+
     def design_ids(self) -> Iterator[int]:
-        """Grid indices of the designs to evaluate, in evaluation order (lazy for grids)."""
+        """Grid indices of the designs to evaluate, in evaluation order (lazy for grids; a search's come from
+        dse/search.py as it goes)."""
+        if self.adaptive:
+            raise ValueError("a search strategy chooses its designs as it runs (accel_sim.dse.search)")
         if isinstance(self.spec.strategy, RandomStrategy):
             # random.sample over a range draws without building it: memory grows with n, not the grid
             yield from random.Random(self.spec.strategy.seed).sample(range(self.designs), self.spec.strategy.n)
         else:
             yield from range(self.designs)
 
-    def design(self, design_id: int) -> dict[str, Scalar]:
-        """Axis path -> value of one design (mixed-radix decode of its grid index, last axis fastest)."""
-        out: dict[str, Scalar] = {}
+    def design_indices(self, design_id: int) -> dict[str, int]:
+        """Free axis path -> index of its value in one design (mixed-radix decode, last axis fastest)."""
+        out: dict[str, int] = {}
         rest = design_id
         for path, values in reversed(self.free):
-            rest, digit = divmod(rest, len(values))
-            out[path] = values[digit]
-        ordered = {path: out[path] for path, _ in self.free}
+            rest, out[path] = divmod(rest, len(values))
+        return {path: out[path] for path, _ in self.free}
+
+    def design(self, design_id: int) -> dict[str, Scalar]:
+        """Axis path -> value of one design (free axes in order, then the tied ones)."""
+        indices = self.design_indices(design_id)
+        ordered = {path: values[indices[path]] for path, values in self.free}
         for path, source in self.tied:
             ordered[path] = ordered[source]
         return ordered
 
-    def tasks(self, skip: set[int] = frozenset()) -> Iterator[PointTask]:
-        """The points to evaluate, lazily, leaving out the ids in `skip` (already in the store)."""
+    def design_index(self, indices: Mapping[str, int]) -> int:
+        """The grid index of the design with value `indices[path]` on each free axis (the inverse of `design`)."""
+        index = 0
+        for path, values in self.free:
+            index = index * len(values) + indices[path]
+        return index
+
+    def tasks(self, skip: set[int] = frozenset(), designs: Iterable[int] | None = None) -> Iterator[PointTask]:
+        """The points of `designs` (default: the strategy's), lazily, leaving out the ids in `skip` (already in the
+        store)."""
         n_work = len(self.workload_paths)
-        for design_id in self.design_ids():
+        for design_id in self.design_ids() if designs is None else designs:
             params = None
             for w, workload in enumerate(self.workload_paths):
                 point_id = design_id * n_work + w
@@ -329,9 +360,15 @@ def load_sweep(path: str | Path) -> Sweep:
 
     strategy = spec.strategy
     designs = math.prod(len(v) for _, v in free)
-    if isinstance(strategy, RandomStrategy) and strategy.n > designs:
+    if isinstance(strategy, (RandomStrategy, SearchStrategy)) and strategy.n > designs:
         raise error(("strategy", "n"), f"n = {strategy.n} is more than the {designs} designs in the grid",
                     f"lower n to at most {designs}, or use 'strategy: grid'")
+    if isinstance(strategy, SearchStrategy):
+        try:
+            import optuna  # noqa: F401 - only its presence is checked here
+        except ImportError:
+            raise error(("strategy", "kind"), f"strategy '{strategy.kind}' needs optuna, which is not installed",
+                        "pip install 'accel-sim[search]' (or optuna), or use 'strategy: grid' or random") from None
     constraints = tuple(Constraint(m.group(1), m.group(2), float(m.group(3)))
                         for m in (CONSTRAINT.match(c) for c in spec.constraints) if m)
     digest = hashlib.sha256(json.dumps(spec.model_dump(mode="json"), sort_keys=True).encode())

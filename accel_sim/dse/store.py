@@ -14,7 +14,7 @@ import math
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from accel_sim.errors import ConfigError
 
@@ -64,6 +64,17 @@ class ResultStore:
     def finished_ids(self) -> set[int]:
         """Point ids already in the store (any status: a recorded failure is a finished point)."""
         return {row[0] for row in self._db.execute("SELECT point_id FROM points")}
+
+    def rows(self, point_ids: Iterable[int]) -> list[PointRow]:
+        """The stored rows of `point_ids` that are in the store, in point-id order."""
+        ids = sorted(set(point_ids))
+        if not ids:
+            return []
+        out = []
+        for r in self._db.execute(f"SELECT {_COLUMNS} FROM points WHERE point_id IN ({','.join('?' * len(ids))}) "
+                                  "ORDER BY point_id", ids):
+            out.append(_row(r))
+        return out
 
     def put(self, row: PointRow) -> None:
         """Insert one point and commit, so a kill right after loses nothing."""
@@ -140,13 +151,19 @@ def open_store(path: str | Path, *, spec_hash: str, meta: dict[str, str], resume
     return ResultStore(path, db, spec_hash)
 
 
+_COLUMNS = "point_id, design_id, workload, status, error, params, metrics, elapsed_s"
+
+
+def _row(r: tuple) -> PointRow:
+    return PointRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), json.loads(r[6]), r[7])
+
+
 def iter_rows(path: str | Path) -> Iterator[PointRow]:
     """Stream the stored points in point-id order without holding the table in memory."""
     db = _open_readonly(path)
     try:
-        for r in db.execute("SELECT point_id, design_id, workload, status, error, params, metrics, elapsed_s "
-                            "FROM points ORDER BY point_id"):
-            yield PointRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), json.loads(r[6]), r[7])
+        for r in db.execute(f"SELECT {_COLUMNS} FROM points ORDER BY point_id"):
+            yield _row(r)
     finally:
         db.close()
 

@@ -115,13 +115,22 @@ def run_sweep(sweep: Sweep | str | Path, store: str | Path | None = None, *, exe
         todo = sweep.points - len(done)
         checked = False
         with _progress(progress, sweep.spec.name, total=sweep.points, completed=len(done)) as advance:
-            for row in executor.map_unordered(evaluate_point, sweep.tasks(skip=done)):
+            def commit(row: PointRow) -> None:
+                nonlocal checked
                 if row.status in ("ok", "infeasible") and not checked:
                     check_metric_names(sweep, row.metrics)  # a misspelt objective fails before any row is kept
                     checked = True
                 db.put(row)
                 counts[row.status] = counts.get(row.status, 0) + 1
                 advance()
+
+            if sweep.adaptive:
+                from accel_sim.dse.search import run_search
+
+                run_search(sweep, db, executor, commit)
+            else:
+                for row in executor.map_unordered(evaluate_point, sweep.tasks(skip=done)):
+                    commit(row)
     return SweepOutcome(store_path, sweep.points, sweep.points - todo, counts, time.perf_counter() - start)
 
 

@@ -81,3 +81,13 @@ def test_bad_spec_names_line_key_path_and_fix(tmp_path: Path, body: str, expecte
     assert "spec.yaml" in message and "Fix:" in message
     for text in expected:
         assert text in message, message
+
+
+@pytest.mark.parametrize("shipped", sorted((Path(__file__).resolve().parents[3] / "dse").glob("*.yaml")),
+                         ids=lambda p: p.name)
+def test_every_shipped_spec_loads(shipped: Path) -> None:
+    """Each spec in dse/ loads and names at least one point; a search spec's designs decode back to their index."""
+    sweep = load_sweep(shipped)
+    assert sweep.points > 0
+    if sweep.adaptive:
+        assert all(sweep.design_index(sweep.design_indices(i)) == i for i in range(sweep.designs))
