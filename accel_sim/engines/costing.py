@@ -20,7 +20,7 @@ import numpy as np
 from accel_sim.energy import (dtype_mac_area_mm2, dtype_mac_energy_j, regfile_access_energy_j, regfile_area_mm2,
                               wire_energy_j_per_bit_mm)
 from accel_sim.energy.components import dtype_of_bits, is_off_chip, level_energy_per_bit
-from accel_sim.engines.loopnest import SYSTOLIC_ROLES, analyze, gemm_roles, systolic_mapping
+from accel_sim.engines.loopnest import SYSTOLIC_ROLES, analyze, gemm_operands, gemm_roles, systolic_mapping
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.engines.systolic import hidden_fold_cycles
 from accel_sim.spec.cost import Cost
@@ -78,11 +78,11 @@ def implied_batch(einsum: Einsum, workload: Workload, arch: Arch, engine: Systol
     return batch, np.array([DATAFLOW_CODES.index(f) for f in flows], dtype=np.int64)
 
 
-def _per_mac_energy(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
-                    roles: tuple) -> dict[tuple[str, str], float]:
+def _per_mac_energy(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine
+                    ) -> dict[tuple[str, str], float]:
     """Energy every MAC spends whatever the mapping: the multiply-add, PE registers and one hop of wire."""
     tensors = workload.tensor_map
-    a_acc, w_acc = _operands(einsum, roles)
+    a_acc, w_acc = gemm_operands(einsum, tensors)
     a_bits, w_bits = tensors[a_acc.tensor].bits, tensors[w_acc.tensor].bits
     node = arch.technology_nm
     macs = einsum.macs
@@ -105,7 +105,7 @@ def systolic_cost_of(einsum: Einsum, workload: Workload, arch: Arch, engine: Sys
     del dataflow  # the scores already hold the timing of each candidate's dataflow
     tensors = workload.tensor_map
     names = tensor_names(einsum)
-    energy = _per_mac_energy(einsum, workload, arch, engine, gemm_roles(einsum, tensors))
+    energy = _per_mac_energy(einsum, workload, arch, engine)
     accesses: dict[tuple[str, str, str], float] = {}
     for li, level in enumerate(arch.memory):
         for action in ("read", "fill", "update", "write"):
@@ -131,8 +131,7 @@ def systolic_resident_cost(einsum: Einsum, workload: Workload, arch: Arch, engin
     behind a single R + C - 2 skew since that tensor never loads into or drains out of the array. None when
     more than one of its tensors is resident or the engine's dataflow is another. Accesses stay listed (the
     scheduler drops the resident tensor's, schedule/onchip.py); the first-tile prologue is not charged."""
-    roles = gemm_roles(einsum, workload.tensor_map)
-    streamed, weight = _operands(einsum, roles)
+    streamed, weight = gemm_operands(einsum, workload.tensor_map)
     held = resident & set(tensor_names(einsum))
     if len(held) != 1:
         return None
@@ -149,14 +148,6 @@ def systolic_resident_cost(einsum: Einsum, workload: Workload, arch: Arch, engin
     total = max(cost.compute_cycles + skew, busiest)
     return replace(cost, fill_drain_cycles=skew, stall_cycles=total - cost.compute_cycles - skew,
                    utilization=cost.utilization * cost.total_cycles / total if total > 0 else 0.0)
-
-
-def _operands(einsum: Einsum, roles: tuple) -> tuple:
-    """(streamed, weight-like) input accesses, as gemm_roles chose them."""
-    first, second = einsum.inputs
-    n_ranks = set(roles[1])
-    return (second, first) if n_ranks and n_ranks <= set(first.ranks) and not n_ranks <= set(second.ranks) \
-        else (first, second)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,7 +310,7 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     prologue = sum(first[:, ti] / arch.memory[home[ti]].bandwidth_bytes_per_s * arch.clock_hz
                    for ti in range(n_t) if names[ti] != einsum.output.tensor)
     total = np.maximum(compute + fill_drain + prologue, busiest)
-    energy = sum(_per_mac_energy(einsum, workload, arch, engine, roles).values()) + level_energy.sum(axis=(1, 2))
+    energy = sum(_per_mac_energy(einsum, workload, arch, engine).values()) + level_energy.sum(axis=(1, 2))
     return SystolicScores(compute, fill_drain, total - compute - fill_drain, total, energy, fits,
                           choice.astype(bool), counts["read"], counts["fill"], counts["update"], counts["write"],
                           level_energy)

@@ -242,17 +242,11 @@ class MacTensorCoreEngine(EngineBase):
 # ---------------------------------------------------------------------------------------------
 def _gemm_shape(einsum: Einsum, workload: Workload) -> tuple[int, int, int, int, int, int, str]:
     """(M, N, K, batch, weight bits, activation bits, activation tensor) of a contraction."""
-    from accel_sim.engines.loopnest import gemm_roles
+    from accel_sim.engines.loopnest import gemm_operands, gemm_roles
 
     tensors = workload.tensor_map
-    roles = gemm_roles(einsum, tensors)
-    m, n, k, batch = (math.prod(einsum.sizes[r] for r in role) for role in roles)
-    n_ranks = set(roles[1])
-    first, second = einsum.inputs
-    w_acc, a_acc = (first, second) if n_ranks and n_ranks <= set(first.ranks) else (second, first)
-    if not (n_ranks and (n_ranks <= set(first.ranks) or n_ranks <= set(second.ranks))):
-        # no rank tells the operands apart: index the narrower one bit-serially
-        w_acc, a_acc = sorted((first, second), key=lambda acc: tensors[acc.tensor].bits)
+    m, n, k, batch = (math.prod(einsum.sizes[r] for r in role) for role in gemm_roles(einsum, tensors))
+    a_acc, w_acc = gemm_operands(einsum, tensors)   # the weight-like operand is the bit-serial one
     return m, n, k, batch, tensors[w_acc.tensor].bits, tensors[a_acc.tensor].bits, a_acc.tensor
 
 

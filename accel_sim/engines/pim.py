@@ -227,14 +227,12 @@ class GemvShape:
 
 def gemv_shape(einsum: Einsum, workload: Workload) -> GemvShape:
     """The GEMV view of a contraction: the weight-like operand (N x K per batch element) is the matrix."""
-    from accel_sim.engines.loopnest import gemm_roles
+    from accel_sim.engines.loopnest import gemm_operands, gemm_roles
 
     tensors = workload.tensor_map
     m, n, k, batch = gemm_roles(einsum, tensors)
     size = lambda ranks: math.prod(einsum.sizes[r] for r in ranks)  # noqa: E731
-    first, second = einsum.inputs
-    matrix, vector = (first, second) if n and set(n) <= set(first.ranks) and not set(n) <= set(second.ranks) \
-        else (second, first)
+    vector, matrix = gemm_operands(einsum, tensors)
     return GemvShape(size(batch), size(m), size(n), size(k), matrix.tensor, vector.tensor,
                      tensors[matrix.tensor].bits, tensors[vector.tensor].bits,
                      tensors[einsum.output.tensor].bits)
