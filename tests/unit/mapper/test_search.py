@@ -139,7 +139,9 @@ def _occupancy_ok(w, arch, result) -> bool:
     la = analyze(e, w.tensor_map, arch, axes, batch)
     bits = np.array([w.tensor(t).bits for t in la.tensor_names]) / 8
     streamed = la.tile_elements[0, 1] * bits * 2
-    whole = np.array([w.tensor(t).elements for t in la.tensor_names]) * bits
+    # kept whole = the elements the einsum touches (a stride-2 1x1 conv never reads every other row)
+    access = {acc.tensor: acc for acc in (e.output, *e.inputs)}
+    whole = np.array([e.footprint(access[t], w.tensor(t)) for t in la.tensor_names]) * bits
     cap = arch.memory[1].capacity_bytes
     return any(np.where(np.array(c, bool), whole, streamed).sum() <= cap
                for c in itertools.product((0, 1), repeat=len(bits)))
