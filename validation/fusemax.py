@@ -45,7 +45,7 @@ Rounds 1-4 ran the heads back to back (latency = 768 x one head's makespan) and 
 so that the arrays could pipeline inside a head. Every head then paid the pipeline's fill (the first block's
 softmax waiting for its scores) and drain (the last block's RNV and AV on the 1-D array, the 2-D array idle), and
 every block re-read the head's K and V from DRAM (each block's BQK was DRAM-bound: 359 issue cycles for 256 of
-compute). Now FLAT's period is the 1-D array's four 1,024-cycle passes (16,384 per head: the artifact's
+compute). Now FLAT's period is the 1-D array's four 4,096-cycle passes (16,384 per head: the artifact's
 max(memory, 2-D, 1-D)), and FuseMax's is the 2-D array's work per head (BQK 1,024 + SLNV 1,024 + the maps it
 runs) plus one 510-cycle skew (R + C - 2): the contraction followed by a map (LM after BQK, or whichever map the
 schedule puts after SLNV) cannot overlap its skew, a map having no pipeline tail, while the artifact charges no
