@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from accel_sim.dse.sweep import evaluate_point
@@ -100,7 +100,7 @@ def run_search(sweep: Sweep, db: ResultStore, executor: Executor, commit: Callab
             _add(study, sweep, space, design, known[design])
 
 
-def _unevaluated(sweep: Sweep, known: dict[int, Outcome], new: list[int]):  # -> Iterator[int]
+def _unevaluated(sweep: Sweep, known: dict[int, Outcome], new: list[int]) -> Iterator[int]:
     """Designs not yet evaluated nor in this round, in grid order."""
     taken = set(new)
     return (d for d in range(sweep.designs) if d not in known and d not in taken)

@@ -41,6 +41,7 @@ from accel_sim.schedule.problem import (
 )
 
 if TYPE_CHECKING:
+    from accel_sim.schedule.cpsat import _Vars
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.workload import Workload
 
@@ -149,7 +150,7 @@ def periodic_solve(problem: Problem, instances: int, *, copies: int = 2, time_li
     return PeriodicSchedule(sched, copies, solver.Value(period), solver.Value(instance))
 
 
-def _add_engine_load(model: cp_model.CpModel, problem: Problem, v, period: cp_model.IntVar) -> None:
+def _add_engine_load(model: cp_model.CpModel, problem: Problem, v: _Vars, period: cp_model.IntVar) -> None:
     """Redundant (implied by the copies' no-overlap) but it lets the solver bound the period at once: per period an
     engine issues each of its einsums for at least the einsum's cycles less its pipeline tail."""
     load: dict[str, list] = {}
@@ -161,7 +162,8 @@ def _add_engine_load(model: cp_model.CpModel, problem: Problem, v, period: cp_mo
         model.Add(sum(terms) <= period)
 
 
-def _hint_back_to_back(model: cp_model.CpModel, unrolled: Problem, v, single: Schedule, copies: int) -> None:
+def _hint_back_to_back(model: cp_model.CpModel, unrolled: Problem, v: _Vars, single: Schedule,
+                       copies: int) -> None:
     """Hint the copies as `single` repeated back to back: feasible, since no two copies meet in time."""
     held = {(t, s.engine) for s in single.slots for t in s.resident}
     placement = {b.tensor: b.placement for b in single.buffers}
