@@ -231,18 +231,22 @@ def plot_sweep(frame, out_dir: Path) -> list[Path]:
         ax.set_title(f"BERT-base attention on FuseMax-like: {label}")
         ax.grid(True, which="major", alpha=0.4)
         ax.legend()
-        fig.tight_layout()
-        path = out_dir / f"fusemax_sweep_{column}.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(_saved(fig, out_dir / f"fusemax_sweep_{column}.png"))
     return paths
+
+
+def _saved(fig, path: Path) -> Path:  # fig: matplotlib Figure
+    """Lay `fig` out, write it to `path` as PNG, free it; returns the path."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def plot_timelines(out_dir: Path, tokens: int = 1024, time_limit_s: float = TIME_LIMIT_S) -> list[Path]:
     """The replayed timeline (Gantt, utilization, buffer) of the COPIES pipelined instances of each cascade."""
-    import matplotlib.pyplot as plt
-
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for name in CASCADES:
@@ -251,11 +255,7 @@ def plot_timelines(out_dir: Path, tokens: int = 1024, time_limit_s: float = TIME
         top = fig.axes[0]
         top.set_title(f"{name} at {tokens} tokens: {plan.copies} instances issued every {plan.period_cycles:,} "
                       f"cycles\n{top.get_title()}")
-        fig.tight_layout()
-        path = out_dir / f"fusemax_timeline_{name}.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(_saved(fig, out_dir / f"fusemax_timeline_{name}.png"))
     return paths
 
 
