@@ -62,15 +62,12 @@ def test_search_is_reproducible_and_executor_independent(searched, tmp_path: Pat
     pd.testing.assert_frame_equal(_table(tmp_path / "p2.db"), _table(store))
 
 
-def test_search_on_a_dask_cluster_gives_the_same_table(searched, tmp_path: Path) -> None:
+def test_search_on_a_dask_cluster_gives_the_same_table(searched, dask_client, tmp_path: Path) -> None:
     """The rounds run on a 2-worker dask LocalCluster: the table equals the in-process one, row for row."""
-    distributed = pytest.importorskip("distributed", reason="dask.distributed not installed (pip install .[dask])")
     from accel_sim.dse.executors import DaskExecutor
 
     path, store = searched
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        run_sweep(load_sweep(path), tmp_path / "dask.db", executor=DaskExecutor(client))
+    run_sweep(load_sweep(path), tmp_path / "dask.db", executor=DaskExecutor(dask_client))
     pd.testing.assert_frame_equal(_table(tmp_path / "dask.db"), _table(store))
 
 

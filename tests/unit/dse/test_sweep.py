@@ -57,12 +57,9 @@ def test_two_processes_give_the_same_table(reference: pd.DataFrame, tmp_path: Pa
     pd.testing.assert_frame_equal(_table(tmp_path / "p2.db"), reference)
 
 
-def test_dask_local_cluster_gives_the_same_table(reference: pd.DataFrame, tmp_path: Path) -> None:
+def test_dask_local_cluster_gives_the_same_table(reference: pd.DataFrame, dask_client, tmp_path: Path) -> None:
     """A 2-worker dask LocalCluster produces the local executor's table row for row."""
-    distributed = pytest.importorskip("distributed", reason="dask.distributed not installed (pip install .[dask])")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        run_sweep(load_sweep(SMALL), tmp_path / "dask.db", executor=DaskExecutor(client))
+    run_sweep(load_sweep(SMALL), tmp_path / "dask.db", executor=DaskExecutor(dask_client))
     pd.testing.assert_frame_equal(_table(tmp_path / "dask.db"), reference)
 
 
