@@ -48,14 +48,13 @@ def _fold_grid(plan_fr: int, plan_fc: int, folds: np.ndarray | None) -> tuple[np
     return f, fr, fc
 
 
-def _tile_entries(f: np.ndarray, fr: np.ndarray, fc: np.ndarray, first: np.ndarray, used: np.ndarray,
-                  extent: int, width: int) -> tuple[np.ndarray, ...]:
+def _tile_entries(f: np.ndarray, used: np.ndarray, extent: int, width: int) -> tuple[np.ndarray, ...]:
     """All (fold, t, j) with t < extent and j < used[fold]: one entry per streamed word of each fold."""
     t = np.arange(extent, dtype=np.int64)
     j = np.arange(width, dtype=np.int64)
     ff, tt, jj = np.meshgrid(np.arange(f.size), t, j, indexing="ij")
     keep = jj < used[ff]
-    return f[ff[keep]], tt[keep], jj[keep], first[ff[keep]]
+    return f[ff[keep]], tt[keep], jj[keep]
 
 
 def demand_streams(layer: ScaleSimLayer, arch: ScaleSimArch, folds: np.ndarray | None = None
@@ -70,7 +69,6 @@ def demand_streams(layer: ScaleSimLayer, arch: ScaleSimArch, folds: np.ndarray |
     ru = np.minimum(R, Sr - fr * R)
     cu = np.minimum(C, Sc - fc * C)
     nrows = int(f.size) * L
-    local = np.arange(f.size, dtype=np.int64) * L   # row offset of each requested fold in the returned rows
 
     def stream(row: np.ndarray, col: np.ndarray, addr: np.ndarray) -> _Stream:
         order = np.lexsort((col, row))
@@ -79,36 +77,36 @@ def demand_streams(layer: ScaleSimLayer, arch: ScaleSimArch, folds: np.ndarray |
     def ofmap_counts(row: np.ndarray) -> np.ndarray:
         return np.bincount(row, minlength=nrows).astype(np.int64)
 
+    def tile_cells() -> tuple[np.ndarray, ...]:
+        """(fold, i, j) of every cell of each fold's ru x cu tile (the stationary operand or the outputs)."""
+        ff, i, j = _tile_entries(f, cu, R, C)
+        keep = i < ru[np.searchsorted(f, ff)]
+        return ff[keep], i[keep], j[keep]
+
     if df == "os":
         # ifmap: T x ru (pixels on array rows), column j skewed by j, starts at row 0
-        ff, t, j, _ = _tile_entries(f, fr, fc, local, ru, T, R)
+        ff, t, j = _tile_entries(f, ru, T, R)
         if_s = stream(local_of(ff, f, L) + t + j, j, ifmap_addresses(layer, fr_of(ff, f, fr) * R + j, t))
-        ff, t, j, _ = _tile_entries(f, fr, fc, local, cu, T, C)
+        ff, t, j = _tile_entries(f, cu, T, C)
         fl_s = stream(local_of(ff, f, L) + t + j, j, filter_addresses(layer, t, fc_of(ff, f, fc) * C + j))
         # ofmap: the ru x cu tile padded to R rows, flipped, skewed, after T - 1 empty rows
-        ff, i, j, _ = _tile_entries(f, fr, fc, local, cu, R, C)
-        keep = i < ru[np.searchsorted(f, ff)]
-        ff, i, j = ff[keep], i[keep], j[keep]
+        ff, i, j = tile_cells()
         of = ofmap_counts(local_of(ff, f, L) + (T - 1) + (R - 1 - i) + j)
     elif df == "ws":
-        ff, t, j, _ = _tile_entries(f, fr, fc, local, ru, T, R)
+        ff, t, j = _tile_entries(f, ru, T, R)
         if_s = stream(local_of(ff, f, L) + R + t + j, j, ifmap_addresses(layer, t, fr_of(ff, f, fr) * R + j))
-        ff, i, j, _ = _tile_entries(f, fr, fc, local, cu, R, C)
-        keep = i < ru[np.searchsorted(f, ff)]
-        ff, i, j = ff[keep], i[keep], j[keep]
+        ff, i, j = tile_cells()
         fl_s = stream(local_of(ff, f, L) + (R - 1 - i), j,
                       filter_addresses(layer, fr_of(ff, f, fr) * R + i, fc_of(ff, f, fc) * C + j))
-        ff, t, j, _ = _tile_entries(f, fr, fc, local, cu, T, C)
+        ff, t, j = _tile_entries(f, cu, T, C)
         of = ofmap_counts(local_of(ff, f, L) + 2 * R - 1 + t + j)
     else:
-        ff, i, j, _ = _tile_entries(f, fr, fc, local, cu, R, C)
-        keep = i < ru[np.searchsorted(f, ff)]
-        ff, i, j = ff[keep], i[keep], j[keep]
+        ff, i, j = tile_cells()
         if_s = stream(local_of(ff, f, L) + (R - 1 - i), j,
                       ifmap_addresses(layer, fc_of(ff, f, fc) * C + j, fr_of(ff, f, fr) * R + i))
-        ff, t, j, _ = _tile_entries(f, fr, fc, local, ru, T, R)
+        ff, t, j = _tile_entries(f, ru, T, R)
         fl_s = stream(local_of(ff, f, L) + R + t + j, j, filter_addresses(layer, fr_of(ff, f, fr) * R + j, t))
-        ff, t, j, _ = _tile_entries(f, fr, fc, local, cu, T, C)
+        ff, t, j = _tile_entries(f, cu, T, C)
         of = ofmap_counts(local_of(ff, f, L) + 2 * R - 1 + t + j)
     return if_s, fl_s, of
 
