@@ -116,13 +116,17 @@ def test_fast_read_buffer_equals_reference_on_random_convs(h, w, r, s, ch, nf, s
         assert _same_reads(layer, arch, op) in (True, None)
 
 
+def _golden_case(case_id: str) -> tuple[scb.ScaleSimLayer, scb.ScaleSimArch, object]:
+    """The layer, arch and fold plan of one golden case."""
+    case = next(c for c in CASES if c["case_id"] == case_id)
+    layer, arch = _layer(case), _arch(case)
+    return layer, arch, fold_plan(*layer.mnk, arch.rows, arch.cols, arch.dataflow)
+
+
 @pytest.mark.parametrize("case_id", ["c000", "c030", "c083", "c112", "c140"])
 def test_ofmap_row_counts_equal_the_materialized_demand(case_id: str) -> None:
     """The closed-form ofmap words per demand row equal the counts of the materialized ofmap demand (§6)."""
-    case = next(c for c in CASES if c["case_id"] == case_id)
-    layer, arch = _layer(case), _arch(case)
-    m, n, k = layer.mnk
-    plan = fold_plan(m, n, k, arch.rows, arch.cols, arch.dataflow)
+    layer, arch, plan = _golden_case(case_id)
     _, _, counts = scbuf.demand_streams(layer, arch)
     np.testing.assert_array_equal(sc._ofmap_row_counts(plan, arch.dataflow), counts)
 
@@ -130,10 +134,7 @@ def test_ofmap_row_counts_equal_the_materialized_demand(case_id: str) -> None:
 @pytest.mark.parametrize("case_id", ["c000", "c030", "c083", "c089", "c112", "c140"])
 def test_demand_row_bounds_equal_the_materialized_demand(case_id: str) -> None:
     """First and last demand rows with an address (overrun convs c083/c089 included) equal the materialized demand's."""
-    case = next(c for c in CASES if c["case_id"] == case_id)
-    layer, arch = _layer(case), _arch(case)
-    m, n, k = layer.mnk
-    plan = fold_plan(m, n, k, arch.rows, arch.cols, arch.dataflow)
+    layer, arch, plan = _golden_case(case_id)
     if_s, fl_s, counts = scbuf.demand_streams(layer, arch)
     expected = {op: (int(d.rows[d.addrs != -1][0]), int(d.rows[d.addrs != -1][-1]))
                 for op, d in (("ifmap", if_s), ("filter", fl_s))}
