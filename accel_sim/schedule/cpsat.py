@@ -145,7 +145,7 @@ def add_assignment(model: cp_model.CpModel, problem: Problem, v: _Vars) -> None:
         own_tail = sum(o.tail_cycles * v.choose[(task.name, o.engine)] for o in task.options) - sum(shorter)
         # A fused consumer ends with its producer's last tile, so its end is not its own pipeline: no tail (the
         # replay likewise waits for it to finish before the engine's next einsum).
-        fused_in = [v.fused[b.tensor] for b in problem.buffers if task.name in b.consumers and b.tiles]
+        fused_in = [v.fused[b.tensor] for b in problem.inputs_of(task.name) if b.tiles]
         if not fused_in:
             model.Add(v.tail[task.name] == own_tail)
             continue
@@ -587,14 +587,12 @@ def _list_makespan(problem: Problem, choice: dict, mode: dict, order: tuple[str,
     position = {n: i for i, n in enumerate(order)}
     for name in order:
         o = choice[name]
-        fused_in = any(mode[b.tensor] == "fused" for b in problem.buffers if name in b.consumers)
+        fused_in = any(mode[b.tensor] == "fused" for b in problem.inputs_of(name))
         tail = 0 if fused_in else o.tail_cycles  # a fused consumer's end is its producer's last tile: no tail
         previous_end, previous_tail = last.get(o.engine, (0, 0))
         s = previous_end - min(previous_tail, tail)  # the two pipeline tails overlap
         end_floor = 0
-        for b in problem.buffers:
-            if name not in b.consumers:
-                continue
+        for b in problem.inputs_of(name):
             if position[b.producer] > position[name]:
                 return math.inf  # order violates a dependency
             p = b.producer

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from accel_sim.schedule.cpsat import BufferSlot, Placement, Schedule, Slot
-from accel_sim.schedule.problem import Buffer, Option, Problem
+from accel_sim.schedule.problem import Option, Problem
 
 
 def _exclusive_load_bound(problem: Problem) -> int:
@@ -25,13 +25,6 @@ def _exclusive_load_bound(problem: Problem) -> int:
 
 def list_schedule(problem: Problem, objective: str = "latency") -> Schedule:
     """Schedule `problem` greedily (see module docstring); status 'HEURISTIC', bound from the exclusive engine load."""
-    incoming: dict[str, list[Buffer]] = {}
-    for b in problem.buffers:
-        for c in b.consumers:
-            incoming.setdefault(c, []).append(b)
-    outgoing: dict[str, list[Buffer]] = {}
-    for b in problem.buffers:
-        outgoing.setdefault(b.producer, []).append(b)
     free: dict[str, int] = {}
     placed: dict[str, tuple[Option, int, int]] = {}
     mode: dict[str, Placement] = {}
@@ -43,10 +36,10 @@ def list_schedule(problem: Problem, objective: str = "latency") -> Schedule:
         best: tuple[int, int, Option] | None = None
         for o in task.options:
             if any(mode[b.tensor] == "fused" and placed[b.producer][0].engine == o.engine
-                   for b in incoming.get(task.name, ())):
+                   for b in problem.inputs_of(task.name)):
                 continue
             start, end_floor = free.get(o.engine, 0), 0
-            for b in incoming.get(task.name, ()):
+            for b in problem.inputs_of(task.name):
                 p, ps, pe = placed[b.producer]
                 if mode[b.tensor] == "fused":
                     start = max(start, ps + math.ceil(p.cycles / b.tiles))
@@ -63,11 +56,11 @@ def list_schedule(problem: Problem, objective: str = "latency") -> Schedule:
         start, end, o = best
         placed[task.name] = (o, start, end)
         free[o.engine] = end
-        for b in incoming.get(task.name, ()):
+        for b in problem.inputs_of(task.name):
             life_end[b.tensor] = max(life_end.get(b.tensor, 0), end)
             if b.tensor in pending and all(c in placed for c in b.consumers):
                 closed.append((life_end[b.tensor], pending.pop(b.tensor)[1]))
-        for b in outgoing.get(task.name, ()):
+        for b in problem.outputs_of(task.name):
             consumer = problem.task(b.consumers[0])
             fastest = min(consumer.options, key=lambda x: x.cycles)
             live = sum(size for _, size in pending.values()) + sum(size for e, size in closed if e > start)

@@ -119,6 +119,24 @@ class Problem:
         """The task called `name`."""
         return self.task_map[name]
 
+    @cached_property
+    def _buffers_by_task(self) -> tuple[dict[str, tuple[Buffer, ...]], dict[str, tuple[Buffer, ...]]]:
+        read: dict[str, list[Buffer]] = {}
+        written: dict[str, list[Buffer]] = {}
+        for b in self.buffers:
+            written.setdefault(b.producer, []).append(b)
+            for c in b.consumers:
+                read.setdefault(c, []).append(b)
+        return ({k: tuple(v) for k, v in read.items()}, {k: tuple(v) for k, v in written.items()})
+
+    def inputs_of(self, task: str) -> tuple[Buffer, ...]:
+        """The intermediates task `task` reads."""
+        return self._buffers_by_task[0].get(task, ())
+
+    def outputs_of(self, task: str) -> tuple[Buffer, ...]:
+        """The intermediates task `task` writes."""
+        return self._buffers_by_task[1].get(task, ())
+
     def spill_cycles(self, buffer: Buffer) -> int:
         """Cycles of a DRAM round trip of `buffer`: written out after production, read back before use."""
         return math.ceil(2 * buffer.bytes / self.spill_bytes_per_cycle)

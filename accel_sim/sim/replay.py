@@ -67,16 +67,12 @@ def replay(schedule: Schedule) -> Trace:
                 event = done[b.producer]
             ready[(b.tensor, c)] = event
 
-    incoming: dict[str, list] = {}
-    for b in problem.buffers:
-        for c in b.consumers:
-            incoming.setdefault(c, []).append(b)
-
-    fused_in = {name: any(placement[b.tensor] == "fused" for b in bs) for name, bs in incoming.items()}
+    fused_in = {s.einsum: any(placement[b.tensor] == "fused" for b in problem.inputs_of(s.einsum))
+                for s in schedule.slots}
 
     def finish(slot):
         yield env.timeout(cycles[slot.einsum])
-        for b in incoming.get(slot.einsum, ()):
+        for b in problem.inputs_of(slot.einsum):
             if placement[b.tensor] == "fused":
                 yield done[b.producer]
                 floor = ended[b.producer] + math.ceil(cycles[slot.einsum] / b.tiles)
@@ -91,7 +87,7 @@ def replay(schedule: Schedule) -> Trace:
         for slot in slots:
             if env.now < slot.start:
                 yield env.timeout(slot.start - env.now)
-            for b in incoming.get(slot.einsum, ()):
+            for b in problem.inputs_of(slot.einsum):
                 yield ready[(b.tensor, slot.einsum)]
             if previous is not None and fused_in.get(previous.einsum):
                 yield done[previous.einsum]   # its end depends on its producer's tiles: wait for it
