@@ -5,10 +5,10 @@ Floats are compared as Python reprs (bit-exact), integers exactly.
 """
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
+from scalesim_cases import CASES, arch_of, layer_of
 
 from accel_sim.cli import main
 from accel_sim.engines import scalesim_base as scb
@@ -16,26 +16,8 @@ from accel_sim.engines import scalesim_compat as sc
 from accel_sim.engines.systolic import fold_plan, sram_traffic
 from accel_sim.io.scalesim import config_text, read_report
 
-GOLDEN = Path(__file__).parents[2] / "golden" / "scalesim" / "cases.csv"
-CASES = list(csv.DictReader(GOLDEN.open()))
 INT_COLUMNS = {"total_cycles_incl_prefetch", "total_cycles", "stall_cycles", "sram_ifmap_reads", "sram_filter_reads",
                "sram_ofmap_writes", "dram_ifmap_reads", "dram_filter_reads", "dram_ofmap_writes"}
-
-
-def layer_of(case: dict) -> scb.ScaleSimLayer:
-    """The case's layer as a ScaleSimLayer."""
-    if case["kind"] == "gemm":
-        return scb.ScaleSimLayer.gemm(case["layer_name"], int(case["gemm_m"]), int(case["gemm_n"]), int(case["gemm_k"]))
-    return scb.ScaleSimLayer(case["layer_name"], *(int(case[c]) for c in (
-        "ifmap_h", "ifmap_w", "filter_r", "filter_s", "channels", "num_filters", "stride")))
-
-
-def arch_of(case: dict) -> scb.ScaleSimArch:
-    """The case's config as a ScaleSimArch (CALC cases carry no Bandwidth: it is not read)."""
-    return scb.ScaleSimArch(int(case["array_rows"]), int(case["array_cols"]), int(case["ifmap_sram_kib"]),
-                           int(case["filter_sram_kib"]), int(case["ofmap_sram_kib"]), case["dataflow"],
-                           case["interface_mode"], int(case["bandwidth"] or case["array_cols"]),
-                           int(case["ifmap_bank_bw"]), int(case["filter_bank_bw"]))
 
 
 @pytest.fixture(scope="module")

@@ -6,38 +6,17 @@ reference cases before the fast path existed (and whose outputs the golden test 
 """
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scalesim_cases import CASES, arch_of, layer_of
 
 from accel_sim.engines import scalesim_base as scb
 from accel_sim.engines import scalesim_buffers as scbuf
 from accel_sim.engines import scalesim_compat as sc
 from accel_sim.engines import scalesim_layout as sl
 from accel_sim.engines.systolic import fold_plan
-
-GOLDEN = Path(__file__).parents[2] / "golden" / "scalesim" / "cases.csv"
-CASES = list(csv.DictReader(GOLDEN.open()))
-
-
-def _layer(case: dict) -> scb.ScaleSimLayer:
-    """The case's layer."""
-    if case["kind"] == "gemm":
-        return scb.ScaleSimLayer.gemm("L", int(case["gemm_m"]), int(case["gemm_n"]), int(case["gemm_k"]))
-    return scb.ScaleSimLayer("L", *(int(case[c]) for c in (
-        "ifmap_h", "ifmap_w", "filter_r", "filter_s", "channels", "num_filters", "stride")))
-
-
-def _arch(case: dict) -> scb.ScaleSimArch:
-    """The case's config."""
-    return scb.ScaleSimArch(int(case["array_rows"]), int(case["array_cols"]), int(case["ifmap_sram_kib"]),
-                           int(case["filter_sram_kib"]), int(case["ofmap_sram_kib"]), case["dataflow"],
-                           case["interface_mode"], int(case["bandwidth"] or case["array_cols"]),
-                           int(case["ifmap_bank_bw"]), int(case["filter_bank_bw"]))
 
 
 def _reference_reads(layer: scb.ScaleSimLayer, arch: scb.ScaleSimArch, op: str) -> scbuf._ReadResult:
@@ -93,7 +72,7 @@ def test_fast_read_buffer_equals_reference_on_every_user_case() -> None:
         if case["interface_mode"] != "USER":
             continue
         for op in ("ifmap", "filter"):
-            same = _same_reads(_layer(case), _arch(case), op)
+            same = _same_reads(layer_of(case), arch_of(case), op)
             if same is None:
                 declined += 1
                 continue
@@ -119,7 +98,7 @@ def test_fast_read_buffer_equals_reference_on_random_convs(h, w, r, s, ch, nf, s
 def _golden_case(case_id: str) -> tuple[scb.ScaleSimLayer, scb.ScaleSimArch, object]:
     """The layer, arch and fold plan of one golden case."""
     case = next(c for c in CASES if c["case_id"] == case_id)
-    layer, arch = _layer(case), _arch(case)
+    layer, arch = layer_of(case), arch_of(case)
     return layer, arch, fold_plan(*layer.mnk, arch.rows, arch.cols, arch.dataflow)
 
 
