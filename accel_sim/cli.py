@@ -145,8 +145,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_scalesim(args: argparse.Namespace) -> int:
-    from accel_sim.engines.scalesim_compat import simulate
-    from accel_sim.io.scalesim import load_scalesim_config, load_topology, print_summary, write_reports
+    from accel_sim.compat.scalesim import load_scalesim_config, load_topology, print_summary, simulate, write_reports
 
     config = load_scalesim_config(args.config)
     layers = load_topology(args.topology, gemm=args.gemm)

@@ -20,9 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accel_sim.engines.scalesim_base import REPORT_FIELDS, ScaleSimArch, ScaleSimLayer  # noqa: E402
-from accel_sim.engines.scalesim_compat import simulate_layer  # noqa: E402
-from accel_sim.io.scalesim import REPORT_FILES, config_text, read_report  # noqa: E402
+from accel_sim.compat.scalesim import (REPORT_FIELDS, REPORT_FILES, ScaleSimArch, ScaleSimLayer,  # noqa: E402
+                                      config_text, read_report, simulate_layer)
 
 SCALESIM_VERSION = "3.0.0"
 VENVS = (Path("/tmp/scalesim-venv"), ROOT / ".bench" / "scalesim-venv")

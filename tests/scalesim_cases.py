@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from accel_sim.engines import scalesim_base as scb
+from accel_sim.compat.scalesim import base as scb
 
 GOLDEN = Path(__file__).parent / "golden" / "scalesim" / "cases.csv"
 CASES = list(csv.DictReader(GOLDEN.open()))

@@ -8,7 +8,7 @@ Each fold costs its temporal extent plus the cycles to fill and drain the array:
 os: T + R + C - 2 (operands skew in over R + C - 2 cycles while outputs accumulate in place);
 ws/is: 2R + C + T - 2 (R cycles to load the stationary operand, then T streamed rows and R + C - 2 of skew).
 
-That is `stationary_buffering: single`, SCALE-Sim's timing (the compat layer in engines/scalesim_*.py uses
+That is `stationary_buffering: single`, SCALE-Sim's timing (the emulator in compat/scalesim/ uses
 it). With `double` the array holds a second copy of the stationary tile (TPU v1: "one 64 KiB tile of weights
 plus one for double-buffering (to hide the 256 cycles it takes to shift a tile in)", Jouppi et al., ISCA 2017,
 Sec. 2): the next fold's tile shifts in while the current fold streams, and the next fold's rows enter right

@@ -1,6 +1,6 @@
 """The fast SCALE-Sim read buffer (layout arithmetic) equals the word-by-word §6 algorithm on materialized streams.
 
-Oracle: `scalesim_buffers.prefetch_stream` / `demand_streams` / `_read_buffer_user`, the materialized
+Oracle: `compat.scalesim.buffers.prefetch_stream` / `demand_streams` / `_read_buffer_user`, the materialized
 algorithm of tests/golden/scalesim/ACCOUNTING.md §6, which reproduced SCALE-Sim 3.0.0 on all 159 USER
 reference cases before the fast path existed (and whose outputs the golden test still pins through the fast path).
 """
@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scalesim_cases import CASES, arch_of, layer_of
 
-from accel_sim.engines import scalesim_base as scb
-from accel_sim.engines import scalesim_buffers as scbuf
-from accel_sim.engines import scalesim_compat as sc
-from accel_sim.engines import scalesim_layout as sl
+from accel_sim.compat.scalesim import base as scb
+from accel_sim.compat.scalesim import buffers as scbuf
+from accel_sim.compat.scalesim import layout as sl
+from accel_sim.compat.scalesim import accounting as sc
 from accel_sim.engines.systolic import fold_plan
 
 

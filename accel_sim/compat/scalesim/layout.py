@@ -1,4 +1,4 @@
-"""Where every word of a SCALE-Sim operand sits, by arithmetic: the fast §6 read buffer of `scalesim_compat`.
+"""Where every word of a SCALE-Sim operand sits, by arithmetic: the fast §6 read buffer of `accounting`.
 
 ACCOUNTING.md §6 defines the read buffer on two streams: the prefetch stream (the operand's fold-padded
 matrix read anti-diagonally or row by row, cut into groups of g valid words) and the demand stream (the
@@ -8,7 +8,7 @@ its position in the prefetch stream in closed form, and the positions of every o
 ifmap word (overlapping conv windows) from the window geometry. The demand is cut into units of at most a
 few thousand words whose own group range is known in closed form; a unit lying inside the active window
 cannot miss, so only units near a window edge are expanded word by word. The result is exactly the
-misses the word-by-word algorithm finds (tests/unit/engines/test_scalesim_layout.py compares the two).
+misses the word-by-word algorithm finds (tests/unit/compat/test_scalesim_layout.py compares the two).
 
 Each operand's stream is one of two families (ACCOUNTING.md §6, "Demand order" and "Fetch order"):
 - "diag" (os ifmap/filter, ws ifmap, is filter): fold blocks of `extent` rows x `width` lanes are stacked
@@ -20,12 +20,11 @@ Each operand's stream is one of two families (ACCOUNTING.md §6, "Demand order" 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from accel_sim.engines.scalesim_base import ScaleSimLayer
+from accel_sim.compat.scalesim.base import ScaleSimLayer, ScaleSimUnsupported
 
 Family = Literal["diag", "tile"]
 UNIT_WORDS = 2048   # words per demand unit: small enough to expand cheaply near a window edge
@@ -262,7 +261,6 @@ def window_misses(lay: StreamLayout, layer: ScaleSimLayer | None, row_folds: int
         starts = (start + ks * step) % n_groups
         ok = (((mine[None, :] - starts[:, None]) % n_groups) < n_active).any(axis=1)
         if not ok.any():
-            from accel_sim.engines.scalesim_base import ScaleSimUnsupported
             raise ScaleSimUnsupported("SCALE-Sim 3.0.0 loops forever: its read window never reaches a word")
         k = int(np.argmax(ok)) + 1
         start = int(starts[k - 1])

@@ -9,15 +9,15 @@ is exactly the list of quirks.
 Fast path: when neither read buffer has to re-fetch and the ofmap buffer never drains during compute
 (§4), every number is a closed form, vectorized over layers. Otherwise the §6 (USER) or §7 (CALC)
 algorithm runs; it iterates over buffer events (fetches, drains), not cycles. In USER mode the read
-buffers come from layout arithmetic (`scalesim_layout`: each word's prefetch position and the positions of
+buffers come from layout arithmetic (`layout`: each word's prefetch position and the positions of
 its repeated copies in closed form, expanding only the demand near a window edge), and the ofmap writes per
 row and each operand's first/last demand rows are closed forms, so no demand stream is built; the
 materialized streams (`demand_streams`, `prefetch_stream`, `_read_buffer_user`) remain the reference,
 used for CALC mode and for USER ifmap re-fetch with window overrun.
 
-Layout: `scalesim_base` (constants, layer/arch/report types, address arithmetic, the named quirks),
-`scalesim_buffers` (streams and the §6/§7 buffer algorithms), `scalesim_layout` (USER read buffers by
-arithmetic) and this module (closed forms and the reports).
+Layout of this package: `base` (constants, layer/arch/report types, address arithmetic, the named quirks),
+`buffers` (streams and the §6/§7 buffer algorithms), `layout` (USER read buffers by arithmetic), `files`
+(SCALE-Sim's .cfg, topology and report files) and this module (closed forms and the reports).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from accel_sim.engines.scalesim_base import (
+from accel_sim.compat.scalesim.base import (
     CALC_READ_RATE,
     CALC_SETS_PER_GENERATION,
     READ_HIT_LATENCY,
@@ -45,7 +45,7 @@ from accel_sim.engines.scalesim_base import (
     quirk_reported_total_cycles,
     valid_ifmap_entries,
 )
-from accel_sim.engines.scalesim_buffers import (
+from accel_sim.compat.scalesim.buffers import (
     _read_buffer_calc,
     _read_buffer_fast,
     _read_buffer_user,

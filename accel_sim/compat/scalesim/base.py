@@ -1,6 +1,6 @@
 """SCALE-Sim 3.0.0 compatibility, part 1: its constants, layer and arch descriptions, report fields, address
 arithmetic and the named quirks (§8 of tests/golden/scalesim/ACCOUNTING.md) that separate its reports from the
-physical model. `scalesim_buffers` holds the order-dependent buffer algorithms, `scalesim_compat` the reports.
+physical model. `buffers` holds the order-dependent buffer algorithms, `accounting` the reports.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """SCALE-Sim 3.0.0 compatibility, part 2: demand and prefetch streams and the order-dependent read and write
 buffer algorithms (§6 USER, §7 CALC of tests/golden/scalesim/ACCOUNTING.md), iterating over buffer events
-(fetches, drains), not cycles. The materialized streams are the reference; `scalesim_layout` gives the USER read
+(fetches, drains), not cycles. The materialized streams are the reference; `layout` gives the USER read
 buffers by layout arithmetic instead.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Literal
 
 import numpy as np
 
-from accel_sim.engines.scalesim_base import (
+from accel_sim.compat.scalesim.base import (
     CALC_READ_RATE,
     CALC_SETS_PER_GENERATION,
     DRAM_READ_LATENCY,
@@ -26,7 +26,7 @@ from accel_sim.engines.scalesim_base import (
     quirk_read_wait,
     valid_ifmap_entries,
 )
-from accel_sim.engines.scalesim_layout import stream_layout, window_misses
+from accel_sim.compat.scalesim.layout import stream_layout, window_misses
 from accel_sim.engines.systolic import fold_plan
 
 # --------------------------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def _read_buffer_user(fetch: np.ndarray, demand: _Stream, total_words: int, line
 
 def _read_buffer_fast(layer: ScaleSimLayer, arch: ScaleSimArch, operand: Literal["ifmap", "filter"],
                       total_words: int, line_words: int) -> _ReadResult | None:
-    """§6 read buffer from the layout arithmetic of `scalesim_layout`; None where it does not apply (window overrun)."""
+    """§6 read buffer from the layout arithmetic of `layout`; None where it does not apply (window overrun)."""
     m, n, k = layer.mnk
     R, C, df = arch.rows, arch.cols, arch.dataflow
     plan = fold_plan(m, n, k, R, C, df)

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from accel_sim.engines.scalesim_compat import simulate
+from accel_sim.compat.scalesim import (ScaleSimArch, config_text, load_scalesim_config, load_topology, read_report,
+                                      simulate, write_reports)
+from accel_sim.compat.scalesim.files import COMPUTE_HEADER
 from accel_sim.errors import ConfigError
-from accel_sim.io.scalesim import (COMPUTE_HEADER, load_scalesim_config, load_topology, read_report,
-                                   write_reports)
 
 DATA = Path(__file__).parents[2] / "data" / "scalesim"
 OK_CFG = (DATA / "ok_config.cfg").read_text()
@@ -135,9 +135,6 @@ def test_report_layout_matches_scalesim(tmp_path: Path) -> None:
 @pytest.mark.parametrize("dataflow, interface", [("os", "USER"), ("ws", "CALC"), ("is", "USER")])
 def test_config_text_reads_back_as_the_same_arch(tmp_path: Path, dataflow: str, interface: str) -> None:
     """config_text writes SCALE-Sim's .cfg format; reading it back gives the arch it was written from."""
-    from accel_sim.engines.scalesim_base import ScaleSimArch
-    from accel_sim.io.scalesim import config_text
-
     arch = ScaleSimArch(16, 8, 64, 32, 16, dataflow, interface, 8, 4, 2)
     path = tmp_path / "round.cfg"
     path.write_text(config_text(arch, run_name="round"))

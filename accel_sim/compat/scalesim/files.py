@@ -12,7 +12,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from accel_sim.engines.scalesim_base import (
+from rich.console import Console
+from rich.table import Table
+
+from accel_sim.compat.scalesim.base import (
     REPORT_FIELDS,
     LayerReport,
     ScaleSimArch,
@@ -352,9 +355,6 @@ def write_reports(reports: list[LayerReport], out_dir: str | Path) -> list[Path]
 
 def print_summary(layers: list[ScaleSimLayer], reports: list[LayerReport], paths: list[Path]) -> None:
     """A short table per layer (cycles, stalls, utilization, DRAM words) and where the reports went."""
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(title="SCALE-Sim compatible run", title_justify="left")
     for column in ("layer", "M x N x K", "total cycles", "stalls", "overall util %", "mapping eff %",
                    "DRAM reads", "DRAM writes"):
