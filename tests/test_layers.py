@@ -68,7 +68,7 @@ HEAVY_HINTS = ("ortools", "pandas", "matplotlib", "onnx", "scipy", "simpy", "das
 
 @pytest.mark.parametrize("path", _python_files(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_function_local_imports_say_why(path: Path) -> None:
-    """A function-local import names the heavy dependency it defers (a comment on its line or the line above)."""
+    """A function-local import says why it is deferred (a comment on its line or on the line above)."""
     lines = path.read_text().splitlines()
     tree = ast.parse("\n".join(lines))
     bare = []
@@ -77,7 +77,9 @@ def test_function_local_imports_say_why(path: Path) -> None:
             continue
         for node in ast.walk(func):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                context = " ".join(lines[max(0, node.lineno - 3):node.end_lineno]).lower()
+                above = lines[node.lineno - 2].strip() if node.lineno > 1 else ""
+                own = " ".join(lines[node.lineno - 1:node.end_lineno])
+                context = (own + (" " + above if "#" in above else "")).lower()
                 if "#" not in context or not any(hint in context for hint in HEAVY_HINTS):
                     bare.append(f"line {node.lineno}: {lines[node.lineno - 1].strip()}")
     assert not bare, f"{path.relative_to(ROOT)}: function-local imports without a reason:\n" + "\n".join(bare)

@@ -1,6 +1,7 @@
 """Workload and arch files, told apart by content: ONNX models, einsum cascades, zoo recipes, arch configs."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal, Sequence
 
@@ -88,3 +89,16 @@ def load_arch(path: str | Path, overrides: Sequence[str] = ()) -> Arch:
         raise ConfigError(f"this is a workload file ({kind}), not an architecture config", file=path,
                           fix="pass an arch config (see arch_configs/) as ARCH and the workload second")
     return load_arch_file(path, overrides)
+
+
+def split_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
+    """`--set PATH=VALUE` assignments split into the arch's and the workload's (paths starting 'workload.')."""
+    arch, workload = [], []
+    for item in overrides:
+        (workload if item.startswith("workload.") else arch).append(item.removeprefix("workload."))
+    return arch, workload
+
+
+def slug(text: str) -> str:
+    """`text` as a file or folder name: runs of other characters than letters, digits, '.', '_', '-' become '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "unnamed"

@@ -56,7 +56,7 @@ def _oversized(problem: Problem) -> list[str]:
 
 
 def _fusion_cycle(problem: Problem) -> list[str]:
-    import networkx as nx
+    import networkx as nx  # networkx is heavy to import: loaded on first use
 
     g = nx.DiGraph(list(problem.required_fusions))
     g.add_edges_from(problem.edges)

@@ -364,7 +364,7 @@ class Workload:
     @cached_property
     def graph(self) -> nx.DiGraph:
         """Bipartite networkx view: tensor nodes ('tensor') and 'einsum:NAME' / 'view:OUTPUT' nodes."""
-        import networkx as nx
+        import networkx as nx  # networkx is heavy to import: loaded on first use
 
         g = nx.DiGraph()
         for t in self.tensors:
