@@ -21,9 +21,10 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> object:
     """The sweep API loads on first use, so `accel-sim run` does not pay for the DSE modules' import."""
     if name == "load_results":
+        # lazy: `import accel_sim` for a single run need not load the sweep modules (store, executors, search)
         from accel_sim.dse.store import load_results
         return load_results
-    if name == "sweep":
+    if name == "sweep":  # lazy, as above
         from accel_sim.dse.sweep import run_sweep
         return run_sweep
     raise AttributeError(f"module 'accel_sim' has no attribute {name!r}")

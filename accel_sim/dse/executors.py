@@ -15,6 +15,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
+from accel_sim.errors import ConfigError
+
 T = TypeVar("T")
 R = TypeVar("R")
 IN_FLIGHT_PER_WORKER = 4  # enough queued work to hide the driver's commit time; small enough to bound memory
@@ -82,9 +84,10 @@ class DaskExecutor:
     def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
         """Results of fn(task) for every task, as they finish on the cluster's workers."""
         try:
+            # dask is an optional extra (heavy): loaded only for --dask
+            # dask is an optional extra (heavy): loaded only for --dask
             from distributed import Client, wait as dask_wait
         except ImportError:
-            from accel_sim.errors import ConfigError
 
             raise ConfigError("--dask needs dask.distributed, which is not installed", file=None,
                               fix="pip install 'accel-sim[dask]', or drop --dask to use local processes") from None

@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from accel_sim.dse.sweep import evaluate_point
+from accel_sim.dse.point import evaluate_point
 
 if TYPE_CHECKING:
     from accel_sim.dse.executors import Executor
@@ -34,7 +34,7 @@ Outcome = tuple[str, tuple[float, ...], int]   # (optuna state name, objective v
 
 def _sampler(sweep: Sweep):  # -> optuna.samplers.BaseSampler
     """NSGA-II with one generation per batch, or multi-objective TPE, seeded (constraints come with each trial)."""
-    import optuna
+    import optuna  # optional extra 'search' (heavy): loaded only by an adaptive strategy
 
     strategy = sweep.spec.strategy
     if strategy.kind == "nsga2":
@@ -59,7 +59,7 @@ def outcome(sweep: Sweep, rows: list[PointRow]) -> Outcome:
 
 def run_search(sweep: Sweep, db: ResultStore, executor: Executor, commit: Callable[[PointRow], None]) -> None:
     """Search `sweep.spec.strategy.n` distinct designs (module docstring), committing every new point's row."""
-    import optuna
+    import optuna  # optional extra 'search' (heavy): loaded only by an adaptive strategy
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     strategy = sweep.spec.strategy
@@ -108,7 +108,7 @@ def _unevaluated(sweep: Sweep, known: dict[int, Outcome], new: list[int]) -> Ite
 
 def _tell(study, trial, result: Outcome) -> None:
     """Tell `trial` the outcome of its design."""
-    import optuna
+    import optuna  # optional extra 'search' (heavy): loaded only by an adaptive strategy
 
     state, values, broken = result
     if state == "FAIL":
@@ -120,7 +120,7 @@ def _tell(study, trial, result: Outcome) -> None:
 
 def _add(study, sweep: Sweep, space: dict, design: int, result: Outcome) -> None:
     """Add a design the sampler did not ask for (a round completed in grid order) as a finished trial."""
-    import optuna
+    import optuna  # optional extra 'search' (heavy): loaded only by an adaptive strategy
 
     state, values, broken = result
     study.add_trial(optuna.trial.create_trial(

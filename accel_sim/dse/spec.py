@@ -22,7 +22,8 @@ from typing import Annotated, Callable, Iterable, Iterator, Literal, Mapping, Un
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from accel_sim.errors import ConfigError
-from accel_sim.io.yaml import format_key_path, load_yaml, validate
+from accel_sim.io.load import file_kind, resolve
+from accel_sim.io.yaml import apply_overrides, format_key_path, load_yaml, validate
 
 Scalar = Union[int, float, str, bool]
 CONSTRAINT = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>|==|!=)\s*([-+0-9.eE]+)\s*$")
@@ -305,8 +306,6 @@ def _yaml_text(value: Scalar) -> str:
 
 def load_sweep(path: str | Path) -> Sweep:
     """Read and check a sweep spec: schema, axis paths against the base arch, ties, strategy size."""
-    from accel_sim.io.load import file_kind, resolve
-    from accel_sim.io.yaml import apply_overrides
 
     path = Path(path)
     doc = load_yaml(path)
@@ -365,7 +364,7 @@ def load_sweep(path: str | Path) -> Sweep:
                     f"lower n to at most {designs}, or use 'strategy: grid'")
     if isinstance(strategy, SearchStrategy):
         try:
-            import optuna  # noqa: F401 - only its presence is checked here
+            import optuna  # noqa: F401 - an optional extra (heavy): only its presence is checked here
         except ImportError:
             raise error(("strategy", "kind"), f"strategy '{strategy.kind}' needs optuna, which is not installed",
                         "pip install 'accel-sim[search]' (or optuna), or use 'strategy: grid' or random") from None

@@ -1,10 +1,17 @@
 """Workload and arch files, told apart by content: ONNX models, einsum cascades, zoo recipes, arch configs."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal, Sequence
 
 from accel_sim.errors import ConfigError
+from accel_sim.io.arch import load_arch as load_arch_file
+from accel_sim.io.einsum import parse_cascade
+from accel_sim.io.recipe import load_recipe
+from accel_sim.io.yaml import YamlDoc, apply_overrides, load_yaml
+from accel_sim.spec.arch import Arch
+from accel_sim.spec.workload import Workload
 
 FileKind = Literal["onnx", "einsum", "recipe", "arch"]
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -25,8 +32,6 @@ def file_kind(path: str | Path) -> FileKind:
         head.decode("utf-8")
     except UnicodeDecodeError:
         return "onnx"
-    from accel_sim.io.yaml import load_yaml
-
     data = load_yaml(path).data
     if not isinstance(data, dict):
         raise ConfigError("the file is not a YAML mapping", file=path, line=1,
@@ -54,7 +59,7 @@ def resolve(path: str | Path, area: Literal["arch", "workload"]) -> Path:
     return candidate
 
 
-def load_workload(path: str | Path, *, strict: bool = False, overrides: Sequence[str] = ()):  # -> Workload
+def load_workload(path: str | Path, *, strict: bool = False, overrides: Sequence[str] = ()) -> Workload:
     """Load an ONNX model, einsum cascade or zoo recipe (`strict`: unsupported ONNX ops are errors)."""
     path = resolve(path, "workload")
     kind = file_kind(path)
@@ -62,33 +67,38 @@ def load_workload(path: str | Path, *, strict: bool = False, overrides: Sequence
         if overrides:
             raise ConfigError("--set cannot change an ONNX model", file=path,
                               fix="drop the workload.* assignments, or use a zoo recipe or einsum cascade")
-        from accel_sim.io.onnx import load_onnx
+        from accel_sim.io.onnx import load_onnx  # pulls onnx (heavy): only for ONNX files
 
         return load_onnx(path, strict=strict)
-    from accel_sim.io.yaml import YamlDoc, apply_overrides, load_yaml
-
     doc = load_yaml(path)
     if overrides:
         doc = YamlDoc(apply_overrides(doc.data, overrides, doc.file), doc.lines, doc.file)
     if kind == "einsum":
-        from accel_sim.io.einsum import parse_cascade
-
         return parse_cascade(doc)
     if kind == "recipe":
-        from accel_sim.zoo.recipe import load_recipe
-
         return load_recipe(doc)
     raise ConfigError("this is an architecture config, not a workload", file=path,
                       fix="pass it as ARCH (the first argument) and a workload file second")
 
 
-def load_arch(path: str | Path, overrides: Sequence[str] = ()):  # -> Arch
+def load_arch(path: str | Path, overrides: Sequence[str] = ()) -> Arch:
     """Load and validate an architecture config, applying `--set PATH=VALUE` overrides."""
     path = resolve(path, "arch")
     kind = file_kind(path)
     if kind != "arch":
         raise ConfigError(f"this is a workload file ({kind}), not an architecture config", file=path,
                           fix="pass an arch config (see arch_configs/) as ARCH and the workload second")
-    from accel_sim.io.arch import load_arch as load
+    return load_arch_file(path, overrides)
 
-    return load(path, overrides)
+
+def split_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
+    """`--set PATH=VALUE` assignments split into the arch's and the workload's (paths starting 'workload.')."""
+    arch, workload = [], []
+    for item in overrides:
+        (workload if item.startswith("workload.") else arch).append(item.removeprefix("workload."))
+    return arch, workload
+
+
+def slug(text: str) -> str:
+    """`text` as a file or folder name: runs of other characters than letters, digits, '.', '_', '-' become '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "unnamed"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import typing
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -214,8 +215,6 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> Any:
 
 def _model_in(annotation: Any) -> Any:
     """The model class (or list of tagged models) inside an annotation such as list[Union[...]]."""
-    import typing
-
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -232,8 +231,6 @@ def _tag_of(model: Any) -> Any:
     field = getattr(model, "model_fields", {}).get("kind")
     if field is None:
         return None
-    import typing
-
     args = typing.get_args(field.annotation)
     return args[0] if args else None
 

@@ -5,16 +5,18 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
+from accel_sim.units import UNITS, parse_quantity
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
 
 def _figure(width: float, height: float) -> Figure:
-    import matplotlib
+    import matplotlib  # matplotlib is heavy to import: loaded on first use
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib is heavy to import: loaded on first use
 
     return Figure(figsize=(width, height), layout="constrained")
 
@@ -102,8 +104,6 @@ def _number(value: object) -> float:
     """A parameter as a number: 128 -> 128, '8 MiB' -> 8388608, 'ws' -> NaN."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    from accel_sim.units import UNITS, parse_quantity
-
     for dimension in UNITS:
         try:
             return float(parse_quantity(str(value), dimension))  # type: ignore[arg-type]

@@ -9,6 +9,12 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
+from accel_sim.dse.pareto import hypervolume, objective_matrix, pareto_front
+from accel_sim.dse.store import load_results, read_meta
+from accel_sim.energy.components import level_area_mm2
+from accel_sim.errors import ConfigError
+from accel_sim.reports.figures import _figure, breakdown_figure, parallel_figure, pareto_figure
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
@@ -96,7 +102,7 @@ class _Doc:
 
 
 def _totals_frame(summary: Mapping[str, object]) -> pd.DataFrame:
-    import pandas as pd
+    import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
     rows = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
     return pd.DataFrame(rows, columns=["metric", "value"]).astype({"value": object})
@@ -104,8 +110,6 @@ def _totals_frame(summary: Mapping[str, object]) -> pd.DataFrame:
 
 def area_breakdown(result: Result) -> dict[str, float]:
     """mm² per engine and per on-chip memory level (the parts of Result.area_mm2)."""
-    from accel_sim.energy.components import level_area_mm2
-
     node = result.arch.technology_nm
     parts = {e.name: e.area_mm2(node) for e in result.arch.engines}
     parts.update({level.name: level_area_mm2(level, node) for level in result.arch.memory})
@@ -116,8 +120,6 @@ def write_run_report(result: Result, out_dir: str | Path) -> tuple[Path, Path]:
     """report.html and report.md for one evaluated run: totals, per-einsum table, energy, area, roofline."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    from accel_sim.reports.figures import breakdown_figure
-
     summary = result.summary()
     doc = _Doc(f"{result.workload.name} on {result.arch.name}")
     _run_sections(doc, summary, result.per_einsum(), out_dir)
@@ -133,9 +135,8 @@ def write_run_report(result: Result, out_dir: str | Path) -> tuple[Path, Path]:
 
 def write_folder_report(folder: str | Path, out_dir: str | Path | None = None) -> tuple[Path, Path]:
     """report.html and report.md from the files `accel-sim run -o DIR` wrote (summary.json, per_einsum.csv)."""
-    import pandas as pd
+    import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
-    from accel_sim.errors import ConfigError
 
     folder = Path(folder)
     out = Path(out_dir) if out_dir is not None else folder
@@ -162,8 +163,6 @@ def write_folder_report(folder: str | Path, out_dir: str | Path | None = None) -
 
 
 def _run_sections(doc: _Doc, summary: Mapping[str, object], per_einsum: pd.DataFrame | None, out_dir: Path) -> None:
-    from accel_sim.reports.figures import breakdown_figure
-
     doc.heading("Totals")
     doc.table(_totals_frame(summary))
     energy = summary.get("energy_by_component_j") or {}
@@ -181,8 +180,6 @@ def _timeline(doc: _Doc, trace: pd.DataFrame, out_dir: Path) -> None:
     if not needed <= set(trace.columns):
         doc.text(f"trace.csv lacks {', '.join(sorted(needed - set(trace.columns)))}: no timeline drawn.")
         return
-    from accel_sim.reports.figures import _figure
-
     fig = _figure(8.0, 3.5)
     ax = fig.add_subplot()
     engines = sorted(trace["engine"].unique())
@@ -197,11 +194,7 @@ def _timeline(doc: _Doc, trace: pd.DataFrame, out_dir: Path) -> None:
 
 def write_sweep_report(store: str | Path, out_dir: str | Path | None = None) -> tuple[Path, Path]:
     """report.html, report.md and pareto.csv for a sweep store: counts, fronts, Pareto scatter, parallel coordinates."""
-    import pandas as pd
-
-    from accel_sim.dse.pareto import hypervolume, objective_matrix, pareto_front
-    from accel_sim.dse.store import load_results, read_meta
-    from accel_sim.reports.figures import pareto_figure, parallel_figure
+    import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
     store = Path(store)
     out = Path(out_dir) if out_dir is not None else store.parent

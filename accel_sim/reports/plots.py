@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from accel_sim.reports.format import si_format
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -36,9 +38,7 @@ def _points(result: Result) -> dict[str, np.ndarray]:
 def _plain_log_labels(ax: object) -> None:
     """Plain labels on log axes (0.1, 100; 10 G op/s); matplotlib's default 10^x labels go through mathtext,
     whose parser set-up costs about 0.2 s of a 1.5 s `accel-sim run`."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    from accel_sim.reports.tables import si_format
+    from matplotlib.ticker import FuncFormatter, NullFormatter  # matplotlib is heavy to import: loaded on first use
 
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))  # type: ignore[attr-defined]
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: si_format(value)))  # type: ignore[attr-defined]
@@ -58,8 +58,6 @@ class RooflineData:
 
 def roofline_data(result: Result) -> RooflineData:
     """The ceilings, slopes and per-einsum points of a result's roofline."""
-    from accel_sim.reports.tables import si_format
-
     arch = result.arch
     ceilings = []
     for engine in arch.engines:
@@ -77,10 +75,10 @@ def roofline_figure(result: Result) -> Figure:
 
 def draw_roofline(data: RooflineData) -> Figure:
     """The roofline figure of `data` (log-log: op/s against op per byte)."""
-    import matplotlib
+    import matplotlib  # matplotlib is heavy to import: loaded on first use
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib is heavy to import: loaded on first use
 
     pts = data.points
     fig = Figure(figsize=(8.0, 5.5))

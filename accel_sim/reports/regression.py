@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+import numpy as np
+
+from accel_sim.dse.store import is_store, load_results
 from accel_sim.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -60,9 +63,7 @@ class CheckReport:
 
 def metric_table(path: str | Path) -> pd.DataFrame:
     """A run folder, summary.json, CSV or sweep store as a (workload, item)-indexed table of numeric metrics."""
-    import pandas as pd
-
-    from accel_sim.dse.store import is_store, load_results
+    import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
     path = Path(path)
     if path.is_dir():
@@ -89,7 +90,7 @@ def metric_table(path: str | Path) -> pd.DataFrame:
 
 
 def _summary_frame(path: Path) -> pd.DataFrame:
-    import pandas as pd
+    import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
     try:
         data = json.loads(path.read_text())
@@ -110,7 +111,7 @@ def _summary_frame(path: Path) -> pd.DataFrame:
 
 
 def _csv_frame(path: Path, default_workload: str | None = None) -> pd.DataFrame:
-    import pandas as pd
+    import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
     try:
         frame = pd.read_csv(path)
@@ -161,8 +162,6 @@ def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
         names = list(metrics)
     else:
         names = sorted(set(base.columns) & set(new.columns))
-    import numpy as np
-
     changes: list[Change] = []
     keys = base.index.union(new.index, sort=False)
     missing_rows = keys.difference(base.index.intersection(new.index), sort=False)
@@ -184,8 +183,8 @@ def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
 
 def print_check(report: CheckReport, limit: int = 50) -> None:
     """A rich diff table of the changes, or one line saying everything holds."""
-    from rich.console import Console
-    from rich.table import Table
+    from rich.console import Console  # rich loads on first use: `accel-sim run --json` and workers start without it
+    from rich.table import Table  # rich loads on first use: `accel-sim run --json` and workers start without it
 
     console = Console(width=None if Console().is_terminal else 132)
     if report.passed:

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from accel_sim.reports.plots import draw_roofline
+
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
@@ -20,13 +22,11 @@ if TYPE_CHECKING:
 def _serve(conn: Connection) -> None:
     """Child: import the plotting stack, then draw the one figure the parent sends and report how it went."""
     try:
-        import matplotlib
+        import matplotlib  # matplotlib is heavy to import: loaded on first use
 
         matplotlib.use("Agg")
         import matplotlib.backends.backend_agg  # noqa: F401  (the import is the work done ahead of time)
         import matplotlib.figure  # noqa: F401
-
-        from accel_sim.reports.plots import draw_roofline
 
         job = conn.recv()
         data, path, dpi = job
@@ -60,8 +60,6 @@ class FigureWorker:
     def draw(self, data: RooflineData, path: Path, dpi: int) -> None:
         """Write the roofline of `data` to `path` as PNG (in the child when there is one)."""
         if self._conn is None or self._process is None:
-            from accel_sim.reports.plots import draw_roofline
-
             draw_roofline(data).savefig(path, dpi=dpi)
             return
         conn, process = self._conn, self._process

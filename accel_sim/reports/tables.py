@@ -4,9 +4,16 @@ from __future__ import annotations
 import csv
 import json
 import math
+import typing
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
+
+from accel_sim.engines import AnyEngine
+from accel_sim.io.load import SEARCH_DIRS
+from accel_sim.reports.format import si_format
+from accel_sim.reports.plots import roofline_data
+from accel_sim.zoo import list_presets
 
 if TYPE_CHECKING:
     from accel_sim.evaluate import Result
@@ -51,7 +58,6 @@ def jsonable(value: object) -> object:
 
 def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = None) -> None:
     """Write per_einsum.csv, summary.json and roofline.png into `out_dir` (the PNG by `figures` when given)."""
-    from accel_sim.reports.plots import roofline_data
 
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(result.per_einsum_records, out_dir / "per_einsum.csv")
@@ -73,21 +79,10 @@ def write_csv(rows: Sequence[dict[str, object]], path: Path) -> None:
         writer.writerows({k: v.item() if hasattr(v, "item") else v for k, v in row.items()} for row in rows)
 
 
-def si_format(value: float, unit: str = "") -> str:
-    """A number with an SI prefix and 3 significant digits: 4.59e13 -> "45.9 T"."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:g}{unit}"
-    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
-                           (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}{unit}".rstrip()
-    return f"{value:.3g}{unit}"
-
-
 def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
     """Per-einsum table (the heaviest `rows`, or all), totals, and where the report went."""
-    from rich.console import Console
-    from rich.table import Table
+    from rich.console import Console  # rich loads on first use: `accel-sim run --json` and workers start without it
+    from rich.table import Table  # rich loads on first use: `accel-sim run --json` and workers start without it
 
     console = Console(width=None if Console().is_terminal else 132)
     records = result.per_einsum_records
@@ -157,8 +152,8 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
 
 def print_workload(workload: Workload) -> None:
     """Human summary of a workload file."""
-    from rich.console import Console
-    from rich.table import Table
+    from rich.console import Console  # rich loads on first use: `accel-sim run --json` and workers start without it
+    from rich.table import Table  # rich loads on first use: `accel-sim run --json` and workers start without it
 
     summary = workload_summary(workload)
     table = Table(title=f"workload {workload.name}", show_header=False)
@@ -178,13 +173,7 @@ def print_workload(workload: Workload) -> None:
 
 def print_listing() -> None:
     """Shipped architecture configs, workloads, zoo presets and engine kinds."""
-    import typing
-
-    from rich.console import Console
-
-    from accel_sim.io.load import SEARCH_DIRS
-    from accel_sim.engines import AnyEngine
-    from accel_sim.zoo import list_presets
+    from rich.console import Console  # rich loads on first use: `accel-sim run --json` and workers start without it
 
     console = Console()
     console.print("[bold]architectures[/bold] (arch_configs/): " +

@@ -1,6 +1,6 @@
 """Why a schedule is infeasible, in plain words: the constraint families at fault and the tensors or engines in them.
 
-The model guards each family with an assumption literal (`cpsat.FAMILIES`); CP-SAT returns a subset of
+The model guards each family with an assumption literal (`model.FAMILIES`); CP-SAT returns a subset of
 assumptions sufficient for infeasibility. Each family in that subset is then described by the parts of
 the problem that can break it: tensors too large for every memory, required fusions that form a cycle
 or put both halves on one engine.
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ortools.sat.python import cp_model
+from ortools.sat.python import cp_model
 
-    from accel_sim.schedule.cpsat import _Vars
+from accel_sim.schedule.model import ModelVars, build_model, make_solver
+
+if TYPE_CHECKING:
     from accel_sim.schedule.problem import Problem
 
 _FAMILY_WORDS = {
@@ -25,13 +26,9 @@ _FAMILY_WORDS = {
 }
 
 
-def families_at_fault(problem: Problem, solver: cp_model.CpSolver, v: _Vars, addresses: bool = True,
+def families_at_fault(problem: Problem, solver: cp_model.CpSolver, v: ModelVars, addresses: bool = True,
                       time_limit_s: float = 2.0) -> tuple[str, ...]:
     """A minimal set of constraint families that is infeasible on its own (deletion filter over CP-SAT's core)."""
-    from ortools.sat.python import cp_model as cp
-
-    from accel_sim.schedule.cpsat import _solver, build_model
-
     core = set(solver.SufficientAssumptionsForInfeasibility())
     families = [f for f, lit in v.enabled.items() if lit.Index() in core] or list(v.enabled)
     for family in list(families):
@@ -40,7 +37,7 @@ def families_at_fault(problem: Problem, solver: cp_model.CpSolver, v: _Vars, add
         model.AddAssumptions([w.enabled[f] for f in trial])
         for f in set(w.enabled) - set(trial):
             model.Add(w.enabled[f] == 0)
-        if _solver(time_limit_s, 0).Solve(model) == cp.INFEASIBLE:
+        if make_solver(time_limit_s, 0).Solve(model) == cp_model.INFEASIBLE:
             families = trial
     return tuple(families)
 
@@ -59,7 +56,7 @@ def _oversized(problem: Problem) -> list[str]:
 
 
 def _fusion_cycle(problem: Problem) -> list[str]:
-    import networkx as nx
+    import networkx as nx  # networkx is heavy to import: loaded on first use
 
     g = nx.DiGraph(list(problem.required_fusions))
     g.add_edges_from(problem.edges)
@@ -81,7 +78,7 @@ def _fusion_cycle(problem: Problem) -> list[str]:
     return lines
 
 
-def explain(problem: Problem, solver: cp_model.CpSolver, v: _Vars, addresses: bool = True) -> str:
+def explain(problem: Problem, solver: cp_model.CpSolver, v: ModelVars, addresses: bool = True) -> str:
     """One paragraph: 'schedule infeasible:', the families at fault, and the tensors or engines in them."""
     families = families_at_fault(problem, solver, v, addresses)
     details = []

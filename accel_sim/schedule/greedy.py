@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from accel_sim.schedule.cpsat import BufferSlot, Placement, Schedule, Slot
+from accel_sim.schedule.model import BufferSlot, Placement, Schedule, Slot
 from accel_sim.schedule.problem import Option, Problem
 
 

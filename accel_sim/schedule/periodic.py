@@ -23,14 +23,9 @@ from typing import TYPE_CHECKING
 
 from ortools.sat.python import cp_model
 
-from accel_sim.schedule.cpsat import (
-    InfeasibleError,
-    Schedule,
-    _extract,
-    _solver,
-    build_model,
-    solve,
-)
+from accel_sim.errors import InfeasibleError
+from accel_sim.schedule.cpsat import _extract, solve
+from accel_sim.schedule.model import ModelVars, Schedule, build_model, make_solver
 from accel_sim.schedule.problem import (
     Buffer,
     Option,
@@ -41,7 +36,6 @@ from accel_sim.schedule.problem import (
 )
 
 if TYPE_CHECKING:
-    from accel_sim.schedule.cpsat import _Vars
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.workload import Workload
 
@@ -139,7 +133,7 @@ def periodic_solve(problem: Problem, instances: int, *, copies: int = 2, time_li
     model.Minimize((instance + (instances - 1) * period) * (len(spills) + 1) + sum(spills))
     _hint_back_to_back(model, unrolled, v, single, copies)
     model.AddHint(period, single.makespan_cycles)
-    solver = _solver(time_limit_s, seed)
+    solver = make_solver(time_limit_s, seed)
     status = solver.Solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raise InfeasibleError(f"periodic schedule: CP-SAT found no periodic schedule of {copies} copies within the "
@@ -150,7 +144,7 @@ def periodic_solve(problem: Problem, instances: int, *, copies: int = 2, time_li
     return PeriodicSchedule(sched, copies, solver.Value(period), solver.Value(instance))
 
 
-def _add_engine_load(model: cp_model.CpModel, problem: Problem, v: _Vars, period: cp_model.IntVar) -> None:
+def _add_engine_load(model: cp_model.CpModel, problem: Problem, v: ModelVars, period: cp_model.IntVar) -> None:
     """Redundant (implied by the copies' no-overlap) but it lets the solver bound the period at once: per period an
     engine issues each of its einsums for at least the einsum's cycles less its pipeline tail."""
     load: dict[str, list] = {}
@@ -162,7 +156,7 @@ def _add_engine_load(model: cp_model.CpModel, problem: Problem, v: _Vars, period
         model.Add(sum(terms) <= period)
 
 
-def _hint_back_to_back(model: cp_model.CpModel, unrolled: Problem, v: _Vars, single: Schedule,
+def _hint_back_to_back(model: cp_model.CpModel, unrolled: Problem, v: ModelVars, single: Schedule,
                        copies: int) -> None:
     """Hint the copies as `single` repeated back to back: feasible, since no two copies meet in time."""
     held = {(t, s.engine) for s in single.slots for t in s.resident}

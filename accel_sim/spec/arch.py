@@ -2,18 +2,22 @@
 
 Python attribute names carry SI units (`capacity_bytes`, `clock_hz`); YAML keys are short and take unit
 strings (`capacity: 24 MiB`, `clock: 700 MHz`) through aliases; the annotated types live in `spec/fields.py`.
-Engine families are defined in `accel_sim/engines/` and joined in the `AnyEngine` union there.
+Engine families are defined in `accel_sim/engines/` and joined in the `AnyEngine` union there. Specs sit below
+engines in the layering, so `Arch.engines` names the union only in its annotation; `accel_sim.engines` resolves it
+(`Arch.model_rebuild`) when it is imported, which importing any part of accel_sim does (accel_sim/__init__.py).
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-from accel_sim.engines import AnyEngine
-from accel_sim.engines.base import EngineBase
 from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
                                    SquareMillimetres, TensorClass, located, unique_names)
+
+if TYPE_CHECKING:
+    from accel_sim.engines import AnyEngine
+    from accel_sim.engines.base import EngineBase
 
 # ---------------------------------------------------------------------------------------------
 # Memory

@@ -93,7 +93,7 @@ class Cost:
 
     def to_frame(self) -> Any:
         """Tidy pandas DataFrame: one row per (metric, component, tensor, action) with its value."""
-        import pandas as pd
+        import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
         rows = [("cycles", "", "", part, value) for part, value in
                 (("compute", self.compute_cycles), ("stall", self.stall_cycles),

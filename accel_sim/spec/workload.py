@@ -25,7 +25,7 @@ TensorKind = Literal["activation", "weight", "constant"]
 # Operators: one table each, used by the parser, the printer, the numpy evaluator and the costs.
 # ---------------------------------------------------------------------------------------------
 def _erf(x: np.ndarray) -> np.ndarray:
-    from scipy.special import erf
+    from scipy.special import erf  # scipy is heavy to import: on first use of erf
 
     return erf(x)
 
@@ -364,7 +364,7 @@ class Workload:
     @cached_property
     def graph(self) -> nx.DiGraph:
         """Bipartite networkx view: tensor nodes ('tensor') and 'einsum:NAME' / 'view:OUTPUT' nodes."""
-        import networkx as nx
+        import networkx as nx  # networkx is heavy to import: loaded on first use
 
         g = nx.DiGraph()
         for t in self.tensors:
@@ -423,9 +423,3 @@ class Workload:
         out = {e.output.tensor: e.name for e in self.einsums}
         out.update({v.output: f"view:{v.output}" for v in self.views})
         return out
-
-    def evaluate_numpy(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Compute every tensor with numpy from the given inputs (for tests and teaching; small sizes)."""
-        from accel_sim.spec.numeric import evaluate_workload
-
-        return evaluate_workload(self, inputs)

@@ -138,7 +138,7 @@ def _fold_shape_arithmetic(model: onnx.ModelProto, info: dict[str, tuple[Shape, 
 
     The copy only feeds shape inference: every node of the original is still imported.
     """
-    from onnx.reference import ReferenceEvaluator
+    from onnx.reference import ReferenceEvaluator  # onnx.reference is heavy to import: loaded on first use
 
     values = {init.name: constants[init.name] for init in model.graph.initializer if init.name in constants}
     folded: set[int] = set()

@@ -17,6 +17,7 @@ from accel_sim.errors import ConfigError
 from accel_sim.io.onnx import import_summary, load_onnx, wire
 from accel_sim.io.onnx import reader as onnx_reader
 from accel_sim.spec.workload import Workload
+from accel_sim.spec.numeric import evaluate_workload
 
 MODELS = (Path(__file__).resolve().parents[3] / ".." / "shared" / "models").resolve()
 BAD = Path(__file__).resolve().parents[2] / "data" / "bad"
@@ -59,7 +60,7 @@ def _compare_with_reference(path: Path, inputs: dict[str, np.ndarray], rtol: flo
     model = onnx.load(path)
     expected = ReferenceEvaluator(model).run(None, inputs)
     constants = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    ours = workload.evaluate_numpy({**constants, **inputs})
+    ours = evaluate_workload(workload, {**constants, **inputs})
     for out, want in zip(model.graph.output, expected):
         np.testing.assert_allclose(ours[out.name], np.asarray(want, dtype=float), rtol=rtol, atol=1e-6)
     return workload
@@ -215,7 +216,7 @@ def test_conv_matches_explicit_loop_convolution(tmp_path: Path) -> None:
         for p in range(3):
             for q in range(3):
                 want[0, m, p, q] = np.sum(xp[0, 2 * g:2 * g + 2, 2 * p:2 * p + 3, 2 * q:2 * q + 3] * w[m])
-    got = load_onnx(path).evaluate_numpy({"X": x, "W": w})["Y"]
+    got = evaluate_workload(load_onnx(path), {"X": x, "W": w})["Y"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -267,7 +268,7 @@ def test_opset11_softmax_normalises_over_flattened_trailing_dims(tmp_path: Path)
     x = _rand(2, 3, 4)
     flat = np.exp(x.reshape(2, 12) - x.reshape(2, 12).max(axis=1, keepdims=True))
     want = (flat / flat.sum(axis=1, keepdims=True)).reshape(2, 3, 4)
-    np.testing.assert_allclose(load_onnx(path).evaluate_numpy({"X": x})["Y"], want, rtol=1e-5)
+    np.testing.assert_allclose(evaluate_workload(load_onnx(path), {"X": x})["Y"], want, rtol=1e-5)
 
 
 def test_normalisations_match_reference(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from accel_sim.schedule.tiling import split_rank
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
+from accel_sim.spec.numeric import evaluate_workload
 
 R = Affine.rank
 
@@ -36,8 +37,8 @@ def test_tiles_compute_the_same_values() -> None:
     """Evaluated with numpy, the tiles' N slices concatenated along p equal the untiled N."""
     rng = np.random.default_rng(0)
     q, k = rng.normal(size=(2, 4)), rng.normal(size=(2, 8))
-    whole = attention_like().evaluate_numpy({"Q": q, "K": k})["N"]
-    tiled = split_rank(attention_like(), "p", 2).evaluate_numpy({"Q@0": q[:, :2], "Q@1": q[:, 2:], "K": k})
+    whole = evaluate_workload(attention_like(), {"Q": q, "K": k})["N"]
+    tiled = evaluate_workload(split_rank(attention_like(), "p", 2), {"Q@0": q[:, :2], "Q@1": q[:, 2:], "K": k})
     assert np.allclose(np.concatenate([tiled["N@0"], tiled["N@1"]], axis=1), whole)
 
 

@@ -8,6 +8,7 @@ from accel_sim.errors import ConfigError
 from accel_sim.zoo import build
 from accel_sim.zoo.cnn import ResNetSpec, _conv, _maxpool, _FMap
 from accel_sim.zoo.graph import GraphBuilder
+from accel_sim.spec.numeric import evaluate_workload
 
 
 def test_resnet50_macs_match_torchvision() -> None:
@@ -71,7 +72,7 @@ def test_strided_padded_conv_matches_direct_convolution() -> None:
     out, _ = _conv(g, spec, "c", _FMap("x", 3, 11, 11), 4, 7, 2, 3)
     rng = np.random.default_rng(0)
     x, weight = rng.normal(size=(2, 3, 11, 11)), rng.normal(size=(4, 3, 7, 7))
-    got = g.workload("conv").evaluate_numpy({"x": x, "c.weight": weight})[out.name]
+    got = evaluate_workload(g.workload("conv"), {"x": x, "c.weight": weight})[out.name]
     padded = np.pad(x, ((0, 0), (0, 0), (3, 3), (3, 3)))
     expected = np.zeros((2, 4, 6, 6))
     for p in range(6):
@@ -89,7 +90,7 @@ def test_maxpool_matches_minus_inf_padding_on_relu_outputs() -> None:
     g.tensor("x", ("n", "c", "h", "w"), (1, 2, 9, 9), 16)
     out = _maxpool(g, spec, "pool", _FMap("x", 2, 9, 9))
     x = np.maximum(np.random.default_rng(1).normal(size=(1, 2, 9, 9)), 0.0)
-    got = g.workload("pool").evaluate_numpy({"x": x})[out.name]
+    got = evaluate_workload(g.workload("pool"), {"x": x})[out.name]
     padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
     expected = np.array([[[[padded[0, c, 2 * p:2 * p + 3, 2 * q:2 * q + 3].max() for q in range(5)]
                            for p in range(5)] for c in range(2)]])

@@ -10,6 +10,7 @@ from scipy.special import erf
 from accel_sim.errors import ConfigError
 from accel_sim.zoo import build
 from accel_sim.zoo.transformer import TransformerSpec, expert_tokens, transformer
+from accel_sim.spec.numeric import evaluate_workload
 
 D7, F7, V7, LAYERS7 = 4096, 11008, 32000, 32  # Llama-2-7B (Touvron et al. 2023, Table 1)
 LAYER7 = 4 * D7**2 + 3 * D7 * F7              # q, k, v, o + gate, up, down MACs per token per layer
@@ -260,7 +261,7 @@ def test_tiny_llama_style_decoder_matches_numpy() -> None:
                            batch=2, seq_len=5)
     workload = transformer(spec)
     values = _inputs(workload, spec, np.random.default_rng(0))
-    got = workload.evaluate_numpy(values)
+    got = evaluate_workload(workload, values)
     np.testing.assert_allclose(got["final_norm.out"], _norm(_reference(spec, values)["hidden"], values,
                                                             "final_norm", "rms", spec.norm_eps), rtol=1e-9, atol=1e-9)
 
@@ -273,7 +274,7 @@ def test_tiny_bert_style_encoder_matches_numpy() -> None:
                            pooler=True, bias=True, causal=False, batch=2, seq_len=6, norm_eps=1e-12)
     workload = transformer(spec)
     values = _inputs(workload, spec, np.random.default_rng(1))
-    got = workload.evaluate_numpy(values)
+    got = evaluate_workload(workload, values)
     np.testing.assert_allclose(got["pooler.out"], _reference(spec, values)["pooler.out"], rtol=1e-9, atol=1e-9)
 
 
@@ -290,7 +291,7 @@ def test_moe_routing_weights_are_softmax_over_top_k() -> None:
     rng = np.random.default_rng(2)
     x = rng.normal(size=(3, 4, 8))
     w_router = rng.normal(size=(8, 5))
-    gates = workload.evaluate_numpy({"L0.ffn_norm.out": x, "L0.moe.w_router": w_router})["L0.moe.gates"]
+    gates = evaluate_workload(workload, {"L0.ffn_norm.out": x, "L0.moe.w_router": w_router})["L0.moe.gates"]
     logits = x @ w_router
     top = np.argsort(logits, axis=-1)[..., -2:]
     chosen = np.take_along_axis(logits, top, -1)

@@ -1,9 +1,19 @@
-"""The `sweep`, `report` and `check` subcommands of `accel-sim` (registered by accel_sim/cli.py)."""
+"""The `sweep`, `report` and `check` subcommands of `accel-sim` (registered by accel_sim/cli/__init__.py)."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+
+from accel_sim.dse.executors import DaskExecutor, LocalExecutor
+from accel_sim.dse.spec import load_sweep
+from accel_sim.dse.store import export_results, is_store
+from accel_sim.dse.sweep import run_sweep
+from accel_sim.errors import ConfigError
+from accel_sim.evaluate import evaluate
+from accel_sim.io.load import load_arch, load_workload, slug, split_overrides
+from accel_sim.reports import html
+from accel_sim.reports.regression import compare, print_check
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -40,13 +50,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run a sweep; print where the store, front and report went."""
-    from rich.console import Console
-
-    from accel_sim.dse.executors import DaskExecutor, LocalExecutor
-    from accel_sim.dse.spec import load_sweep
-    from accel_sim.dse.store import export_results
-    from accel_sim.dse.sweep import run_sweep
-    from accel_sim.errors import ConfigError
+    from rich.console import Console  # rich loads on first use: `accel-sim run` starts without it
 
     if args.workers < 1:
         raise ConfigError(f"--workers {args.workers} must be at least 1", fix="give --workers 1 or more")
@@ -63,32 +67,22 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for out in args.export:
         console.print(f"export: {export_results(outcome.store, out)}")
     if not args.no_report:
-        from accel_sim.reports.html import write_sweep_report
-
-        html, md = write_sweep_report(outcome.store, outcome.store.parent)
-        console.print(f"report: {html} and {md} (Pareto front: {outcome.store.parent / 'pareto.csv'})")
+        page, md = html.write_sweep_report(outcome.store, outcome.store.parent)
+        console.print(f"report: {page} and {md} (Pareto front: {outcome.store.parent / 'pareto.csv'})")
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Report on a sweep store, a run folder, or an (arch, workload) pair evaluated now."""
-    from accel_sim.dse.store import is_store
-    from accel_sim.errors import ConfigError
-    from accel_sim.reports import html
-
     target = Path(args.target)
     if is_store(target):
         paths = html.write_sweep_report(target, args.output or target.parent)
     elif target.is_dir():
         paths = html.write_folder_report(target, args.output or target)
     elif args.workload:
-        from accel_sim.cli import _slug, _split_overrides
-        from accel_sim.evaluate import evaluate
-        from accel_sim.io.load import load_arch, load_workload
-
-        arch_set, workload_set = _split_overrides(args.overrides)
+        arch_set, workload_set = split_overrides(args.overrides)
         result = evaluate(load_arch(args.target, arch_set), load_workload(args.workload, overrides=workload_set))
-        out = args.output or Path("reports") / f"{_slug(result.arch.name)}__{_slug(result.workload.name)}"
+        out = args.output or Path("reports") / f"{slug(result.arch.name)}__{slug(result.workload.name)}"
         paths = html.write_run_report(result, out)
     else:
         raise ConfigError("not a sweep store or a run folder", file=target,
@@ -100,8 +94,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Exit 0 when every metric holds within --rtol, 1 with a diff table otherwise."""
-    from accel_sim.reports.regression import compare, print_check
-
     report = compare(args.results, args.baseline, rtol=args.rtol, metrics=args.metrics)
     print_check(report)
     sys.stdout.flush()

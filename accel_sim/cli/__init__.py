@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from accel_sim.errors import AccelSimError
-from accel_sim.reports.tables import jsonable
+from accel_sim.cli.sweep import add_commands
+from accel_sim.errors import AccelSimError, ConfigError
+from accel_sim.evaluate import evaluate
+from accel_sim.io.load import file_kind, load_arch, load_workload, slug, split_overrides
+from accel_sim.reports.render import FigureWorker
+from accel_sim.reports.tables import jsonable, print_listing, print_run, print_workload, workload_summary, write_report
 
 DEFAULT_ARCH = "tpu_v1"
 DEFAULT_WORKLOAD = "llama2-7b-decode"
@@ -80,45 +83,26 @@ def _parser() -> argparse.ArgumentParser:
     lst = sub.add_parser("list", help="list shipped architectures, workloads, zoo presets and engine kinds")
     lst.set_defaults(handler=_cmd_list)
 
-    from accel_sim.dse.commands import add_commands  # sweep | report | check
-
-    add_commands(sub)
+    add_commands(sub)  # sweep | report | check
     return parser
 
 
-def _split_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
-    arch, workload = [], []
-    for item in overrides:
-        (workload if item.startswith("workload.") else arch).append(item.removeprefix("workload."))
-    return arch, workload
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
-    from accel_sim.evaluate import evaluate
-    from accel_sim.io.load import load_arch, load_workload
-    from accel_sim.reports.render import FigureWorker
-    from accel_sim.reports.tables import write_report
-
     figures = FigureWorker()  # imports matplotlib in a child while this process loads and maps
-    arch_overrides, workload_overrides = _split_overrides(args.overrides)
+    arch_overrides, workload_overrides = split_overrides(args.overrides)
     arch = load_arch(args.arch, arch_overrides)
     workload = load_workload(args.workload, strict=args.strict, overrides=workload_overrides)
     result = evaluate(arch, workload)
-    out_dir = args.output or Path("reports") / f"{_slug(arch.name)}__{_slug(workload.name)}"
+    out_dir = args.output or Path("reports") / f"{slug(arch.name)}__{slug(workload.name)}"
     write_report(result, out_dir, figures)
     if args.json:
         print(json.dumps(jsonable(result.summary()), indent=2))
         return 0
-    from accel_sim.reports.tables import print_run
-
     print_run(result, out_dir, rows=None if args.all else TABLE_ROWS)
     return 0
 
 
 def _cmd_workload(args: argparse.Namespace) -> int:
-    from accel_sim.io.load import load_workload
-    from accel_sim.reports.tables import print_workload, workload_summary
-
     workload = load_workload(args.file, strict=args.strict)
     if args.json:
         print(json.dumps(jsonable(workload_summary(workload)), indent=2))
@@ -128,8 +112,6 @@ def _cmd_workload(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from accel_sim.io.load import file_kind, load_arch, load_workload
-
     for name in args.files:
         kind = file_kind(name)
         if kind == "arch":
@@ -145,21 +127,20 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_scalesim(args: argparse.Namespace) -> int:
+    # the SCALE-Sim emulator loads only for this command (its modules are large and `run` never needs them)
     from accel_sim.compat.scalesim import load_scalesim_config, load_topology, print_summary, simulate, write_reports
 
     config = load_scalesim_config(args.config)
     layers = load_topology(args.topology, gemm=args.gemm)
     reports = simulate(layers, config.arch)
-    out_dir = args.output or Path("reports") / f"scalesim__{_slug(Path(args.topology).stem)}"
+    out_dir = args.output or Path("reports") / f"scalesim__{slug(Path(args.topology).stem)}"
     paths = write_reports(reports, out_dir)
     print_summary(layers, reports, paths)
     return 0
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from accel_sim.errors import ConfigError
-    from accel_sim.io.load import load_arch, load_workload
-    from accel_sim.mapper.search import loop_nest_text, search_many
+    from accel_sim.mapper.search import loop_nest_text, search_many  # the mapper's CP-SAT pulls ortools (heavy)
 
     arch = load_arch(args.arch)
     workload = load_workload(args.workload)
@@ -193,15 +174,5 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from accel_sim.reports.tables import print_listing
-
     print_listing()
     return 0
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "unnamed"
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

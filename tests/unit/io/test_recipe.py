@@ -8,7 +8,7 @@ import pytest
 from accel_sim.errors import ConfigError
 from accel_sim.io.yaml import load_yaml, parse_yaml
 from accel_sim.zoo import build
-from accel_sim.zoo.recipe import load_recipe
+from accel_sim.io.recipe import load_recipe
 
 WORKLOADS = Path(__file__).resolve().parents[3] / "workloads"
 
