@@ -6,9 +6,9 @@ Engine families are defined in `accel_sim/engines/` and joined in the `AnyEngine
 """
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
+
+from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
 
 from accel_sim.engines import AnyEngine
 from accel_sim.engines.base import EngineBase
@@ -63,10 +63,13 @@ class Arch(BaseModel):
     area_mm2: SquareMillimetres | None = Field(None, alias="area")
     memory: tuple[MemoryLevel, ...]
     engines: tuple[AnyEngine, ...]
-    # how a workload runs: einsums back to back, or an execution model of accel_sim/sim/ named here
-    # ("npu_pim": batched decoding co-simulated on an NPU sharing HBM with PIM, sim/npu_pim.py;
-    # "scheduled": engines run concurrently, placed by the CP-SAT graph scheduler and replayed, sim/scheduled.py)
-    execution: Literal["sequential", "npu_pim", "scheduled"] = "sequential"
+    # how a workload runs (spec/execution.py): a kind and its options; `execution: scheduled` is {kind: scheduled}
+    execution: AnyExecution = Field(default_factory=SequentialExecution)
+
+    @field_validator("execution", mode="before")
+    @classmethod
+    def _execution_shorthand(cls, value: object) -> object:
+        return execution_mapping(value)
 
     @field_validator("memory", mode="after")
     @classmethod
