@@ -12,7 +12,7 @@ are one instance's (copy 0 of the unrolled schedule); the trace replays the unro
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from accel_sim.engines.roofline import Bound, bound_on
@@ -29,6 +29,21 @@ if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.execution import PipelinedExecution, ScheduledExecution
     from accel_sim.spec.workload import Workload
+
+
+@dataclass(frozen=True)
+class PipelineDetail:
+    """The periodic schedule behind a pipelined trace: one instance's latency L and the period II."""
+
+    instance_cycles: int
+    period_cycles: int
+    copies: int
+    rank: str
+
+    def summary(self, makespan_s: float) -> dict[str, object]:
+        """L, II and the instances in flight."""
+        return {"instance_cycles": self.instance_cycles, "period_cycles": self.period_cycles,
+                "copies_in_flight": self.copies, "instance_rank": self.rank}
 
 
 def placements(arch: Arch, workload: Workload, problem: Problem, schedule: Schedule,
@@ -71,6 +86,5 @@ def run_pipelined(spec: PipelinedExecution, arch: Arch, workload: Workload, obje
     played = replay(plan.schedule)
     trace = replace(played, execution="pipelined", makespan_cycles=float(plan.makespan_cycles(spec.instances)),
                     instances=spec.instances,
-                    notes=played.notes + (f"{spec.instances} {spec.rank}s: one takes {plan.instance_cycles} "
-                                          f"cycles, one more every {plan.period_cycles}",))
+                    detail=PipelineDetail(plan.instance_cycles, plan.period_cycles, plan.copies, spec.rank))
     return Execution(placements(arch, workload, problem, plan.schedule, copy=0), trace)
