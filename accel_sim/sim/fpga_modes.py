@@ -1,9 +1,8 @@
 """The `fpga` execution model: the modes of an FPGA design: sequential (an overlay, one operator at a time on
-all cores), dataflow
-(operators as pipeline stages with their own share of DSP chains and SFU lanes, intermediates kept on chip)
-and auto, which picks the faster of the two per group of operators and says why (the InTAR idea: He et al.,
-"InTAR: Inter-Task Auto-Reconfigurable Accelerator Design", FCCM 2025, switches per task between a sequential
-and a dataflow schedule by data volume and resource use).
+all cores), dataflow (operators as pipeline stages with their own share of DSP chains and SFU lanes,
+intermediates kept on chip) and auto, which picks the faster of the two per group of operators and says why
+(the InTAR idea: He et al., "InTAR: Inter-Task Auto-Reconfigurable Accelerator Design", FCCM 2025, switches per
+task between a sequential and a dataflow schedule by data volume and resource use).
 
 Groups are runs of at most `max_stages` consecutive einsums, the same in every mode, so auto can never be
 slower than the better of the other two. In a dataflow group:

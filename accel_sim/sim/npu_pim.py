@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, Sequence
+from typing import TYPE_CHECKING, Generator, Literal, Sequence
 
 import simpy
 
@@ -51,6 +51,7 @@ BUS = "hbm_bus"
 NPU = "npu_arrays"
 CHUNK_BYTES = 1 << 20  # NPU transfers move in 1 MiB chunks so PIM-mode switches can interleave with them
 PolicyName = Literal["npu_only", "naive", "neupims"]
+Process = Generator[simpy.Event, object, object]  # a simpy process body
 
 
 @dataclass(frozen=True)
@@ -279,7 +280,7 @@ class _CoSim:
         clock = self.arch.clock_hz
         self.spans.append(Span(resource, kind, label, start_s * clock, self.env.now * clock, nbytes, sb))
 
-    def transfer(self, nbytes: float, sb: int):
+    def transfer(self, nbytes: float, sb: int) -> Process:
         """NPU traffic over the HBM bus in chunks, so that PIM-mode switches interleave with it."""
         left = nbytes
         while left > 0:
@@ -291,7 +292,7 @@ class _CoSim:
                 self.span(BUS, "transfer", "npu traffic", start, sb, chunk)
             left -= chunk
 
-    def run_item(self, item: Item):
+    def run_item(self, item: Item) -> Process:
         """One item on its resource: its engine time overlapped with its DRAM traffic."""
         env = self.env
         with self.res[item.resource].request() as req:
@@ -312,7 +313,7 @@ class _CoSim:
             dram = rest
         return Item(einsum.name, layer, sb, engine, busy, dram, e.ops, cost, engine)
 
-    def pim_request(self, attn: list[Einsum], layer: str, sb: int, r: int, channel: str):
+    def pim_request(self, attn: list[Einsum], layer: str, sb: int, r: int, channel: str) -> Process:
         """Request `r`'s attention: GEMVs in its channel's banks, softmax on the NPU's vector engine."""
         env = self.env
         sizes = {BATCH_RANK: 1, KEY_RANK: self.contexts[r]}
@@ -333,7 +334,7 @@ class _CoSim:
                 yield env.process(self.run_item(replace(item, dram_bytes=0.0)))
 
     def attend_on_pim(self, sb: int, members: tuple[int, ...], assignment: tuple[int, ...], layer: str,
-                      attn: list[Einsum], turn):
+                      attn: list[Einsum], turn: simpy.resources.resource.Request | None) -> Process:
         """A sub-batch's attention on PIM: hand the NPU turn over, take the PIM turn (and, blocked, the bus),
         run every request on its channel, then wait for the NPU turn again; returns the new NPU turn."""
         env = self.env
@@ -359,7 +360,7 @@ class _CoSim:
             yield turn
         return turn
 
-    def sub_batch(self, sb: int, members: tuple[int, ...]):
+    def sub_batch(self, sb: int, members: tuple[int, ...]) -> Process:
         """Every layer of one sub-batch: dense einsums on the NPU, attention on PIM or on the NPU per request."""
         env, contexts = self.env, self.contexts
         dense = {BATCH_RANK: len(members)}

@@ -13,14 +13,17 @@ contention only delays, so the replay is never shorter than the plan.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generator
 
 import simpy
 
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
-    from accel_sim.schedule.cpsat import Schedule
+    from accel_sim.schedule.cpsat import Schedule, Slot
+    from accel_sim.schedule.problem import Buffer
+
+Process = Generator[simpy.Event, object, None]
 
 
 class _Replay:
@@ -56,25 +59,29 @@ class _Replay:
                     event = self.done[b.producer]
                 self.ready[(b.tensor, c)] = event
 
-    def transfer(self, tensor: str, nbytes: int, direction: str):
+    def transfer(self, tensor: str, nbytes: int, direction: str) -> Process:
+        """Move `nbytes` of `tensor` over the backing link, one transfer at a time at its full bandwidth."""
         with self.dram.request() as req:
             yield req
             begin = self.env.now
             yield self.env.timeout(math.ceil(nbytes / self.problem.spill_bytes_per_cycle))
             self.spans.append(Span(self.link, "transfer", f"{tensor} {direction}", begin, self.env.now, nbytes))
 
-    def spill(self, buffer, event: simpy.Event):
+    def spill(self, buffer: Buffer, event: simpy.Event) -> Process:
+        """Write a spilled tensor back after its producer ends and read it in again; then `event` fires."""
         yield self.done[buffer.producer]
         yield self.env.process(self.transfer(buffer.tensor, buffer.bytes, "write"))
         yield self.env.process(self.transfer(buffer.tensor, buffer.bytes, "read"))
         event.succeed()
 
-    def first_tile(self, buffer, event: simpy.Event):
+    def first_tile(self, buffer: Buffer, event: simpy.Event) -> Process:
+        """`event` fires when a fused producer has made its first tile."""
         yield self.started[buffer.producer]
         yield self.env.timeout(math.ceil(self.cycles[buffer.producer] / buffer.tiles))
         event.succeed()
 
-    def finish(self, slot):
+    def finish(self, slot: Slot) -> Process:
+        """End an einsum after its cycles, and not before its fused producers' last tile plus one of its own."""
         env = self.env
         yield env.timeout(self.cycles[slot.einsum])
         for b in self.problem.inputs_of(slot.einsum):
@@ -87,7 +94,8 @@ class _Replay:
         self.spans.append(Span(slot.engine, "einsum", slot.einsum, self.began[slot.einsum], env.now))
         self.done[slot.einsum].succeed()
 
-    def run_engine(self, slots):
+    def run_engine(self, slots: list[Slot]) -> Process:
+        """One engine taking its einsums in order, each when planned, its inputs ready and the engine free."""
         env, previous = self.env, None
         for slot in slots:
             if env.now < slot.start:
