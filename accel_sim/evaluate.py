@@ -1,43 +1,43 @@
-"""The one pipeline: (arch, workload) -> per-einsum costs -> Result. The CLI, notebooks and sweeps call it.
+"""The one pipeline: (arch, workload) -> execution model -> Result. The CLI, notebooks, sweeps and validation
+scripts call it.
 
-Every einsum is costed on each engine that can run it (the engine's own model: fold timing and loop-nest
-traffic for a systolic array, lanes and compulsory traffic for a vector unit) and placed on the engine
-that serves the objective best; einsums run one after another. Each einsum also keeps its roofline bound,
-which no engine model may beat. The mapper, scheduler and replay of later stages slot in here without
-changing `Result`.
+The arch's `execution:` spec (spec/execution.py) names the execution model: `sequential` (every einsum costed on
+each engine that can run it, placed on the one that serves the objective best, einsums back to back),
+`scheduled` (CP-SAT graph schedule and replay), `npu_pim` (NPU+PIM decode co-simulation), `pipelined` (a
+periodic schedule of many instances) or `fpga` (sequential, dataflow or auto). Each model returns the
+placements and the `Trace`; each einsum also keeps its roofline bound, which no engine model may beat.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from accel_sim.energy.components import level_area_mm2
-from accel_sim.engines.roofline import Bound, bound_on, roofline
-from accel_sim.errors import InfeasibleError
+from accel_sim.schedule.run import run_pipelined, run_scheduled
+from accel_sim.sim.execution import OBJECTIVES, ExecutionModel, Placement, run_sequential
+from accel_sim.sim.fpga_modes import run_fpga
+from accel_sim.sim.npu_pim import run_npu_pim
+from accel_sim.sim.trace import Trace
+from accel_sim.spec.arch import Arch
+from accel_sim.spec.execution import (FpgaExecution, NpuPimExecution, PipelinedExecution, ScheduledExecution,
+                                      SequentialExecution)
+from accel_sim.spec.workload import Workload
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from accel_sim.spec.arch import Arch
-    from accel_sim.spec.cost import Cost
-    from accel_sim.spec.workload import Workload
-
 Objective = Literal["latency", "energy", "edp"]
-OBJECTIVES: tuple[str, ...] = ("latency", "energy", "edp")
-
-
-@dataclass(frozen=True)
-class EinsumResult:
-    """One einsum placed on one engine: its cost and the roofline bound it must respect."""
-
-    einsum: str
-    engine: str
-    op: str
-    cost: Cost
-    bound: Bound
+EinsumResult = Placement  # one einsum of a Result: placed by an execution model (sim/execution.py)
+MODELS: dict[type, ExecutionModel[Any]] = {
+    SequentialExecution: run_sequential,
+    ScheduledExecution: run_scheduled,
+    NpuPimExecution: run_npu_pim,
+    PipelinedExecution: run_pipelined,
+    FpgaExecution: run_fpga,
+}
 
 
 @dataclass(frozen=True)
@@ -46,16 +46,14 @@ class Result:
 
     arch: Arch
     workload: Workload
-    einsums: tuple[EinsumResult, ...]
-    objective: str = "edp"
-    trace: Any = None  # set by an execution model of accel_sim/sim/ (arch.execution): makespan and timeline
+    einsums: tuple[Placement, ...]   # one instance of the workload, in workload order
+    objective: str
+    trace: Trace                     # what the execution model (arch.execution) ran when
 
     @property
     def cycles(self) -> float:
-        """Total cycles (arch clock): the execution model's makespan, else einsums back to back."""
-        if self.trace is not None:
-            return self.trace.makespan_cycles
-        return sum(r.cost.total_cycles for r in self.einsums)
+        """Total cycles (arch clock): the execution model's makespan (every instance)."""
+        return self.trace.makespan_cycles
 
     @property
     def latency_s(self) -> float:
@@ -64,8 +62,8 @@ class Result:
 
     @property
     def energy_j(self) -> float:
-        """Energy of one run: compute, registers, wires and every memory level."""
-        return sum(r.cost.total_energy_j for r in self.einsums)
+        """Energy of one run (every instance): compute, registers, wires and every memory level."""
+        return self.trace.instances * sum(r.cost.total_energy_j for r in self.einsums)
 
     @property
     def area_mm2(self) -> float:
@@ -80,15 +78,18 @@ class Result:
         for r in self.einsums:
             for (component, _), joules in r.cost.energy_j.items():
                 out[component] = out.get(component, 0.0) + joules
+        if self.trace.instances > 1:
+            out = {component: self.trace.instances * joules for component, joules in out.items()}
         return out
 
     def summary(self) -> dict[str, object]:
         """Headline numbers: cycles, latency, energy, area, throughput, utilization and the roofline gap."""
         latency = self.latency_s
-        macs = self.workload.total_macs
-        # Back to back, one engine works at a time; an execution model (trace) runs engines concurrently.
+        instances = self.trace.instances
+        macs = self.workload.total_macs * instances
+        # Back to back, one engine works at a time; a concurrent execution model runs them all at once.
         peaks = [e.peak_macs_per_cycle() for e in self.arch.engines]
-        pes = sum(peaks) if self.trace is not None else max(peaks)
+        pes = sum(peaks) if self.trace.concurrent else max(peaks)
         cycles = self.cycles
         bound_cycles = sum(r.bound.cycles for r in self.einsums)
         by_bound: dict[str, float] = {}
@@ -103,7 +104,7 @@ class Result:
             "energy_j": self.energy_j,
             "area_mm2": self.area_mm2,
             "published_area_mm2": self.arch.area_mm2,
-            "throughput_per_s": self.workload.items_per_run / latency if latency > 0 else math.inf,
+            "throughput_per_s": instances * self.workload.items_per_run / latency if latency > 0 else math.inf,
             "throughput_unit": f"{self.workload.item_unit}s/s",
             "edp_js": self.energy_j * latency,
             "einsums": len(self.einsums),
@@ -116,7 +117,7 @@ class Result:
             "cycles_over_roofline": cycles / bound_cycles if bound_cycles else math.inf,
             "energy_by_component_j": self.energy_by_component(),
             "cycles_by_bound": by_bound,
-            **(self.trace.summary() if self.trace is not None else {}),
+            **self.trace.summary(),
         }
 
     def per_einsum(self) -> pd.DataFrame:
@@ -150,38 +151,11 @@ class Result:
         return roofline_figure(self)
 
 
-def _score(cost: Cost, objective: str) -> float:
-    if objective == "latency":
-        return cost.total_cycles
-    if objective == "energy":
-        return cost.total_energy_j
-    return cost.total_cycles * cost.total_energy_j
-
-
 def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp") -> Result:
-    """Cost every einsum of `workload` on the engines of `arch` that can run it, best per `objective`."""
+    """Run `workload` on `arch` through the execution model its `execution:` spec names, placing einsums for
+    `objective`."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    if arch.execution != "sequential":
-        # an execution model plays the workload over time: accel_sim/sim/<execution>.py, evaluate_<execution>
-        import importlib
-
-        module = importlib.import_module(f"accel_sim.sim.{arch.execution}")
-        return getattr(module, f"evaluate_{arch.execution}")(arch, workload, objective)
-    placed = []
-    seen: dict[tuple, tuple[tuple[str, ...], str, Cost, Bound]] = {}  # repeated layers are costed once
-    for einsum in workload.einsums:
-        key, tensors = workload.shape_key(einsum)
-        if key not in seen:
-            capable = [e for e in arch.engines if e.peak_per_cycle(einsum) > 0]
-            if not capable:
-                roofline(einsum, workload, arch)  # raises the InfeasibleError that names the missing engine
-                raise InfeasibleError(f"no engine can run einsum '{einsum.name}'")
-            options = [(engine, engine.best_cost(einsum, workload, arch, objective)) for engine in capable]
-            engine, cost = min(options, key=lambda pair: _score(pair[1], objective))
-            seen[key] = (tensors, engine.name, cost, bound_on(einsum, workload, arch, engine.name))
-        first_tensors, engine_name, cost, bound = seen[key]
-        if first_tensors != tensors:
-            cost = cost.with_tensor_names(dict(zip(first_tensors, tensors)))
-        placed.append(EinsumResult(einsum.name, engine_name, einsum.op, cost, replace(bound, einsum=einsum.name)))
-    return Result(arch, workload, tuple(placed), objective)
+    model = MODELS[type(arch.execution)]
+    execution = model(arch.execution, arch, workload, objective)
+    return Result(arch, workload, execution.placements, objective, execution.trace)

@@ -7,18 +7,22 @@ Run: python -m validation.flightllm_design_study
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 
-from accel_sim import load_workload
-from accel_sim.engines.fpga.modes import plan
+if __package__ in (None, ""):  # run as `python validation/NAME.py`: put the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from accel_sim.errors import ConfigError
 from accel_sim.evaluate import evaluate
 from accel_sim.io.arch import arch_from_doc
+from accel_sim.io.load import load_arch, load_workload
 from accel_sim.io.yaml import YamlDoc, load_yaml
 from accel_sim.zoo import build
 
 ROOT = Path(__file__).resolve().parents[1]
 U280 = ROOT / "arch_configs/fpga/flightllm_u280.yaml"
+MODES = ("sequential", "dataflow", "auto")
 
 
 def variant(doc: YamlDoc, gemv_out: int, matrix_out: int):
@@ -51,12 +55,14 @@ def parallelism_sweep() -> list[dict[str, object]]:
 
 
 def mode_study() -> list[dict[str, object]]:
-    """Cycles of ResNet-18 (int8) and the DLRM-style MLP under the three execution modes on the U280 design."""
-    arch = arch_from_doc(load_yaml(U280))
+    """Latency (ms) of ResNet-18 (int8) and the DLRM-style MLP under the three execution modes on the U280 design
+    (`accel-sim run arch_configs/fpga/flightllm_u280.yaml WORKLOAD --set execution.kind=fpga --set
+    execution.mode=MODE`)."""
+    archs = {m: load_arch(U280, ["execution.kind=fpga", f"execution.mode={m}"]) for m in MODES}
     rows = []
     for workload in (build("resnet18", weight_bits=8, act_bits=8), load_workload(ROOT / "workloads/mlp.einsum.yaml")):
-        cycles = {m: plan(workload, arch, "flightllm", m).cycles for m in ("sequential", "dataflow", "auto")}
-        rows.append({"workload": workload.name, **{m: c / arch.clock_hz * 1e3 for m, c in cycles.items()}})
+        latency = {m: evaluate(arch, workload, objective="latency").latency_s for m, arch in archs.items()}
+        rows.append({"workload": workload.name, **{m: s * 1e3 for m, s in latency.items()}})
     return rows
 
 

@@ -35,48 +35,32 @@ on arch_configs/fusemax_like.yaml. The mechanisms are modelled, not fitted:
 2-D utilization = the 2-D array's work (MACs plus the MAC-equivalents of the maps it ran) / (65,536 PEs x
 latency), the artifact's definition (its 2-D array is "always fully utilized when active").
 
-Measured at 1K tokens (quantity: published | first model | rounds 1 / 2 / 3 | round 4 | now, error now):
-  FLAT latency (ms):        13.39 | 31.3 | 22.88 / 17.57 / 17.57 | 14.96 | 13.40  (+0.0 %)
-  FuseMax latency (ms):      2.01 | 43.6 | 19.77 /  6.25 /  6.25 |  3.07 |  2.21  (+9.9 %)
-  speedup FuseMax / FLAT:    6.66 | 0.72 |  1.16 /  2.81 /  2.81 |  4.88 |  6.06  (-9.0 %)
-  FLAT 2-D utilization:     0.125 |      | 0.073 / 0.095 / 0.095 | 0.112 | 0.125  (+0.0 %)
-  FuseMax 2-D utilization:   0.89 |      | 0.085 / 0.287 / 0.287 | 0.585 | 0.813  (-8.7 %)
-Rounds 1-4 ran the heads back to back (latency = 768 x one head's makespan) and cut each head into 4 query blocks
-so that the arrays could pipeline inside a head. Every head then paid the pipeline's fill (the first block's
-softmax waiting for its scores) and drain (the last block's RNV and AV on the 1-D array, the 2-D array idle), and
-every block re-read the head's K and V from DRAM (each block's BQK was DRAM-bound: 359 issue cycles for 256 of
-compute). Now FLAT's period is the 1-D array's four 4,096-cycle passes (16,384 per head: the artifact's
-max(memory, 2-D, 1-D)), and FuseMax's is the 2-D array's work per head (BQK 1,024 + SLNV 1,024 + the maps it
-runs) plus one 510-cycle skew (R + C - 2): the contraction followed by a map (LM after BQK, or whichever map the
-schedule puts after SLNV) cannot overlap its skew, a map having no pipeline tail, while the artifact charges no
-skew ("2D array is always fully utilized when active"). That skew is the remaining FuseMax gap (a period of
-2,702 cycles per head against the artifact's 1-D-bound 2,464).
-Per einsum (`--breakdown`: one instance, one head at 1K; the artifact's from its formulas,
-ARTIFACT_CYCLES_PER_HEAD): every map, reduction and 1-D einsum matches the artifact (RNV, PRM and RD split over
-both arrays run faster); BQK and SLNV take 1,024 compute + 510 skew cycles each.
-The sweep (1K..64K, `--sweep OUTDIR`; blocks of 1,024, 1,024, 256 and 256 queries) measures (tokens: FLAT ms /
-FuseMax ms, 2-D utilization FLAT / FuseMax): 1K 13.4 / 2.21, 0.125 / 0.81; 4K 214 / 30.3, 0.125 / 0.94; 16K
-3,427 / 515, 0.125 / 0.89; 64K 54,830 / 8,177, 0.125 / 0.90. FLAT stays bound by its 1-D passes; at 64K a block
-of its scores (32 MiB) spills and the replay runs 15 % above the plan as the spills contend for DRAM (flagged).
-FuseMax's scores never leave the PEs' registers (a register-resident tensor takes no buffer bytes), so its 2-D
-array stays busy at every length.
+At 1K tokens (published | ours): FLAT 13.39 | 13.40 ms, FuseMax 2.01 | 2.21 ms, speedup 6.66 | 6.06, 2-D
+utilization FLAT 0.125 | 0.125, FuseMax 0.89 | 0.81. FLAT's period is the 1-D array's four 4,096-cycle passes per
+head (16,384: the artifact's max(memory, 2-D, 1-D)); FuseMax's is the 2-D array's work per head (BQK 1,024 + SLNV
+1,024 + the maps it runs) plus one 510-cycle skew (R + C - 2): a contraction followed by a map cannot overlap its
+skew, a map having no pipeline tail, while the artifact charges none ("2D array is always fully utilized when
+active"). That skew is the remaining FuseMax gap (2,702 cycles per head against the artifact's 1-D-bound 2,464).
+`--breakdown` lists one instance's einsums beside the artifact's cycles per head (ARTIFACT_CYCLES_PER_HEAD).
+The sweep (1K..64K, `--sweep OUTDIR`) shows FLAT bound by its 1-D passes at every length (at 64K a block of its
+scores spills and the replay runs above the plan, flagged); FuseMax's scores stay in the PEs' registers.
+
+Every figure comes from `accel_sim.evaluate` with the shipped arch and cascades and the `execution: pipelined`
+section below (`accel-sim run` with the same `--set` assignments gives the same numbers: validation/README.md).
 Run: python -m validation.fusemax [--breakdown] [--sweep OUTDIR]
 """
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from accel_sim import load_arch
-from accel_sim.io.einsum import load_einsum_file
-from accel_sim.schedule.periodic import PeriodicSchedule, periodic_schedule
-from accel_sim.sim.replay import replay
+if __package__ in (None, ""):  # run as `python validation/NAME.py`: put the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from accel_sim.evaluate import Result, evaluate
+from accel_sim.io.load import load_arch, load_workload
 from validation.comparison import Comparison, comparison_table
-
-if TYPE_CHECKING:
-    from accel_sim.spec.arch import Arch
-    from accel_sim.spec.workload import Workload
 
 REPO = Path(__file__).resolve().parents[1]
 ARCH = REPO / "arch_configs" / "fusemax_like.yaml"
@@ -115,39 +99,38 @@ def sizes(name: str, tokens: int, rows: int) -> dict[str, int]:
     return {"m1": tokens // chunk, "m0": chunk, "p": rows}
 
 
-def pipelined(name: str, tokens: int, time_limit_s: float) -> tuple[PeriodicSchedule, int, Arch, Workload]:
-    """The periodic schedule of `name` at `tokens`, how many instances the heads make, the arch and one instance."""
-    arch = load_arch(ARCH, ARCH_OVERRIDES[name])
-    buffer = max(lv.capacity_bytes for lv in arch.memory if lv.capacity_bytes is not None)
-    rows = query_rows(tokens, buffer, arch.engines[0].cols)
-    workload = load_einsum_file(CASCADES[name], sizes(name, tokens, rows))
-    instances = HEADS * (tokens // rows)
-    plan = periodic_schedule(arch, workload, instances, copies=COPIES, time_limit_s=time_limit_s)
-    return plan, instances, arch, workload
+def overrides(name: str, tokens: int, time_limit_s: float = TIME_LIMIT_S) -> tuple[list[str], list[str]]:
+    """The `--set` assignments of `name` at `tokens`: (arch, workload), the workload's without 'workload.'."""
+    base = load_arch(ARCH)
+    buffer = max(lv.capacity_bytes for lv in base.memory if lv.capacity_bytes is not None)
+    rows = query_rows(tokens, buffer, base.engines[0].cols)
+    execution = (f"execution={{kind: pipelined, instances: {HEADS * (tokens // rows)}, rank: head, "
+                 f"copies: {COPIES}, time_limit_s: {time_limit_s:g}}}")
+    return [*ARCH_OVERRIDES[name], execution], [f"ranks.{r}={n}" for r, n in sizes(name, tokens, rows).items()]
 
 
-def _first_copy(name: str) -> str | None:
-    """The instance's einsum or tensor name behind copy 0's 'name#0' (periodic.replicate_problem), else None."""
-    base, _, copy = name.rpartition("#")
-    return base if copy == "0" else None
+def pipelined(name: str, tokens: int, time_limit_s: float = TIME_LIMIT_S) -> Result:
+    """`accel-sim run` of `name` at `tokens`: every head, one instance per block of queries, pipelined."""
+    arch_sets, workload_sets = overrides(name, tokens, time_limit_s)
+    return evaluate(load_arch(ARCH, arch_sets), load_workload(CASCADES[name], overrides=workload_sets), "latency")
 
 
 def measure(name: str, tokens: int = 1024, time_limit_s: float = TIME_LIMIT_S) -> dict[str, float]:
     """Latency (ms, all heads), 2-D utilization, period, replay/schedule ratio and solver status of one cascade."""
-    plan, instances, arch, workload = pipelined(name, tokens, time_limit_s)
+    result = pipelined(name, tokens, time_limit_s)
+    trace, arch = result.trace, result.arch
     array = arch.engines[0]  # the 2-D array (first engine of the config)
     work = 0.0
-    for slot in plan.schedule.slots:
-        if slot.engine == array.name and _first_copy(slot.einsum):
-            einsum = workload.einsum(_first_copy(slot.einsum))
+    for placed in result.einsums:
+        if placed.engine == array.name:
+            einsum = result.workload.einsum(placed.einsum)
             work += einsum.macs or einsum.iteration_points * array.elementwise_cycles_per_point(einsum)
-    cycles = plan.makespan_cycles(instances)
-    trace = replay(plan.schedule)
-    return {"latency_ms": cycles / arch.clock_hz * 1e3,
-            "util_2d": instances * work / (array.peak_macs_per_cycle() * cycles),
-            "period_cycles": plan.period_cycles, "instance_cycles": plan.instance_cycles,
-            "replay_over_schedule": trace.replay_over_schedule, "status": plan.schedule.status,
-            "spills": sum(b.placement == "spill" for b in plan.schedule.buffers if _first_copy(b.tensor))}
+    return {"latency_ms": result.latency_s * 1e3,
+            "util_2d": trace.instances * work / (array.peak_macs_per_cycle() * result.cycles),
+            "period_cycles": trace.detail.period_cycles, "instance_cycles": trace.detail.instance_cycles,
+            "replay_over_schedule": trace.replay_over_schedule,
+            "status": trace.policy.removeprefix("CP-SAT ").upper(),
+            "spills": sum(b.placement == "spill" for b in trace.buffers if b.tensor.endswith("#0"))}
 
 
 # The artifact's cycles per head for each of our einsums at 1K tokens, from its formulas: proposal.py compute_cost
@@ -164,30 +147,27 @@ ARTIFACT_CYCLES_PER_HEAD = {
 
 
 def breakdown(name: str, tokens: int = 1024, time_limit_s: float = TIME_LIMIT_S) -> list[dict[str, object]]:
-    """Per einsum of one instance of `name` (one head at 1K tokens): engine, our cycles (compute, fill/drain, stall,
-    the pipeline tail a successor may overlap) and the artifact's cycles per head (ARTIFACT_CYCLES_PER_HEAD)."""
-    plan, _, _, workload = pipelined(name, tokens, time_limit_s)
-    sched = plan.schedule
+    """Per einsum of one instance of `name` (one head at 1K tokens): engine, our cycles as replayed (compute,
+    fill/drain, stall) and the artifact's cycles per head (ARTIFACT_CYCLES_PER_HEAD)."""
+    result = pipelined(name, tokens, time_limit_s)
+    played = {s.label: s for s in result.trace.spans if s.kind == "einsum"}
     out = []
-    for einsum in workload.einsums:
-        slot = sched.slot(f"{einsum.name}#0")
-        option = next(o for o in sched.problem.task(slot.einsum).options if o.engine == slot.engine)
-        cost = option.variant(frozenset(slot.resident)).cost
-        out.append({"einsum": einsum.name, "engines": slot.engine, "ours": slot.end - slot.start,
+    for placed in result.einsums:
+        span, cost = played[f"{placed.einsum}#0"], placed.cost
+        out.append({"einsum": placed.einsum, "engines": placed.engine, "ours": round(span.end - span.start),
                     "compute": cost.compute_cycles, "fill_drain": cost.fill_drain_cycles, "stall": cost.stall_cycles,
-                    "tail": slot.tail, "artifact": ARTIFACT_CYCLES_PER_HEAD[name].get(einsum.name)})
+                    "artifact": ARTIFACT_CYCLES_PER_HEAD[name].get(placed.einsum)})
     return out
 
 
 def breakdown_text(name: str, rows_: list[dict[str, object]]) -> str:
     """The breakdown as a fixed-width table."""
-    header = (f"{'einsum':8} {'engine':8} {'ours':>7} {'compute':>8} {'fill/drn':>8} {'stall':>7} {'tail':>6} "
-              f"{'artifact':>8}")
+    header = f"{'einsum':8} {'engine':8} {'ours':>7} {'compute':>8} {'fill/drn':>8} {'stall':>7} {'artifact':>8}"
     lines = [f"{name}: cycles of one instance", header]
     for r in rows_:
         art = "-" if r["artifact"] is None else f"{r['artifact']:,}"
         lines.append(f"{r['einsum']:8} {r['engines']:8} {r['ours']:>7,} {r['compute']:>8,.0f} "
-                     f"{r['fill_drain']:>8,.0f} {r['stall']:>7,.0f} {r['tail']:>6,} {art:>8}")
+                     f"{r['fill_drain']:>8,.0f} {r['stall']:>7,.0f} {art:>8}")
     return "\n".join(lines)
 
 
@@ -250,11 +230,11 @@ def plot_timelines(out_dir: Path, tokens: int = 1024, time_limit_s: float = TIME
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for name in CASCADES:
-        plan = pipelined(name, tokens, time_limit_s)[0]
-        fig = replay(plan.schedule).plot_timeline()
+        trace = pipelined(name, tokens, time_limit_s).trace
+        fig = trace.plot_timeline()
         top = fig.axes[0]
-        top.set_title(f"{name} at {tokens} tokens: {plan.copies} instances issued every {plan.period_cycles:,} "
-                      f"cycles\n{top.get_title()}")
+        top.set_title(f"{name} at {tokens} tokens: {trace.detail.copies} instances issued every "
+                      f"{trace.detail.period_cycles:,} cycles\n{top.get_title()}")
         paths.append(_saved(fig, out_dir / f"fusemax_timeline_{name}.png"))
     return paths
 

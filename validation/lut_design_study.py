@@ -10,6 +10,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as `python validation/NAME.py`: put the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 import pandas as pd
 
 from accel_sim import load_arch

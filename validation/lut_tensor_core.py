@@ -14,11 +14,16 @@ Run: python -m validation.lut_tensor_core
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+if __package__ in (None, ""):  # run as `python validation/NAME.py`: put the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from accel_sim import load_arch
 from accel_sim.engines.base import EngineBase
+from accel_sim.evaluate import evaluate
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
 from validation.comparison import Comparison, comparison_table
@@ -75,7 +80,7 @@ def metrics(engine: EngineBase, weight_bits: int, node_nm: float, clock_hz: floa
     a_bits = 8 if engine.activation == "int8" else 16
     arch = datapath_arch(engine, node_nm, clock_hz)
     w = gemm(*shape, weight_bits, a_bits)
-    cost = engine.cost(w.einsums[0], w, arch)
+    cost = evaluate(arch, w, objective="energy").einsums[0].cost
     ops = 2 * w.einsums[0].macs
     return Metrics(2 * engine.macs_per_cycle(weight_bits) * clock_hz / 1e12, engine.area_mm2(node_nm),
                    cost.total_energy_j / ops)

@@ -14,40 +14,45 @@ fills and drains once per iteration, not once per layer. Every policy's makespan
 (identical layers, one periodic schedule; tests/unit/sim checks it), so we simulate 1 and 2 layers and take
 makespan(32) = makespan(1) + 31 * (makespan(2) - makespan(1)) instead of simulating 32 layers (30x slower).
 
+Every makespan comes from `accel_sim.evaluate` on the shipped arch and the shipped decode recipe
+(workloads/gpt3-7b-tp4-decode-b256.yaml) with `--set`-style overrides of the execution section (policy, ShareGPT
+contexts) and the recipe (batch, layers); validation/README.md gives the `accel-sim run` commands.
+
 Run: python -m validation.neupims
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from accel_sim import load_arch
-from accel_sim.sim.llm_requests import continuous_batch
-from accel_sim.sim.npu_pim import simulate
-from accel_sim.zoo import build
+if __package__ in (None, ""):  # run as `python validation/NAME.py`: put the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from accel_sim.evaluate import evaluate
+from accel_sim.io.load import load_arch, load_workload
 from validation.comparison import Comparison, comparison_table
 
-ARCH_PATH = Path(__file__).resolve().parents[1] / "arch_configs" / "neupims_like.yaml"
+REPO = Path(__file__).resolve().parents[1]
+ARCH_PATH = REPO / "arch_configs" / "neupims_like.yaml"
+RECIPE = REPO / "workloads" / "gpt3-7b-tp4-decode-b256.yaml"  # GPT-3 7B, TP 4: one device's 32 layers
 PUBLISHED = {"NeuPIMs / NPU-only": 2.4, "NeuPIMs / naive NPU+PIM": 1.6}  # NeuPIMs abstract and Sec. 7
-TP = 4  # NeuPIMs Sec. 6: GPT-3 7B with tensor parallelism 4
 N_LAYERS = 32  # GPT-3 6.7B: 32 layers (Brown et al. 2020, Table 2.1)
 POLICIES = ("npu_only", "naive", "neupims")
 
 
-def gpt3_7b_tp4(batch: int, n_layers: int = 1):
-    """`n_layers` GPT-3 7B decoder layers as one of four tensor-parallel devices holds them."""
-    return build("gpt3-7b", phase="decode", batch=batch, n_layers=n_layers, n_heads=32 // TP, head_dim=128,
-                 ffn_dim=16384 // TP, vocab=0, lm_head=False, tie_embeddings=False, kv_len=1023)
+def makespan_s(policy: str, batch: int, n_layers: int, seed: int = 0) -> float:
+    """Seconds of one decode iteration of `n_layers` layers at `batch` under `policy`, ShareGPT-like contexts."""
+    arch = load_arch(ARCH_PATH, [f"execution={{kind: npu_pim, policy: {policy}, requests: sharegpt, seed: {seed}}}"])
+    workload = load_workload(RECIPE, overrides=[f"batch={batch}", f"n_layers={n_layers}"])
+    return evaluate(arch, workload).latency_s
 
 
 def model_makespans(batch: int, seed: int = 0, n_layers: int = N_LAYERS) -> dict[str, float]:
     """Seconds per decode iteration of each policy for an `n_layers` model, from 1- and 2-layer runs."""
-    arch = load_arch(ARCH_PATH)
-    contexts = continuous_batch(batch, seed=seed)
-    one, two = gpt3_7b_tp4(batch, 1), gpt3_7b_tp4(batch, 2)
     out = {}
     for policy in POLICIES:
-        first = simulate(arch, one, contexts, policy).makespan_s
-        period = simulate(arch, two, contexts, policy).makespan_s - first
+        first = makespan_s(policy, batch, 1, seed)
+        period = makespan_s(policy, batch, 2, seed) - first
         out[policy] = first + (n_layers - 1) * period
     return out
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from accel_sim.errors import ConfigError
 from accel_sim.io.load import file_kind, resolve
 from accel_sim.io.yaml import apply_overrides, format_key_path, load_yaml, validate
+from accel_sim.spec.execution import with_execution_mapping
 
 Scalar = Union[int, float, str, bool]
 CONSTRAINT = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>|==|!=)\s*([-+0-9.eE]+)\s*$")
@@ -353,7 +354,8 @@ def load_sweep(path: str | Path) -> Sweep:
         free.append((axis.path, values))
         if not axis.path.startswith("workload."):
             try:  # a wrong path fails here with the valid names, not at every point of the sweep
-                apply_overrides(base.data, [f"{axis.path}={_yaml_text(values[0])}"], str(arch_path))
+                apply_overrides(with_execution_mapping(base.data), [f"{axis.path}={_yaml_text(values[0])}"],
+                                str(arch_path))
             except ConfigError as exc:
                 raise error(("axes", i, "path"), exc.problem, exc.fix) from None
 

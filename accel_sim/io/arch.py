@@ -7,6 +7,7 @@ from typing import Sequence
 from accel_sim.errors import ConfigError
 from accel_sim.io.yaml import YamlDoc, apply_overrides, load_yaml, validate
 from accel_sim.spec.arch import Arch
+from accel_sim.spec.execution import with_execution_mapping
 
 
 def load_arch(path: str | Path, overrides: Sequence[str] = ()) -> Arch:
@@ -25,5 +26,5 @@ def arch_from_doc(doc: YamlDoc, overrides: Sequence[str] = ()) -> Arch:
                               "and engines (a list of engines)")
     if overrides:
         # keys that overrides add keep the line of the nearest existing key (YamlDoc.line_of)
-        doc = YamlDoc(apply_overrides(doc.data, overrides, doc.file), doc.lines, doc.file)
+        doc = YamlDoc(apply_overrides(with_execution_mapping(doc.data), overrides, doc.file), doc.lines, doc.file)
     return validate(Arch, doc)

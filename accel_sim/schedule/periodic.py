@@ -54,8 +54,14 @@ class PeriodicSchedule:
         return self.instance_cycles + (instances - 1) * self.period_cycles
 
 
-def _copy_name(name: str, j: int) -> str:
+def copy_name(name: str, j: int) -> str:
+    """The name of copy `j` of an einsum or tensor in the unrolled problem."""
     return f"{name}#{j}"
+
+
+def base_name(name: str) -> str:
+    """The einsum or tensor name behind a copy's name ('SLN#1' -> 'SLN')."""
+    return name.rsplit("#", 1)[0]
 
 
 def _renamed(option: Option, names: dict[str, str]) -> Option:
@@ -77,15 +83,15 @@ def replicate_problem(problem: Problem, copies: int) -> Problem:
         problem.on_chip_tensors) | {t for task in problem.tasks for o in task.options for x in o.variants
                                     for t in x.resident}
     for j in range(copies):
-        names = {n: _copy_name(n, j) for n in tensors}
+        names = {n: copy_name(n, j) for n in tensors}
 
-        tasks += [Task(_copy_name(t.name, j), tuple(_renamed(o, names) for o in t.options)) for t in problem.tasks]
-        buffers += [replace(b, tensor=names[b.tensor], producer=_copy_name(b.producer, j),
-                            consumers=tuple(_copy_name(c, j) for c in b.consumers)) for b in problem.buffers]
-        residencies += [replace(r, tensor=names[r.tensor], tasks=tuple(_copy_name(t, j) for t in r.tasks))
+        tasks += [Task(copy_name(t.name, j), tuple(_renamed(o, names) for o in t.options)) for t in problem.tasks]
+        buffers += [replace(b, tensor=names[b.tensor], producer=copy_name(b.producer, j),
+                            consumers=tuple(copy_name(c, j) for c in b.consumers)) for b in problem.buffers]
+        residencies += [replace(r, tensor=names[r.tensor], tasks=tuple(copy_name(t, j) for t in r.tasks))
                         for r in problem.residencies]
-        edges += [(_copy_name(a, j), _copy_name(b, j)) for a, b in problem.edges]
-        fusions += [(_copy_name(a, j), _copy_name(b, j)) for a, b in problem.required_fusions]
+        edges += [(copy_name(a, j), copy_name(b, j)) for a, b in problem.edges]
+        fusions += [(copy_name(a, j), copy_name(b, j)) for a, b in problem.required_fusions]
         on_chip |= {names[t] for t in problem.on_chip_tensors}
     return replace(problem, tasks=tuple(tasks), buffers=tuple(buffers), edges=tuple(edges),
                    required_fusions=tuple(fusions), on_chip_tensors=frozenset(on_chip),
@@ -113,20 +119,20 @@ def periodic_solve(problem: Problem, instances: int, *, copies: int = 2, time_li
     model.AddAssumptions(list(v.enabled.values()))
     period = model.NewIntVar(1, v.horizon, "period")
     instance = model.NewIntVar(0, v.horizon, "instance")
-    model.AddMaxEquality(instance, [v.end[_copy_name(t.name, 0)] for t in problem.tasks])
+    model.AddMaxEquality(instance, [v.end[copy_name(t.name, 0)] for t in problem.tasks])
     model.Add(copies * period >= instance)   # copies K or more apart never meet (module docstring)
     for j in range(1, copies):
         for t in problem.tasks:
-            a, b = _copy_name(t.name, 0), _copy_name(t.name, j)
+            a, b = copy_name(t.name, 0), copy_name(t.name, j)
             model.Add(v.start[b] == v.start[a] + j * period)
             for o in t.options:
                 model.Add(v.choose[(b, o.engine)] == v.choose[(a, o.engine)])
         for buf in problem.buffers:
-            a, b = _copy_name(buf.tensor, 0), _copy_name(buf.tensor, j)
+            a, b = copy_name(buf.tensor, 0), copy_name(buf.tensor, j)
             for lits in (v.on, v.spill, v.fused):
                 model.Add(lits[b] == lits[a])
         for r in problem.residencies:
-            model.Add(v.resident[(_copy_name(r.tensor, j), r.engine)] == v.resident[(_copy_name(r.tensor, 0),
+            model.Add(v.resident[(copy_name(r.tensor, j), r.engine)] == v.resident[(copy_name(r.tensor, 0),
                                                                                     r.engine)])
     _add_engine_load(model, problem, v, period)
     spills = [v.spill[b.tensor] for b in unrolled.buffers]
@@ -151,7 +157,7 @@ def _add_engine_load(model: cp_model.CpModel, problem: Problem, v: ModelVars, pe
     for t in problem.tasks:
         for o in t.options:
             issue = min(x.cycles - x.tail_cycles for x in (o.variant(frozenset()), *o.variants))
-            load.setdefault(o.engine, []).append(issue * v.choose[(_copy_name(t.name, 0), o.engine)])
+            load.setdefault(o.engine, []).append(issue * v.choose[(copy_name(t.name, 0), o.engine)])
     for terms in load.values():
         model.Add(sum(terms) <= period)
 
@@ -164,14 +170,14 @@ def _hint_back_to_back(model: cp_model.CpModel, unrolled: Problem, v: ModelVars,
     for j in range(copies):
         shift = j * single.makespan_cycles
         for slot in single.slots:
-            name = _copy_name(slot.einsum, j)
+            name = copy_name(slot.einsum, j)
             model.AddHint(v.start[name], slot.start + shift)
             for o in unrolled.task(name).options:
                 model.AddHint(v.choose[(name, o.engine)], o.engine == slot.engine)
         for tensor, where in placement.items():
-            name = _copy_name(tensor, j)
+            name = copy_name(tensor, j)
             model.AddHint(v.on[name], where in ("on_chip", "registers"))
             model.AddHint(v.spill[name], where == "spill")
             model.AddHint(v.fused[name], where == "fused")
     for (tensor, engine), lit in v.resident.items():
-        model.AddHint(lit, (tensor.rsplit("#", 1)[0], engine) in held)
+        model.AddHint(lit, (base_name(tensor), engine) in held)

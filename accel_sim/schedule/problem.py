@@ -1,8 +1,8 @@
 """The scheduling problem: einsums with per-engine options, the tensors between them and the memories.
 
 Built once from (arch, workload) and handed to the CP-SAT model (`schedule/cpsat.py`) and the replay
-(`sim/replay.py`). Durations and energies come from the engines' own models (`engine.best_cost`), costed
-once per distinct layer shape (`Workload.shape_key`), as `evaluate` does.
+(`sim/replay.py`). Durations and energies come from the engines' own models (each engine's best cost, costed
+once per distinct layer shape by `sim.execution.best_options`, as the sequential model does).
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from accel_sim.errors import InfeasibleError
 from accel_sim.schedule.onchip import on_chip_cost
+from accel_sim.sim.execution import best_options
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -233,32 +233,8 @@ def _with_tails(option: Option, einsum: Einsum, workload: Workload, arch: Arch, 
                    tail_cycles=_tail(engine, einsum, workload, arch, option.cost, option.cycles))
 
 
-def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
-                  required_fusions: tuple[tuple[str, str], ...] = ()) -> Problem:
-    """The scheduling problem of `workload` on `arch`: options from the engines (the graph's intermediates on chip,
-    schedule/onchip.py), buffers from the tensor graph."""
-    clock = arch.clock_hz
-    cache: dict[tuple, tuple[tuple[str, ...], tuple[Option, ...]]] = {}
-    tasks = []
-    for einsum in workload.einsums:
-        key, names = workload.shape_key(einsum)
-        if key not in cache:
-            capable = [e for e in arch.engines if e.peak_per_cycle(einsum) > 0]
-            if not capable:
-                raise InfeasibleError(f"assignment: no engine of '{arch.name}' can run einsum '{einsum.name}' "
-                                      f"(operator {einsum.op}); engines: {', '.join(e.name for e in arch.engines)}")
-            options = []
-            for engine in capable:
-                cost = engine.best_cost(einsum, workload, arch, objective)
-                options.append(Option(engine.name, max(1, math.ceil(cost.total_cycles)), cost.total_energy_j, cost))
-            cache[key] = (names, tuple(options))
-        first_names, options = cache[key]
-        if first_names != names:
-            rename = dict(zip(first_names, names))
-            options = tuple(Option(o.engine, o.cycles, o.energy_j, o.cost.with_tensor_names(rename))
-                            for o in options)
-        tasks.append(Task(einsum.name, options))
-
+def _tensor_graph(workload: Workload) -> tuple[dict[str, tuple[str, ...]], list[Buffer], dict[tuple[str, str], None]]:
+    """The views' sources (a view aliases them), a buffer per intermediate with its consumers, and the edges."""
     # a view aliases its sources: a consumer of the view reads the tensors the view was made of
     alias: dict[str, tuple[str, ...]] = {}
     for view in workload.views:
@@ -282,6 +258,19 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
         tiles = (_tile_count(tensor, workload.einsum(consumers[0]))
                  if len(consumers) == 1 and tensor not in alias else 0)
         buffers.append(Buffer(tensor, math.ceil(t.bytes), writer[tensor], tuple(consumers), tiles))
+    return alias, buffers, edges
+
+
+def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
+                  required_fusions: tuple[tuple[str, str], ...] = ()) -> Problem:
+    """The scheduling problem of `workload` on `arch`: options from the engines (the graph's intermediates on chip,
+    schedule/onchip.py), buffers from the tensor graph."""
+    clock = arch.clock_hz
+    # each engine's best cost per einsum (sim/execution.py, the one place that asks the engines)
+    tasks = [Task(einsum.name, tuple(Option(engine.name, max(1, math.ceil(cost.total_cycles)), cost.total_energy_j,
+                                            cost) for engine, cost in options))
+             for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective))]
+    alias, buffers, edges = _tensor_graph(workload)
 
     # the graph's own intermediates stay on chip unless the scheduler spills them (schedule/onchip.py)
     on_chip = {b.tensor for b in buffers}

@@ -19,29 +19,31 @@ chunks, overlapping the engine's compute), and one resource per PIM channel. Pol
 
 Requests go to channels by longest-first greedy load balancing (each to the channel with the least KV so
 far). Softmax passes of PIM attention run on the NPU's vector engine on scores returned by READRES, so they
-move no DRAM traffic. Output: a `Trace` (spans per resource, makespan, tokens/s, utilization, timeline).
+move no DRAM traffic. Output: the `Trace` of sim/trace.py (spans per resource in arch cycles, makespan,
+utilization, timeline) with an `NpuPimDetail` (the items run, tokens, NPU DRAM bytes).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, Sequence
+from typing import TYPE_CHECKING, Generator, Literal, Sequence
 
 import simpy
 
 from accel_sim.energy.components import is_off_chip
 from accel_sim.engines.pim import GemvTime, PimEngine, gemv_shape
+from accel_sim.engines.roofline import bound_on
 from accel_sim.engines.systolic import SystolicEngine
 from accel_sim.errors import ConfigError
+from accel_sim.sim.execution import Execution, Placement
+from accel_sim.sim.llm_requests import DISTRIBUTIONS, continuous_batch
+from accel_sim.sim.trace import Span, Trace
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.workload import Einsum, Workload
 
 if TYPE_CHECKING:
-    import pandas as pd
-    from matplotlib.figure import Figure
-
-    from accel_sim.evaluate import Result
     from accel_sim.spec.arch import Arch
+    from accel_sim.spec.execution import NpuPimExecution
 
 KEY_RANK = "m"     # zoo/transformer.py: key positions attended (the per-request context)
 BATCH_RANK = "b"   # zoo/transformer.py: sequences (requests)
@@ -49,6 +51,7 @@ BUS = "hbm_bus"
 NPU = "npu_arrays"
 CHUNK_BYTES = 1 << 20  # NPU transfers move in 1 MiB chunks so PIM-mode switches can interleave with them
 PolicyName = Literal["npu_only", "naive", "neupims"]
+Process = Generator[simpy.Event, object, object]  # a simpy process body
 
 
 @dataclass(frozen=True)
@@ -84,38 +87,12 @@ class Item:
 
 
 @dataclass(frozen=True)
-class Span:
-    """A resource busy from start_s to end_s with one item."""
+class NpuPimDetail:
+    """What the co-simulation ran beyond the spans: every item, the tokens produced, the bus bandwidth."""
 
-    resource: str
-    start_s: float
-    end_s: float
-    label: str
-    sub_batch: int
-
-
-@dataclass(frozen=True)
-class Trace:
-    """What the co-simulation did: spans per resource, the makespan and the work done."""
-
-    policy: str
-    spans: tuple[Span, ...]
     items: tuple[Item, ...]
-    makespan_s: float
-    clock_hz: float
     tokens: int
-    resources: tuple[str, ...]
     bus_bytes_per_s: float
-
-    @property
-    def makespan_cycles(self) -> float:
-        """Makespan in arch cycles."""
-        return self.makespan_s * self.clock_hz
-
-    @property
-    def tokens_per_s(self) -> float:
-        """Tokens produced per second: one per request per decode iteration."""
-        return self.tokens / self.makespan_s if self.makespan_s > 0 else math.inf
 
     @property
     def ops_done(self) -> int:
@@ -127,80 +104,13 @@ class Trace:
         """Bytes the NPU moved over the HBM bus."""
         return sum(i.dram_bytes for i in self.items)
 
-    def busy_s(self, resource: str) -> float:
-        """Seconds `resource` (or every resource starting with it) was busy."""
-        return sum(s.end_s - s.start_s for s in self.spans if s.resource.startswith(resource))
+    def tokens_per_s(self, makespan_s: float) -> float:
+        """Tokens produced per second: one per request per decode iteration."""
+        return self.tokens / makespan_s if makespan_s > 0 else math.inf
 
-    def utilization(self) -> dict[str, float]:
-        """Busy fraction of the makespan per resource group (PIM channels averaged)."""
-        groups = dict.fromkeys(r.split(".")[0] for r in self.resources)
-        out = {}
-        for g in groups:
-            members = [r for r in self.resources if r.split(".")[0] == g]
-            out[g] = self.busy_s(g) / (len(members) * self.makespan_s) if self.makespan_s else 0.0
-        return out
-
-    def utilization_over_time(self, bins: int = 50) -> pd.DataFrame:
-        """Busy fraction of each resource group per time bin (rows: bin start in seconds)."""
-        import numpy as np
-        import pandas as pd
-
-        edges = np.linspace(0.0, self.makespan_s, bins + 1)
-        groups = list(dict.fromkeys(r.split(".")[0] for r in self.resources))
-        data = {}
-        for g in groups:
-            members = sum(1 for r in self.resources if r.split(".")[0] == g)
-            busy = np.zeros(bins)
-            for s in self.spans:
-                if s.resource.split(".")[0] == g:
-                    busy += np.clip(np.minimum(edges[1:], s.end_s) - np.maximum(edges[:-1], s.start_s), 0, None)
-            data[g] = busy / (np.diff(edges) * members)
-        return pd.DataFrame(data, index=pd.Index(edges[:-1], name="start_s"))
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per span."""
-        import pandas as pd
-
-        return pd.DataFrame([s.__dict__ for s in self.spans])
-
-    def summary(self) -> dict[str, object]:
-        """Headline figures of the co-simulation."""
-        return {"execution": "npu_pim", "policy": self.policy, "makespan_s": self.makespan_s,
-                "tokens_per_s": self.tokens_per_s, "utilization": self.utilization(),
-                "npu_dram_bytes": self.dram_bytes}
-
-    def plot_timeline(self) -> Figure:
-        """Gantt chart of every resource (top) and utilization over time per resource group (bottom)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, (ax, ax_u) = plt.subplots(2, 1, figsize=(11, 7), gridspec_kw={"height_ratios": [3, 1]}, sharex=True)
-        colors = ("tab:blue", "tab:orange", "tab:green", "tab:red")
-        rows = list(self.resources)
-        for y, resource in enumerate(rows):
-            for sb in sorted({s.sub_batch for s in self.spans}):
-                bars = [(s.start_s * 1e6, (s.end_s - s.start_s) * 1e6) for s in self.spans
-                        if s.resource == resource and s.sub_batch == sb]
-                if bars:
-                    ax.broken_barh(bars, (y - 0.4, 0.8), color=colors[sb % len(colors)],
-                                   label=f"sub-batch {sb}" if y == 0 or resource == rows[-1] else None)
-        ax.set_yticks(range(len(rows)), rows, fontsize=6)
-        ax.invert_yaxis()
-        handles, labels = ax.get_legend_handles_labels()
-        unique = dict(zip(labels, handles))
-        ax.legend(unique.values(), unique.keys(), loc="upper right", fontsize=7)
-        ax.set_title(f"{self.policy}: {self.tokens_per_s:,.0f} tokens/s, makespan {self.makespan_s * 1e3:.3f} ms")
-        util = self.utilization_over_time()
-        for column in util.columns:
-            ax_u.step(util.index * 1e6, util[column], where="post", label=column)
-        ax_u.set_xlabel("time (us)")
-        ax_u.set_ylabel("utilization")
-        ax_u.set_ylim(0, 1.05)
-        ax_u.legend(fontsize=7, loc="upper right")
-        fig.tight_layout()
-        return fig
+    def summary(self, makespan_s: float) -> dict[str, object]:
+        """Tokens per second and the NPU's DRAM bytes."""
+        return {"tokens_per_s": self.tokens_per_s(makespan_s), "npu_dram_bytes": self.dram_bytes}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -336,11 +246,152 @@ def split_sub_batches(contexts: Sequence[int], parts: int) -> tuple[tuple[int, .
     return tuple(tuple(sorted(m)) for m in members)
 
 
+class _CoSim:
+    """The simpy processes of one decode iteration: resources, turns, and the spans and items they record."""
+
+    def __init__(self, arch: Arch, workload: Workload, contexts: tuple[int, ...], pol: Policy,
+                 machine: _Machine) -> None:
+        self.arch, self.workload, self.contexts, self.pol, self.m = arch, workload, contexts, pol, machine
+        self.coster = _Coster(machine)
+        self.env = env = simpy.Environment()
+        self.res: dict[str, simpy.Resource] = {NPU: simpy.Resource(env), BUS: simpy.Resource(env)}
+        for e in machine.others:
+            self.res[e.name] = simpy.Resource(env)
+        self.channels = machine.pim.channels if pol.attention_on_pim else 0
+        for c in range(self.channels):
+            self.res[f"pim.ch{c:02d}"] = simpy.Resource(env)
+        self.spans: list[Span] = []
+        self.items: list[Item] = []
+        self.bus_bw = arch.level(machine.dram).bandwidth_bytes_per_s
+        self.parts = split_sub_batches(contexts, pol.sub_batches)
+        weight_names = frozenset(t for t, c in workload.storage_class.items() if c == "weights")
+        self.stages = _stages(workload)
+        self.layer_weights = {name: sum(workload.tensor(a.tensor).bytes for e in pre + post for a in e.inputs
+                                        if a.tensor in weight_names) for name, pre, _, post in self.stages}
+        # Sub-batch interleaving: the NPU and the PIM each serve one sub-batch at a time, in turn (the
+        # artifact's StageProgram table: NPU QKVgen#1 | QKVgen#2 | Pj/FFNs/QKVgen#1 | ..., PIM - | MHA#1 | MHA#2
+        # | ...). A sub-batch holds the NPU turn from its post-attention einsums through the next layer's
+        # pre-attention ones and the PIM turn for its attention; FIFO turns make the two sub-batches alternate.
+        self.npu_turn = simpy.Resource(env) if len(self.parts) > 1 else None
+        self.pim_turn = simpy.Resource(env) if len(self.parts) > 1 and pol.attention_on_pim else None
+
+    def span(self, resource: str, kind: str, label: str, start_s: float, sb: int, nbytes: float = 0.0) -> None:
+        """Record `resource` busy from `start_s` until now (seconds) as a span in arch cycles."""
+        clock = self.arch.clock_hz
+        self.spans.append(Span(resource, kind, label, start_s * clock, self.env.now * clock, nbytes, sb))
+
+    def transfer(self, nbytes: float, sb: int) -> Process:
+        """NPU traffic over the HBM bus in chunks, so that PIM-mode switches interleave with it."""
+        left = nbytes
+        while left > 0:
+            chunk = min(CHUNK_BYTES, left)
+            with self.res[BUS].request() as req:
+                yield req
+                start = self.env.now
+                yield self.env.timeout(chunk / self.bus_bw)
+                self.span(BUS, "transfer", "npu traffic", start, sb, chunk)
+            left -= chunk
+
+    def run_item(self, item: Item) -> Process:
+        """One item on its resource: its engine time overlapped with its DRAM traffic."""
+        env = self.env
+        with self.res[item.resource].request() as req:
+            yield req
+            start = env.now
+            parts_ = [env.timeout(item.busy_s)]
+            if item.dram_bytes > 0:
+                parts_.append(env.process(self.transfer(item.dram_bytes, item.sub_batch)))
+            yield env.all_of(parts_)
+            self.span(item.resource, "einsum", item.einsum, start, item.sub_batch)
+        self.items.append(item)
+
+    def npu_item(self, einsum: Einsum, layer: str, sb: int, sizes: dict[str, int], reuse: bool) -> Item:
+        """`einsum` resized to a (sub-)batch on the fastest NPU engine; `reuse`: its weights are on chip."""
+        e, w = resized(self.workload, einsum, sizes)
+        engine, cost, busy, dram, rest = self.coster.npu(e, w)
+        if reuse:
+            dram = rest
+        return Item(einsum.name, layer, sb, engine, busy, dram, e.ops, cost, engine)
+
+    def pim_request(self, attn: list[Einsum], layer: str, sb: int, r: int, channel: str) -> Process:
+        """Request `r`'s attention: GEMVs in its channel's banks, softmax on the NPU's vector engine."""
+        env = self.env
+        sizes = {BATCH_RANK: 1, KEY_RANK: self.contexts[r]}
+        for einsum in attn:
+            e, w = resized(self.workload, einsum, sizes)
+            if e.op == "mac":
+                cost, time = self.coster.pim(e, w)
+                with self.res[channel].request() as req:
+                    yield req
+                    start = env.now
+                    yield env.timeout((time.compute_cycles + time.io_cycles) / self.arch.clock_hz)
+                    self.span(channel, "einsum", einsum.name, start, sb)
+                self.items.append(Item(einsum.name, layer, sb, channel, env.now - start, 0.0, e.ops, cost,
+                                       self.m.pim.name))
+            else:
+                item = self.npu_item(einsum, layer, sb, sizes, False)
+                # scores arrive by READRES and leave by GWRITE: the softmax moves no DRAM traffic
+                yield env.process(self.run_item(replace(item, dram_bytes=0.0)))
+
+    def attend_on_pim(self, sb: int, members: tuple[int, ...], assignment: tuple[int, ...], layer: str,
+                      attn: list[Einsum], turn: simpy.resources.resource.Request | None) -> Process:
+        """A sub-batch's attention on PIM: hand the NPU turn over, take the PIM turn (and, blocked, the bus),
+        run every request on its channel, then wait for the NPU turn again; returns the new NPU turn."""
+        env = self.env
+        if turn is not None:
+            self.npu_turn.release(turn)
+        pim_hold = self.pim_turn.request() if self.pim_turn is not None else None
+        if pim_hold is not None:
+            yield pim_hold
+        lock = self.res[BUS].request() if self.pol.blocked else None
+        if lock is not None:
+            yield lock  # PIM mode: the host waits for the bus until the banks are done
+        start = env.now
+        procs = [env.process(self.pim_request(attn, layer, sb, r, f"pim.ch{assignment[i]:02d}"))
+                 for i, r in enumerate(members)]
+        yield env.all_of(procs)
+        if lock is not None:
+            self.res[BUS].release(lock)
+            self.span(BUS, "mode", "PIM mode (blocked)", start, sb)
+        if pim_hold is not None:
+            self.pim_turn.release(pim_hold)
+        if turn is not None:
+            turn = self.npu_turn.request()
+            yield turn
+        return turn
+
+    def sub_batch(self, sb: int, members: tuple[int, ...]) -> Process:
+        """Every layer of one sub-batch: dense einsums on the NPU, attention on PIM or on the NPU per request."""
+        env, contexts = self.env, self.contexts
+        dense = {BATCH_RANK: len(members)}
+        assignment = balance([contexts[r] for r in members], self.channels) if self.channels else ()
+        turn = self.npu_turn.request() if self.npu_turn is not None else None
+        if turn is not None:
+            yield turn
+        for layer, pre, attn, post in self.stages:
+            reuse = sb > 0 and self.layer_weights[layer] <= self.m.on_chip_bytes
+            for einsum in pre:
+                if BATCH_RANK in einsum.sizes or sb == 0:
+                    yield env.process(self.run_item(self.npu_item(einsum, layer, sb, dense, reuse)))
+            if attn and self.pol.attention_on_pim:
+                turn = yield from self.attend_on_pim(sb, members, assignment, layer, attn, turn)
+            elif attn:
+                for einsum in attn:
+                    for r in members:
+                        sizes = {BATCH_RANK: 1, KEY_RANK: contexts[r]}
+                        yield env.process(self.run_item(self.npu_item(einsum, layer, sb, sizes, False)))
+            for einsum in post:
+                if BATCH_RANK in einsum.sizes or sb == 0:
+                    yield env.process(self.run_item(self.npu_item(einsum, layer, sb, dense, reuse)))
+        if turn is not None:
+            self.npu_turn.release(turn)
+
+
 def simulate(arch: Arch, workload: Workload, contexts: Sequence[int] | None = None,
              policy: PolicyName = "neupims") -> Trace:
     """Play one decode iteration of `workload` with per-request context lengths under `policy`."""
     if policy not in POLICIES:
-        raise ConfigError(f"unknown NPU+PIM policy '{policy}'", key_path="policy",
+        raise ConfigError(f"unknown NPU+PIM policy '{policy}'", key_path="execution.policy",
                           fix=f"use one of: {', '.join(POLICIES)}")
     pol = POLICIES[policy]
     machine = _machine(arch)
@@ -353,124 +404,13 @@ def simulate(arch: Arch, workload: Workload, contexts: Sequence[int] | None = No
     if len(contexts) != batch or min(contexts, default=1) < 1:
         raise ConfigError(f"{len(contexts)} context lengths for a batch of {batch} (each must be >= 1)",
                           key_path="contexts", fix=f"give one positive context length per request ({batch})")
-    coster = _Coster(machine)
-    env = simpy.Environment()
-    res: dict[str, simpy.Resource] = {NPU: simpy.Resource(env), BUS: simpy.Resource(env)}
-    for e in machine.others:
-        res[e.name] = simpy.Resource(env)
-    channels = machine.pim.channels if pol.attention_on_pim else 0
-    for c in range(channels):
-        res[f"pim.ch{c:02d}"] = simpy.Resource(env)
-    spans: list[Span] = []
-    items: list[Item] = []
-    bus_bw = arch.level(machine.dram).bandwidth_bytes_per_s
-    parts = split_sub_batches(contexts, pol.sub_batches)
-    weight_names = frozenset(t for t, c in workload.storage_class.items() if c == "weights")
-    stages = _stages(workload)
-    layer_weights = {name: sum(workload.tensor(a.tensor).bytes for e in pre + post for a in e.inputs
-                               if a.tensor in weight_names) for name, pre, _, post in stages}
-
-    def transfer(nbytes: float, sb: int):
-        left = nbytes
-        while left > 0:
-            chunk = min(CHUNK_BYTES, left)
-            with res[BUS].request() as req:
-                yield req
-                start = env.now
-                yield env.timeout(chunk / bus_bw)
-                spans.append(Span(BUS, start, env.now, "npu traffic", sb))
-            left -= chunk
-
-    def run_item(item: Item):
-        with res[item.resource].request() as req:
-            yield req
-            start = env.now
-            parts_ = [env.timeout(item.busy_s)]
-            if item.dram_bytes > 0:
-                parts_.append(env.process(transfer(item.dram_bytes, item.sub_batch)))
-            yield env.all_of(parts_)
-            spans.append(Span(item.resource, start, env.now, item.einsum, item.sub_batch))
-        items.append(item)
-
-    def npu_item(einsum: Einsum, layer: str, sb: int, sizes: dict[str, int], reuse: bool):
-        e, w = resized(workload, einsum, sizes)
-        engine, cost, busy, dram, rest = coster.npu(e, w)
-        if reuse:
-            dram = rest
-        return Item(einsum.name, layer, sb, engine, busy, dram, e.ops, cost, engine)
-
-    def pim_request(attn: list[Einsum], layer: str, sb: int, r: int, channel: str):
-        sizes = {BATCH_RANK: 1, KEY_RANK: contexts[r]}
-        for einsum in attn:
-            e, w = resized(workload, einsum, sizes)
-            if e.op == "mac":
-                cost, time = coster.pim(e, w)
-                with res[channel].request() as req:
-                    yield req
-                    start = env.now
-                    yield env.timeout((time.compute_cycles + time.io_cycles) / arch.clock_hz)
-                    spans.append(Span(channel, start, env.now, einsum.name, sb))
-                items.append(Item(einsum.name, layer, sb, channel, env.now - start, 0.0, e.ops, cost,
-                                  machine.pim.name))
-            else:
-                item = npu_item(einsum, layer, sb, sizes, False)
-                # scores arrive by READRES and leave by GWRITE: the softmax moves no DRAM traffic
-                yield env.process(run_item(replace(item, dram_bytes=0.0)))
-
-    # Sub-batch interleaving: the NPU and the PIM each serve one sub-batch at a time, in turn (the
-    # artifact's StageProgram table: NPU QKVgen#1 | QKVgen#2 | Pj/FFNs/QKVgen#1 | ..., PIM - | MHA#1 | MHA#2
-    # | ...). A sub-batch holds the NPU turn from its post-attention einsums through the next layer's
-    # pre-attention ones and the PIM turn for its attention; FIFO turns make the two sub-batches alternate.
-    npu_turn = simpy.Resource(env) if len(parts) > 1 else None
-    pim_turn = simpy.Resource(env) if len(parts) > 1 and pol.attention_on_pim else None
-
-    def sub_batch(sb: int, members: tuple[int, ...]):
-        dense = {BATCH_RANK: len(members)}
-        assignment = balance([contexts[r] for r in members], channels) if channels else ()
-        turn = npu_turn.request() if npu_turn is not None else None
-        if turn is not None:
-            yield turn
-        for layer, pre, attn, post in stages:
-            reuse = sb > 0 and layer_weights[layer] <= machine.on_chip_bytes
-            for einsum in pre:
-                if BATCH_RANK in einsum.sizes or sb == 0:
-                    yield env.process(run_item(npu_item(einsum, layer, sb, dense, reuse)))
-            if attn and pol.attention_on_pim:
-                if turn is not None:
-                    npu_turn.release(turn)
-                pim_hold = pim_turn.request() if pim_turn is not None else None
-                if pim_hold is not None:
-                    yield pim_hold
-                lock = res[BUS].request() if pol.blocked else None
-                if lock is not None:
-                    yield lock  # PIM mode: the host waits for the bus until the banks are done
-                start = env.now
-                procs = [env.process(pim_request(attn, layer, sb, r, f"pim.ch{assignment[i]:02d}"))
-                         for i, r in enumerate(members)]
-                yield env.all_of(procs)
-                if lock is not None:
-                    res[BUS].release(lock)
-                    spans.append(Span(BUS, start, env.now, "PIM mode (blocked)", sb))
-                if pim_hold is not None:
-                    pim_turn.release(pim_hold)
-                if turn is not None:
-                    turn = npu_turn.request()
-                    yield turn
-            elif attn:
-                for einsum in attn:
-                    for r in members:
-                        sizes = {BATCH_RANK: 1, KEY_RANK: contexts[r]}
-                        yield env.process(run_item(npu_item(einsum, layer, sb, sizes, False)))
-            for einsum in post:
-                if BATCH_RANK in einsum.sizes or sb == 0:
-                    yield env.process(run_item(npu_item(einsum, layer, sb, dense, reuse)))
-        if turn is not None:
-            npu_turn.release(turn)
-
-    for sb, members in enumerate(parts):
-        env.process(sub_batch(sb, members))
-    env.run()
-    return Trace(policy, tuple(spans), tuple(items), env.now, arch.clock_hz, batch, tuple(res), bus_bw)
+    sim = _CoSim(arch, workload, contexts, pol, machine)
+    for sb, members in enumerate(sim.parts):
+        sim.env.process(sim.sub_batch(sb, members))
+    sim.env.run()
+    detail = NpuPimDetail(tuple(sim.items), batch, sim.bus_bw)
+    return Trace("npu_pim", policy, tuple(sim.spans), arch.clock_hz, tuple(sim.res), sim.env.now * arch.clock_hz,
+                 detail=detail)
 
 
 def _batch_size(workload: Workload) -> int:
@@ -490,28 +430,32 @@ def default_policy(arch: Arch) -> PolicyName:
     return "neupims" if pims[0].mode == "concurrent" else "naive"
 
 
-def evaluate_npu_pim(arch: Arch, workload: Workload, objective: str = "edp") -> Result:
-    """The Result of one decode iteration co-simulated under the arch's policy (`execution: npu_pim`)."""
-    from accel_sim.engines.roofline import bound_on
-    from accel_sim.evaluate import EinsumResult, Result
+def request_contexts(spec: NpuPimExecution, workload: Workload) -> tuple[int, ...] | None:
+    """The context length of every request under `spec.requests` (None: each attends the workload's keys)."""
+    if spec.requests == "fixed":
+        return None
+    return continuous_batch(_batch_size(workload), spec.iteration, DISTRIBUTIONS[spec.requests], spec.seed)
 
+
+def run_npu_pim(spec: NpuPimExecution, arch: Arch, workload: Workload, objective: str) -> Execution:
+    """One decode iteration co-simulated under the spec's policy (`execution: npu_pim`)."""
     if not any(KEY_RANK in e.sizes for e in workload.einsums) or \
             not any(BATCH_RANK in e.sizes for e in workload.einsums):
         raise ConfigError(f"arch '{arch.name}' runs decode steps (execution: npu_pim), but workload "
                           f"'{workload.name}' has no attention over a KV cache", key_path="execution",
                           fix="run a zoo transformer recipe with phase: decode, or set execution: sequential")
-    trace = simulate(arch, workload, policy=default_policy(arch))
+    policy = spec.policy or default_policy(arch)
+    trace = simulate(arch, workload, request_contexts(spec, workload), policy)
     by_einsum: dict[str, list[Item]] = {}
-    for item in trace.items:
+    for item in trace.detail.items:
         by_einsum.setdefault(item.einsum, []).append(item)
     placed = []
     for einsum in workload.einsums:
         done = by_einsum.get(einsum.name, [])
         cost = sum((i.cost for i in done), Cost())
-        engine = done[0].engine if done else arch.engines[0].name
-        engine = machine_engine(arch, engine)
-        placed.append(EinsumResult(einsum.name, engine, einsum.op, cost, bound_on(einsum, workload, arch, engine)))
-    return Result(arch, workload, tuple(placed), objective, trace=trace)
+        engine = machine_engine(arch, done[0].engine if done else arch.engines[0].name)
+        placed.append(Placement(einsum.name, engine, einsum.op, cost, bound_on(einsum, workload, arch, engine)))
+    return Execution(tuple(placed), trace)
 
 
 def machine_engine(arch: Arch, name: str) -> str:

@@ -13,103 +13,122 @@ contention only delays, so the replay is never shorter than the plan.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generator
 
 import simpy
 
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
-    from accel_sim.schedule.cpsat import Schedule
+    from accel_sim.schedule.cpsat import Schedule, Slot
+    from accel_sim.schedule.problem import Buffer
+
+Process = Generator[simpy.Event, object, None]
+
+
+class _Replay:
+    """The simpy processes of one replay: engines, the backing link, and the events that order them."""
+
+    def __init__(self, schedule: Schedule) -> None:
+        self.schedule = schedule
+        self.problem = schedule.problem
+        self.env = simpy.Environment()
+        self.link = f"{self.problem.spill_level or 'backing'} link"
+        self.dram = simpy.Resource(self.env, capacity=1)
+        self.spans: list[Span] = []
+        self.started = {s.einsum: self.env.event() for s in schedule.slots}
+        self.done = {s.einsum: self.env.event() for s in schedule.slots}
+        self.ended: dict[str, float] = {}
+        self.began: dict[str, float] = {}
+        self.placement = {b.tensor: b.placement for b in schedule.buffers}
+        self.cycles = {s.einsum: s.end - s.start for s in schedule.slots}
+        self.ready: dict[tuple[str, str], simpy.Event] = {}
+        self.fused_in = {s.einsum: any(self.placement[b.tensor] == "fused" for b in self.problem.inputs_of(s.einsum))
+                         for s in schedule.slots}
+
+    def wire_inputs(self) -> None:
+        """When each consumer's input is ready: its producer's end, a spill's round trip, or a fused first tile."""
+        for b in self.problem.buffers:
+            for c in b.consumers:
+                event = self.env.event()
+                if self.placement[b.tensor] == "spill":
+                    self.env.process(self.spill(b, event))
+                elif self.placement[b.tensor] == "fused":
+                    self.env.process(self.first_tile(b, event))
+                else:
+                    event = self.done[b.producer]
+                self.ready[(b.tensor, c)] = event
+
+    def transfer(self, tensor: str, nbytes: int, direction: str) -> Process:
+        """Move `nbytes` of `tensor` over the backing link, one transfer at a time at its full bandwidth."""
+        with self.dram.request() as req:
+            yield req
+            begin = self.env.now
+            yield self.env.timeout(math.ceil(nbytes / self.problem.spill_bytes_per_cycle))
+            self.spans.append(Span(self.link, "transfer", f"{tensor} {direction}", begin, self.env.now, nbytes))
+
+    def spill(self, buffer: Buffer, event: simpy.Event) -> Process:
+        """Write a spilled tensor back after its producer ends and read it in again; then `event` fires."""
+        yield self.done[buffer.producer]
+        yield self.env.process(self.transfer(buffer.tensor, buffer.bytes, "write"))
+        yield self.env.process(self.transfer(buffer.tensor, buffer.bytes, "read"))
+        event.succeed()
+
+    def first_tile(self, buffer: Buffer, event: simpy.Event) -> Process:
+        """`event` fires when a fused producer has made its first tile."""
+        yield self.started[buffer.producer]
+        yield self.env.timeout(math.ceil(self.cycles[buffer.producer] / buffer.tiles))
+        event.succeed()
+
+    def finish(self, slot: Slot) -> Process:
+        """End an einsum after its cycles, and not before its fused producers' last tile plus one of its own."""
+        env = self.env
+        yield env.timeout(self.cycles[slot.einsum])
+        for b in self.problem.inputs_of(slot.einsum):
+            if self.placement[b.tensor] == "fused":
+                yield self.done[b.producer]
+                floor = self.ended[b.producer] + math.ceil(self.cycles[slot.einsum] / b.tiles)
+                if env.now < floor:
+                    yield env.timeout(floor - env.now)  # waiting for the producer's last tile
+        self.ended[slot.einsum] = env.now
+        self.spans.append(Span(slot.engine, "einsum", slot.einsum, self.began[slot.einsum], env.now))
+        self.done[slot.einsum].succeed()
+
+    def run_engine(self, slots: list[Slot]) -> Process:
+        """One engine taking its einsums in order, each when planned, its inputs ready and the engine free."""
+        env, previous = self.env, None
+        for slot in slots:
+            if env.now < slot.start:
+                yield env.timeout(slot.start - env.now)
+            for b in self.problem.inputs_of(slot.einsum):
+                yield self.ready[(b.tensor, slot.einsum)]
+            if previous is not None and self.fused_in.get(previous.einsum):
+                yield self.done[previous.einsum]   # its end depends on its producer's tiles: wait for it
+            elif previous is not None:
+                # the pipeline tails of consecutive einsums overlap (Option.tail_cycles)
+                free = self.began[previous.einsum] + self.cycles[previous.einsum] - min(previous.tail, slot.tail)
+                if env.now < free:
+                    yield env.timeout(free - env.now)
+            self.began[slot.einsum] = env.now
+            self.started[slot.einsum].succeed()
+            env.process(self.finish(slot))
+            previous = slot
 
 
 def replay(schedule: Schedule) -> Trace:
     """Play `schedule` over time with shared-bandwidth transfers; the Trace holds every einsum and transfer span."""
-    problem = schedule.problem
-    env = simpy.Environment()
-    link = f"{problem.spill_level or 'backing'} link"
-    dram = simpy.Resource(env, capacity=1)
-    spans: list[Span] = []
-    started = {s.einsum: env.event() for s in schedule.slots}
-    done = {s.einsum: env.event() for s in schedule.slots}
-    ended: dict[str, float] = {}
-    began: dict[str, float] = {}
-    placement = {b.tensor: b.placement for b in schedule.buffers}
-    cycles = {s.einsum: s.end - s.start for s in schedule.slots}
-    ready: dict[tuple[str, str], simpy.Event] = {}
-
-    def transfer(tensor: str, nbytes: int, direction: str):
-        with dram.request() as req:
-            yield req
-            begin = env.now
-            yield env.timeout(math.ceil(nbytes / problem.spill_bytes_per_cycle))
-            spans.append(Span(link, "transfer", f"{tensor} {direction}", begin, env.now))
-
-    def spill(buffer, event: simpy.Event):
-        yield done[buffer.producer]
-        yield env.process(transfer(buffer.tensor, buffer.bytes, "write"))
-        yield env.process(transfer(buffer.tensor, buffer.bytes, "read"))
-        event.succeed()
-
-    def first_tile(buffer, event: simpy.Event):
-        yield started[buffer.producer]
-        yield env.timeout(math.ceil(cycles[buffer.producer] / buffer.tiles))
-        event.succeed()
-
-    for b in problem.buffers:
-        for c in b.consumers:
-            event = env.event()
-            if placement[b.tensor] == "spill":
-                env.process(spill(b, event))
-            elif placement[b.tensor] == "fused":
-                env.process(first_tile(b, event))
-            else:
-                event = done[b.producer]
-            ready[(b.tensor, c)] = event
-
-    fused_in = {s.einsum: any(placement[b.tensor] == "fused" for b in problem.inputs_of(s.einsum))
-                for s in schedule.slots}
-
-    def finish(slot):
-        yield env.timeout(cycles[slot.einsum])
-        for b in problem.inputs_of(slot.einsum):
-            if placement[b.tensor] == "fused":
-                yield done[b.producer]
-                floor = ended[b.producer] + math.ceil(cycles[slot.einsum] / b.tiles)
-                if env.now < floor:
-                    yield env.timeout(floor - env.now)  # waiting for the producer's last tile
-        ended[slot.einsum] = env.now
-        spans.append(Span(slot.engine, "einsum", slot.einsum, began[slot.einsum], env.now))
-        done[slot.einsum].succeed()
-
-    def run_engine(slots):
-        previous = None
-        for slot in slots:
-            if env.now < slot.start:
-                yield env.timeout(slot.start - env.now)
-            for b in problem.inputs_of(slot.einsum):
-                yield ready[(b.tensor, slot.einsum)]
-            if previous is not None and fused_in.get(previous.einsum):
-                yield done[previous.einsum]   # its end depends on its producer's tiles: wait for it
-            elif previous is not None:
-                # the pipeline tails of consecutive einsums overlap (Option.tail_cycles)
-                free = began[previous.einsum] + cycles[previous.einsum] - min(previous.tail, slot.tail)
-                if env.now < free:
-                    yield env.timeout(free - env.now)
-            began[slot.einsum] = env.now
-            started[slot.einsum].succeed()
-            env.process(finish(slot))
-            previous = slot
-
-    # engines take their einsums in the planned order
-    by_engine: dict[str, list] = {}
+    play = _Replay(schedule)
+    play.wire_inputs()
+    by_engine: dict[str, list] = {}  # engines take their einsums in the planned order
     for slot in sorted(schedule.slots, key=lambda s: (s.start, s.end)):
         by_engine.setdefault(slot.engine, []).append(slot)
     for slots in by_engine.values():
-        env.process(run_engine(slots))
-    env.run()
+        play.env.process(play.run_engine(slots))
+    play.env.run()
     resources = tuple(dict.fromkeys(s.engine for s in schedule.slots)) + (
-        (link,) if any(p == "spill" for p in placement.values()) else ())
+        (play.link,) if any(p == "spill" for p in play.placement.values()) else ())
     policy = f"CP-SAT {schedule.status.lower()}" if schedule.status != "HEURISTIC" else "list schedule"
-    return Trace(tuple(spans), problem.clock_hz, resources, float(schedule.makespan_cycles), policy,
-                 schedule.buffers, problem.capacity_bytes, schedule.notes)
+    makespan = max((s.end for s in play.spans), default=0.0)
+    return Trace("scheduled", policy, tuple(play.spans), schedule.problem.clock_hz, resources, makespan,
+                 planned_cycles=float(schedule.makespan_cycles), replayed_cycles=makespan,
+                 buffers=schedule.buffers, capacity_bytes=schedule.problem.capacity_bytes, notes=schedule.notes)

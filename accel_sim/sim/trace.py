@@ -1,8 +1,15 @@
-"""What a replay did: a span per einsum and transfer on its resource, the makespan, utilization and buffer use."""
+"""What an execution model did: spans on resources, the makespan, utilization and buffer use.
+
+Every execution model (spec/execution.py) returns this one type. A span is one resource (an engine, a pool of
+arrays, a PIM channel, a memory link) busy from `start` to `end` arch cycles with one einsum, transfer or group;
+`bytes` and `instance` (a sub-batch, an unrolled copy) are filled where the model knows them. A model's own
+figures that no other model has (tokens of a decode iteration, the items an NPU+PIM co-simulation ran) live in
+`detail`, a typed record of that model.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -10,68 +17,90 @@ if TYPE_CHECKING:
 
     from accel_sim.schedule.cpsat import BufferSlot
 
+GAP_FLAG = 0.10  # a replay this far from its plan is flagged: contention the planner did not model
+
 
 @dataclass(frozen=True)
 class Span:
-    """A resource busy from `start` to `end` (arch cycles) with one einsum or transfer."""
+    """A resource busy from `start` to `end` (arch cycles) with one einsum, transfer or group of einsums."""
 
     resource: str
-    kind: str        # "einsum" or "transfer"
+    kind: str        # "einsum", "transfer", "group", "mode"
     label: str
     start: float
     end: float
+    bytes: float = 0.0   # bytes it moved over its resource, where known
+    instance: int = 0    # the sub-batch or unrolled copy it belongs to
+
+
+class TraceDetail(Protocol):
+    """Figures of one execution model beyond the common trace (e.g. tokens per second of a decode iteration)."""
+
+    def summary(self, makespan_s: float) -> dict[str, object]:
+        """Headline figures given the trace's makespan in seconds."""
+        ...
 
 
 @dataclass(frozen=True)
 class Trace:
-    """Spans, makespan and the plan the replay followed (the schedule's own makespan and buffers)."""
+    """Spans, the makespan and, for planned executions, the plan the replay followed."""
 
+    execution: str                  # the execution kind that made it (spec/execution.py)
+    policy: str                     # how it ran: 'back to back', 'CP-SAT optimal', 'neupims', 'dataflow', ...
     spans: tuple[Span, ...]
     clock_hz: float
     resources: tuple[str, ...]
-    schedule_makespan_cycles: float
-    policy: str = "scheduled"
+    makespan_cycles: float
+    concurrent: bool = True         # engines work at the same time (utilization counts every engine's peak)
+    instances: int = 1              # copies of the workload it ran (pipelined instances)
+    planned_cycles: float | None = None    # the schedule's own makespan of what was replayed
+    replayed_cycles: float | None = None   # the replay's makespan of the same
     buffers: tuple[BufferSlot, ...] = ()
     capacity_bytes: int | None = None
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def makespan_cycles(self) -> float:
-        """Replayed makespan in arch cycles (the last span's end)."""
-        return max((s.end for s in self.spans), default=0.0)
+    notes: tuple[str, ...] = ()
+    detail: TraceDetail | None = None
 
     @property
     def makespan_s(self) -> float:
-        """Replayed makespan in seconds."""
+        """Makespan in seconds."""
         return self.makespan_cycles / self.clock_hz
 
     @property
     def replay_over_schedule(self) -> float:
         """Replayed makespan relative to the schedule's estimate (1.0: no contention the scheduler missed)."""
-        return self.makespan_cycles / self.schedule_makespan_cycles if self.schedule_makespan_cycles else 1.0
+        if not self.planned_cycles or self.replayed_cycles is None:
+            return 1.0
+        return self.replayed_cycles / self.planned_cycles
 
     def busy_cycles(self, resource: str) -> float:
-        """Cycles `resource` was busy."""
-        return sum(s.end - s.start for s in self.spans if s.resource == resource)
+        """Cycles `resource` (or every resource of the group `resource`, e.g. 'pim') was busy."""
+        return sum(s.end - s.start for s in self.spans if _group(s.resource) == resource or s.resource == resource)
 
     def utilization(self) -> dict[str, float]:
-        """Busy fraction of the makespan per resource."""
-        span = self.makespan_cycles
-        return {r: self.busy_cycles(r) / span if span else 0.0 for r in self.resources}
+        """Busy fraction of the replayed span per resource group ('pim.ch03' is in group 'pim', averaged)."""
+        span = self.replayed_cycles if self.replayed_cycles is not None else self.makespan_cycles
+        groups: dict[str, int] = {}
+        for r in self.resources:
+            groups[_group(r)] = groups.get(_group(r), 0) + 1
+        return {g: self.busy_cycles(g) / (n * span) if span else 0.0 for g, n in groups.items()}
 
     def utilization_over_time(self, bins: int = 50) -> pd.DataFrame:
-        """Busy fraction of each resource per time bin (rows: bin start in cycles)."""
+        """Busy fraction of each resource group per time bin (rows: bin start in cycles)."""
         import numpy as np
         import pandas as pd
 
-        edges = np.linspace(0.0, self.makespan_cycles, bins + 1)
-        data = {}
+        end = max((s.end for s in self.spans), default=0.0)
+        edges = np.linspace(0.0, end, bins + 1)
+        groups: dict[str, int] = {}
         for r in self.resources:
+            groups[_group(r)] = groups.get(_group(r), 0) + 1
+        data = {}
+        for g, members in groups.items():
             busy = np.zeros(bins)
             for s in self.spans:
-                if s.resource == r:
+                if _group(s.resource) == g:
                     busy += np.clip(np.minimum(edges[1:], s.end) - np.maximum(edges[:-1], s.start), 0, None)
-            data[r] = busy / np.maximum(np.diff(edges), 1e-12)
+            data[g] = busy / (np.maximum(np.diff(edges), 1e-12) * members)
         return pd.DataFrame(data, index=pd.Index(edges[:-1], name="start_cycles"))
 
     def occupancy(self) -> pd.DataFrame:
@@ -83,31 +112,38 @@ class Trace:
             if b.bytes:
                 events[b.start] = events.get(b.start, 0.0) + b.bytes
                 events[b.end] = events.get(b.end, 0.0) - b.bytes
-        times = sorted(events)
         live, rows = 0.0, []
-        for t in times:
+        for t in sorted(events):
             live += events[t]
             rows.append((t, live))
         return pd.DataFrame(rows, columns=["cycle", "on_chip_bytes"])
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per span: resource, kind, label (einsum or tensor), start, end (cycles); also `einsum`/`engine`."""
+        """One row per span: resource, kind, label, start, end (cycles), bytes, instance; also `einsum`/`engine`."""
         import pandas as pd
 
-        frame = pd.DataFrame([s.__dict__ for s in self.spans],
-                             columns=["resource", "kind", "label", "start", "end"])
+        columns = ["resource", "kind", "label", "start", "end", "bytes", "instance"]
+        frame = pd.DataFrame([s.__dict__ for s in self.spans], columns=columns)
         frame["einsum"] = frame["label"]
         frame["engine"] = frame["resource"]
         return frame
 
     def summary(self) -> dict[str, object]:
-        """Headline figures: execution model, makespans (replay vs schedule), utilization, notes."""
-        return {"execution": "scheduled", "policy": self.policy,
-                "makespan_s": self.makespan_s, "schedule_makespan_cycles": self.schedule_makespan_cycles,
-                "replay_makespan_cycles": self.makespan_cycles,
-                "replay_over_schedule": self.replay_over_schedule,
-                "replay_gap_flagged": abs(self.replay_over_schedule - 1.0) > 0.10,
-                "utilization": self.utilization(), "schedule_notes": list(self.notes)}
+        """Headline figures: execution kind, policy, makespan, utilization; the plan vs replay where planned."""
+        out: dict[str, object] = {"execution": self.execution, "policy": self.policy, "makespan_s": self.makespan_s}
+        if self.instances > 1:
+            out["instances"] = self.instances
+        if self.planned_cycles is not None:
+            out.update({"schedule_makespan_cycles": self.planned_cycles,
+                        "replay_makespan_cycles": self.replayed_cycles,
+                        "replay_over_schedule": self.replay_over_schedule,
+                        "replay_gap_flagged": abs(self.replay_over_schedule - 1.0) > GAP_FLAG})
+        out["utilization"] = self.utilization()
+        if self.detail is not None:
+            out.update(self.detail.summary(self.makespan_s))
+        if self.planned_cycles is not None:
+            out["schedule_notes"] = list(self.notes)
+        return out
 
     def plot_timeline(self) -> Figure:
         """Gantt chart per resource (top), utilization over time (middle) and on-chip bytes over time (bottom)."""
@@ -118,16 +154,22 @@ class Trace:
 
         fig, (ax, ax_u, ax_b) = plt.subplots(3, 1, figsize=(11, 8), sharex=True,
                                              gridspec_kw={"height_ratios": [3, 1, 1]})
-        colors = {"einsum": "tab:blue", "transfer": "tab:orange"}
+        colors = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
+        kinds = {k: colors[i % len(colors)] for i, k in enumerate(dict.fromkeys(s.kind for s in self.spans))}
         for y, resource in enumerate(self.resources):
-            for kind, color in colors.items():
+            for kind, color in kinds.items():
                 bars = [(s.start, s.end - s.start) for s in self.spans if s.resource == resource and s.kind == kind]
                 if bars:
-                    ax.broken_barh(bars, (y - 0.4, 0.8), color=color)
+                    ax.broken_barh(bars, (y - 0.4, 0.8), color=color, label=kind)
         ax.set_yticks(range(len(self.resources)), self.resources, fontsize=7)
         ax.invert_yaxis()
-        ax.set_title(f"{self.policy}: replay {self.makespan_cycles:,.0f} cycles, schedule "
-                     f"{self.schedule_makespan_cycles:,.0f} cycles")
+        handles, labels = ax.get_legend_handles_labels()
+        unique = dict(zip(labels, handles))
+        ax.legend(unique.values(), unique.keys(), loc="upper right", fontsize=7)
+        title = f"{self.execution} ({self.policy}): {self.makespan_cycles:,.0f} cycles"
+        if self.planned_cycles is not None:
+            title += f"; replay {self.replayed_cycles:,.0f}, schedule {self.planned_cycles:,.0f} cycles"
+        ax.set_title(title)
         util = self.utilization_over_time()
         for column in util.columns:
             ax_u.step(util.index, util[column], where="post", label=column)
@@ -144,3 +186,8 @@ class Trace:
         ax_b.set_xlabel("cycle")
         fig.tight_layout()
         return fig
+
+
+def _group(resource: str) -> str:
+    """The group of a resource: the part before the first dot ('pim.ch03' -> 'pim')."""
+    return resource.split(".")[0]

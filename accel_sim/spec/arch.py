@@ -8,10 +8,11 @@ engines in the layering, so `Arch.engines` names the union only in its annotatio
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
+from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
 from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
                                    SquareMillimetres, TensorClass, located, unique_names)
 
@@ -67,10 +68,13 @@ class Arch(BaseModel):
     area_mm2: SquareMillimetres | None = Field(None, alias="area")
     memory: tuple[MemoryLevel, ...]
     engines: tuple[AnyEngine, ...]
-    # how a workload runs: einsums back to back, or an execution model of accel_sim/sim/ named here
-    # ("npu_pim": batched decoding co-simulated on an NPU sharing HBM with PIM, sim/npu_pim.py;
-    # "scheduled": engines run concurrently, placed by the CP-SAT graph scheduler and replayed, sim/scheduled.py)
-    execution: Literal["sequential", "npu_pim", "scheduled"] = "sequential"
+    # how a workload runs (spec/execution.py): a kind and its options; `execution: scheduled` is {kind: scheduled}
+    execution: AnyExecution = Field(default_factory=SequentialExecution)
+
+    @field_validator("execution", mode="before")
+    @classmethod
+    def _execution_shorthand(cls, value: object) -> object:
+        return execution_mapping(value)
 
     @field_validator("memory", mode="after")
     @classmethod

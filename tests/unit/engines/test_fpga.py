@@ -8,11 +8,11 @@ import math
 import pytest
 
 from accel_sim.engines.fpga import macs_per_dsp, ram_blocks
-from accel_sim.engines.fpga.modes import plan
 from accel_sim.engines.fpga.timing import passes, unit_for
 from accel_sim.errors import ConfigError
 from accel_sim.io.arch import arch_from_doc
 from accel_sim.io.yaml import parse_yaml
+from accel_sim.sim.fpga_modes import plan
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
 

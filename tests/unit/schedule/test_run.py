@@ -24,7 +24,7 @@ def test_latency_is_the_replayed_makespan(results) -> None:
     """The scheduled Result's cycles are the replay's makespan, which equals the schedule's (no spills on TPU v1's
     24 MiB buffer for this MLP, so nothing contends)."""
     _, scheduled = results
-    assert scheduled.cycles == scheduled.trace.makespan_cycles == scheduled.trace.schedule_makespan_cycles
+    assert scheduled.cycles == scheduled.trace.makespan_cycles == scheduled.trace.planned_cycles
 
 
 def test_never_slower_than_back_to_back(results) -> None:

@@ -40,13 +40,13 @@ def test_work_is_conserved(policy: str) -> None:
     workload's total operations, whatever the policy and sub-batching."""
     w = small_decode()
     trace = simulate(ARCH, w, None, policy)
-    assert trace.ops_done == w.total_ops
+    assert trace.detail.ops_done == w.total_ops
 
 
 def test_per_request_attention_work_follows_each_context(traces) -> None:
     """Attention work scales with each request's own context: QK MACs = sum(ctx) x heads x head_dim."""
     w, ctx, runs = traces
-    qk = sum(i.ops for i in runs["naive"].items if i.einsum.endswith("attn.qk"))
+    qk = sum(i.ops for i in runs["naive"].detail.items if i.einsum.endswith("attn.qk"))
     assert qk == sum(ctx) * 4 * 128
 
 
@@ -55,8 +55,8 @@ def test_npu_traffic_never_beats_the_dram_roofline(traces, policy: str) -> None:
     """The makespan is at least the NPU's DRAM bytes over the HBM bandwidth, and the bus is never double-booked."""
     _, _, runs = traces
     trace = runs[policy]
-    assert trace.makespan_s >= trace.dram_bytes / trace.bus_bytes_per_s * (1 - 1e-9)
-    bus = sorted((s.start_s, s.end_s) for s in trace.spans if s.resource == BUS)
+    assert trace.makespan_s >= trace.detail.dram_bytes / trace.detail.bus_bytes_per_s * (1 - 1e-9)
+    bus = sorted((s.start, s.end) for s in trace.spans if s.resource == BUS)
     assert all(b[0] >= a[1] - 1e-15 for a, b in zip(bus, bus[1:]))
 
 
@@ -67,7 +67,7 @@ def test_blocked_mode_serializes_npu_traffic_and_pim(traces) -> None:
     npu = [s for s in trace.spans if s.resource == BUS and s.label == "npu traffic"]
     pim = [s for s in trace.spans if s.resource.startswith("pim.")]
     assert pim and npu
-    assert not any(a.start_s < b.end_s and b.start_s < a.end_s for a in npu for b in pim)
+    assert not any(a.start < b.end and b.start < a.end for a in npu for b in pim)
 
 
 def test_neupims_overlaps_npu_traffic_with_pim(traces) -> None:
@@ -76,7 +76,7 @@ def test_neupims_overlaps_npu_traffic_with_pim(traces) -> None:
     trace = runs["neupims"]
     npu = [s for s in trace.spans if s.resource == BUS]
     pim = [s for s in trace.spans if s.resource.startswith("pim.")]
-    assert any(a.start_s < b.end_s and b.start_s < a.end_s for a in npu for b in pim)
+    assert any(a.start < b.end and b.start < a.end for a in npu for b in pim)
 
 
 def _windows(trace, resource_prefix: str) -> dict[tuple[str, int], tuple[float, float]]:
@@ -84,9 +84,9 @@ def _windows(trace, resource_prefix: str) -> dict[tuple[str, int], tuple[float, 
     out: dict[tuple[str, int], tuple[float, float]] = {}
     for s in trace.spans:
         if s.resource.startswith(resource_prefix) and s.label.startswith("L"):
-            key = (s.label.split(".")[0], s.sub_batch)
-            lo, hi = out.get(key, (s.start_s, s.end_s))
-            out[key] = (min(lo, s.start_s), max(hi, s.end_s))
+            key = (s.label.split(".")[0], s.instance)
+            lo, hi = out.get(key, (s.start, s.end))
+            out[key] = (min(lo, s.start), max(hi, s.end))
     return out
 
 
@@ -104,9 +104,9 @@ def test_neupims_npu_runs_the_other_sub_batch_during_attention() -> None:
     (artifact StageProgram stage B: SA QKVgen#2 | PIM MHA#1), not idle until both attentions end."""
     trace = simulate(ARCH, small_decode(), None, "neupims")
     pim0 = _windows(trace, "pim.")[("L0", 0)]
-    qkv1 = [s for s in trace.spans if s.resource == "npu_arrays" and s.sub_batch == 1 and s.label.endswith("_proj")
+    qkv1 = [s for s in trace.spans if s.resource == "npu_arrays" and s.instance == 1 and s.label.endswith("_proj")
             and ".attn." in s.label and not s.label.endswith("o_proj")]
-    assert qkv1 and all(pim0[0] <= s.start_s < pim0[1] for s in qkv1)
+    assert qkv1 and all(pim0[0] <= s.start < pim0[1] for s in qkv1)
 
 
 @pytest.mark.parametrize("policy", ["naive", "neupims"])
@@ -122,7 +122,7 @@ def test_npu_only_runs_nothing_in_pim(traces) -> None:
     """NPU only: attention reads the KV cache over the bus, so it moves more DRAM bytes than NPU+PIM."""
     _, _, runs = traces
     assert not any(s.resource.startswith("pim.") for s in runs["npu_only"].spans)
-    assert runs["npu_only"].dram_bytes > runs["naive"].dram_bytes
+    assert runs["npu_only"].detail.dram_bytes > runs["naive"].detail.dram_bytes
 
 
 def test_pim_attention_beats_npu_only_on_long_contexts() -> None:

@@ -1,8 +1,8 @@
-"""Execution modes of an FPGA design: sequential (an overlay, one operator at a time on all cores), dataflow
-(operators as pipeline stages with their own share of DSP chains and SFU lanes, intermediates kept on chip)
-and auto, which picks the faster of the two per group of operators and says why (the InTAR idea: He et al.,
-"InTAR: Inter-Task Auto-Reconfigurable Accelerator Design", FCCM 2025, switches per task between a sequential
-and a dataflow schedule by data volume and resource use).
+"""The `fpga` execution model: the modes of an FPGA design: sequential (an overlay, one operator at a time on
+all cores), dataflow (operators as pipeline stages with their own share of DSP chains and SFU lanes,
+intermediates kept on chip) and auto, which picks the faster of the two per group of operators and says why
+(the InTAR idea: He et al., "InTAR: Inter-Task Auto-Reconfigurable Accelerator Design", FCCM 2025, switches per
+task between a sequential and a dataflow schedule by data volume and resource use).
 
 Groups are runs of at most `max_stages` consecutive einsums, the same in every mode, so auto can never be
 slower than the better of the other two. In a dataflow group:
@@ -13,6 +13,8 @@ slower than the better of the other two. In a dataflow group:
 - only the group's inputs, weights and outputs cross the off-chip channels (all channels, same-channel
   efficiency); intermediates live in on-chip ping-pong buffers of two granules per stage crossed, which must
   fit the on-chip levels' capacity, or the group cannot run as a dataflow.
+Each einsum's own cost (engines/fpga/timing.py, one operator on all cores) is its sequential time; through
+`evaluate` the trace is the groups back to back on the engine, each in the mode it runs in.
 """
 from __future__ import annotations
 
@@ -20,13 +22,20 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ortools.sat.python import cp_model
+
 from accel_sim.energy.components import is_off_chip
 from accel_sim.engines.fpga.engine import FpgaEngine
 from accel_sim.engines.fpga.timing import channel_bandwidth, gemm_view, passes
-from accel_sim.errors import InfeasibleError
+from accel_sim.engines.roofline import bound_on
+from accel_sim.errors import ConfigError, InfeasibleError
+from accel_sim.sim.execution import Execution, Placement
+from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
+    from accel_sim.spec.cost import Cost
+    from accel_sim.spec.execution import FpgaExecution
     from accel_sim.spec.workload import Einsum, Workload
 
 Mode = Literal["sequential", "dataflow", "auto"]
@@ -103,10 +112,16 @@ def plan(workload: Workload, arch: Arch, engine_name: str, mode: Mode = "auto", 
 
 
 def _sequential(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine, cache: dict) -> float:
-    key, _ = workload.shape_key(einsum)
+    return _operator_cost(einsum, workload, arch, engine, cache).total_cycles
+
+
+def _operator_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine, cache: dict) -> Cost:
+    """The einsum's cost as one operator on all cores (each distinct shape costed once, then renamed)."""
+    key, tensors = workload.shape_key(einsum)
     if key not in cache:
-        cache[key] = engine.cost(einsum, workload, arch).total_cycles
-    return cache[key]
+        cache[key] = (tensors, engine.cost(einsum, workload, arch))
+    first, cost = cache[key]
+    return cost if first == tensors else cost.with_tensor_names(dict(zip(first, tensors)))
 
 
 @dataclass(frozen=True)
@@ -189,8 +204,6 @@ def _used_outside(tensor: str, members: tuple[Einsum, ...], workload: Workload) 
 
 def _allocate(works: list[tuple[str, float]], pools: dict[str, int]) -> list[int]:
     """Units per stage minimising the slowest stage, one CP-SAT model (time scaled into a bounded domain)."""
-    from ortools.sat.python import cp_model
-
     longest = max(w for _, w in works)
     scale = max(1.0, longest / SOLVER_DOMAIN)
     model = cp_model.CpModel()
@@ -235,3 +248,31 @@ def _choose(mode: str, seq: float, df: _Dataflow, members: tuple[Einsum, ...]) -
     if mode == "dataflow" or df.cycles < seq:
         return Group(names, seq, df.cycles, "dataflow", trade, **common)
     return Group(names, seq, df.cycles, "sequential", trade, **common)
+
+
+def fpga_engine(arch: Arch, name: str | None) -> FpgaEngine:
+    """The FPGA engine called `name`, or the arch's first FPGA engine."""
+    found = [e for e in arch.engines if isinstance(e, FpgaEngine) and (name is None or e.name == name)]
+    if not found:
+        names = ", ".join(e.name for e in arch.engines if isinstance(e, FpgaEngine)) or "none"
+        raise ConfigError(f"execution kind 'fpga' needs an engine of kind 'fpga'"
+                          f"{f' named {name!r}' if name else ''} in arch '{arch.name}' (FPGA engines: {names})",
+                          key_path="execution.engine", fix="name an engine of kind 'fpga', or drop 'engine'")
+    return found[0]
+
+
+def run_fpga(spec: FpgaExecution, arch: Arch, workload: Workload, objective: str) -> Execution:
+    """Every einsum on the FPGA engine, groups run in the spec's mode back to back (`execution: fpga`)."""
+    engine = fpga_engine(arch, spec.engine)
+    planned = plan(workload, arch, engine.name, spec.mode, spec.max_stages)
+    cache: dict = {}
+    placed = tuple(Placement(e.name, engine.name, e.op, _operator_cost(e, workload, arch, engine, cache),
+                             bound_on(e, workload, arch, engine.name)) for e in workload.einsums)
+    spans, now = [], 0.0
+    for i, group in enumerate(planned.groups):
+        label = f"{group.einsums[0]}..{group.einsums[-1]} ({group.mode})"
+        spans.append(Span(engine.name, "group", label, now, now + group.cycles, instance=i))
+        now += group.cycles
+    trace = Trace("fpga", spec.mode, tuple(spans), arch.clock_hz, (engine.name,), planned.cycles, concurrent=False,
+                  notes=tuple(planned.explain()))
+    return Execution(placed, trace)
