@@ -15,10 +15,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from accel_sim.energy.components import level_area_mm2
-from accel_sim.schedule.run import run_pipelined, run_scheduled
 from accel_sim.sim.execution import OBJECTIVES, ExecutionModel, Placement, run_sequential
 from accel_sim.sim.fpga_modes import run_fpga
 from accel_sim.sim.npu_pim import run_npu_pim
+from accel_sim.sim.scheduled import run_pipelined, run_scheduled
 from accel_sim.sim.trace import Trace
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.execution import (FpgaExecution, NpuPimExecution, PipelinedExecution, ScheduledExecution,

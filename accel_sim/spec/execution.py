@@ -7,7 +7,7 @@ address the options by the same key paths.
 
 - `sequential`: einsums one after another, each on the engine that serves the objective best.
 - `scheduled`: the engines run concurrently; the CP-SAT graph scheduler places the einsums and a simpy replay
-  plays the schedule (schedule/run.py).
+  plays the schedule (sim/scheduled.py).
 - `npu_pim`: one batched LLM decode iteration co-simulated on an NPU sharing its HBM with PIM (NeuPIMs,
   Heo et al., ASPLOS 2024; sim/npu_pim.py).
 - `pipelined`: `instances` independent copies of the workload (attention heads, batch items) software-pipelined
@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, NonNegativeInt
 
 from accel_sim.spec.fields import SPEC_CONFIG, PositiveFloat, PositiveInt
 
-# schedule/run.py's interactive defaults: 0.5 deterministic CP-SAT seconds keep `accel-sim run` interactive;
+# sim/scheduled.py's interactive defaults: 0.5 deterministic CP-SAT seconds keep `accel-sim run` interactive;
 # graphs above 150 einsums are list-scheduled (CP-SAT would not close the gap within that limit)
 SCHEDULE_TIME_LIMIT_S = 0.5
 SCHEDULE_CPSAT_EINSUMS = 150
