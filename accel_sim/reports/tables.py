@@ -66,7 +66,7 @@ def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = N
         result.plot_roofline().savefig(out_dir / "roofline.png", dpi=120)
     else:
         figures.draw(roofline_data(result), out_dir / "roofline.png", dpi=120)
-    if result.trace is not None:  # an execution model (arch.execution) also draws its timeline
+    if result.trace.concurrent:  # engines that overlap (arch.execution) also get their timeline drawn
         result.trace.plot_timeline().savefig(out_dir / "timeline.png", dpi=120)
         result.trace.to_frame().to_csv(out_dir / "timeline.csv", index=False)
 
@@ -124,7 +124,7 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
     einsum_cycles = sum(summary["cycles_by_bound"].values())  # above the makespan when engines overlap
     for kind, cycles in summary["cycles_by_bound"].items():
         totals.add_row(f"einsum cycles bound by {kind}", f"{100 * cycles / einsum_cycles:.1f} %")
-    if result.trace is not None:
+    if result.trace.concurrent:
         totals.add_row("execution", f"{summary['execution']} ({summary['policy']})")
         if "replay_over_schedule" in summary:  # the scheduler's plan checked by the event-driven replay
             # The replay equals the plan when nothing contends, so a gap is the shared DRAM link the plan omits.
@@ -146,7 +146,7 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
                 resources.add_row(str(row["resource"]), f"{row['used']:,}", f"{row['available']:,}",
                                   f"{100 * row['utilization']:.1f}%")
             console.print(resources)
-    extra = ", timeline.png, timeline.csv" if result.trace is not None else ""
+    extra = ", timeline.png, timeline.csv" if result.trace.concurrent else ""
     console.print(f"report: {out_dir}/ (per_einsum.csv, summary.json, roofline.png{extra})")
 
 
