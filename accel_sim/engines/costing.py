@@ -215,9 +215,18 @@ def _role_masks(einsum: Einsum, roles: tuple, ranks: tuple[str, ...]) -> np.ndar
     return out
 
 
+@dataclass(frozen=True)
+class FoldTiming:
+    """Folds of B candidates on the array (arrays of shape (B,), engine clock)."""
+
+    folds: np.ndarray
+    temporal: np.ndarray          # T: streamed extent per fold
+    cycles_per_fold: np.ndarray   # one fold on its own: T plus fill and drain
+
+
 def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch: MappingBatch,
-                    dataflow: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(folds, temporal extent T per fold, cycles per fold) of each candidate, at the engine clock.
+                    dataflow: np.ndarray) -> FoldTiming:
+    """Folds, temporal extent T per fold and cycles per fold of each candidate, at the engine clock.
 
     The time role's loops at the innermost level stream through the array (T per fold); every other loop
     starts a new fold. The ranks an axis unrolls are consumed in their im2col-flattened order, so when their
@@ -236,7 +245,7 @@ def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch:
         fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), size)
         folds = folds * np.where(levels_used <= 1, np.minimum(fused, split), split)
     per_fold = np.where(dataflow == 0, t + engine.rows + engine.cols - 2, 2 * engine.rows + engine.cols + t - 2)
-    return folds, t, per_fold
+    return FoldTiming(folds, t, per_fold)
 
 
 def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
@@ -339,7 +348,8 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     busiest = engine.levels_transfer_cycles(traffic.level_bytes, arch).max(axis=1)
 
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
-    folds, t, per_fold = systolic_timing(einsum, engine, roles, batch, dataflow)
+    timing = systolic_timing(einsum, engine, roles, batch, dataflow)
+    folds, t, per_fold = timing.folds, timing.temporal, timing.cycles_per_fold
     compute = (folds * t).astype(float) * clock_ratio
     hidden = hidden_fold_cycles(folds, t, engine.rows, engine.cols, dataflow == 0, engine.stationary_buffering)
     fill_drain = (folds * (per_fold - t) - hidden).astype(float) * clock_ratio
@@ -386,22 +396,30 @@ def elementwise_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: Eng
         level_cycles.append(engine.transfer_cycles(read + write, level, arch))
         for key, value in level_access_energy(arch, li, read * 8, write * 8).items():
             energy[key] = energy.get(key, 0.0) + value
-        for tensor, (action, elements) in footprints.items():
+        for tensor, touched in footprints.items():
             if workload.storage_class[tensor] in level.holds:
-                accesses[(level.name, tensor, action)] = elements
+                accesses[(level.name, tensor, touched.action)] = touched.elements
     total = max([compute, *level_cycles])
     return Cost(macs=einsum.macs, compute_cycles=compute, stall_cycles=total - compute, accesses=accesses,
                 energy_j=energy, utilization=ops / (lanes * total) if total > 0 else 0.0)
 
 
-def _footprints(einsum: Einsum, workload: Workload) -> dict[str, tuple[str, float]]:
-    """Tensor -> ('read' or 'write', distinct elements touched) for an einsum run once."""
-    out: dict[str, tuple[str, float]] = {}
+@dataclass(frozen=True)
+class Footprint:
+    """Distinct elements of one tensor an einsum touches, and whether it reads or writes them."""
+
+    action: str        # 'read' | 'write'
+    elements: float
+
+
+def _footprints(einsum: Einsum, workload: Workload) -> dict[str, Footprint]:
+    """Tensor -> its footprint for an einsum run once (inputs read, the output written)."""
+    out: dict[str, Footprint] = {}
     for access in einsum.inputs:
         if access.tensor != einsum.output.tensor and access.tensor not in out:
-            out[access.tensor] = ("read", float(einsum.footprint(access, workload.tensor(access.tensor))))
+            out[access.tensor] = Footprint("read", float(einsum.footprint(access, workload.tensor(access.tensor))))
     output = workload.tensor(einsum.output.tensor)
-    out[output.name] = ("write", float(einsum.footprint(einsum.output, output)))
+    out[output.name] = Footprint("write", float(einsum.footprint(einsum.output, output)))
     return out
 
 

@@ -84,17 +84,6 @@ class LoopnestAnalysis:
         return replace(self, **{f.name: getattr(self, f.name)[selection] for f in fields(self)
                                 if isinstance(getattr(self, f.name), np.ndarray)})
 
-    def accesses(self, i: int) -> dict[tuple[str, str, str], float]:
-        """Candidate i's non-zero accesses as {(level, tensor, action): elements} (the `Cost.accesses` form)."""
-        out: dict[tuple[str, str, str], float] = {}
-        for action, arr in (("read", self.read_elements), ("fill", self.fill_elements),
-                            ("update", self.update_elements), ("write", self.write_elements)):
-            for li, lv in enumerate(self.level_names):
-                for ti, t in enumerate(self.tensor_names):
-                    if arr[i, li, ti]:
-                        out[(lv, t, action)] = float(arr[i, li, ti])
-        return out
-
 
 def tile_footprint(tile: np.ndarray, access: Access, shape: Sequence[int], ranks: Sequence[str],
                    axis: int = -1) -> np.ndarray:

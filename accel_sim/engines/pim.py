@@ -198,7 +198,7 @@ class PimEngine(EngineBase):
 
 @dataclass(frozen=True)
 class GemvTime:
-    """Device cycles of one GEMV on one channel: in-bank compute, bus I/O (GWRITE + READRES), rows read."""
+    """Device cycles of GEMVs on one channel: in-bank compute, bus I/O (GWRITE + READRES), rows read."""
 
     compute_cycles: float
     io_cycles: float
@@ -232,8 +232,8 @@ def gemv_shape(einsum: Einsum, workload: Workload) -> GemvShape:
                      view.weight_bits, view.streamed_bits, workload.tensor(einsum.output.tensor).bits)
 
 
-def gemv_batch_cycles(engine: PimEngine, shape: GemvShape) -> tuple[float, float]:
-    """(compute, io) device cycles of all GEMVs of `shape`, dealt round-robin over the channels.
+def gemv_batch_cycles(engine: PimEngine, shape: GemvShape) -> GemvTime:
+    """Device cycles (compute, io) and rows of all GEMVs of `shape` on one channel, dealt round-robin over them.
 
     With fewer GEMVs than channels each matrix is split over channels // count channels; otherwise each
     channel runs ceil(count / channels) GEMVs one after another. Every input vector repeats the GEMV.
@@ -244,7 +244,7 @@ def gemv_batch_cycles(engine: PimEngine, shape: GemvShape) -> tuple[float, float
     one = engine.channel_gemv(matrix_bytes, shape.k * shape.vector_bits / 8,
                               math.ceil(shape.n / split) * shape.output_bits / 8)
     repeats = per_channel * shape.vectors
-    return repeats * one.compute_cycles, repeats * one.io_cycles
+    return GemvTime(repeats * one.compute_cycles, repeats * one.io_cycles, repeats * one.rows)
 
 
 def pim_energy_j(engine: PimEngine, rows_opened: float, bursts_read: float, macs: float, io_bits: float,
@@ -263,7 +263,8 @@ def pim_energy_j(engine: PimEngine, rows_opened: float, bursts_read: float, macs
 def pim_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: PimEngine) -> Cost:
     """Cost of a contraction run as repeated GEMVs in the banks of `engine.memory`."""
     shape = gemv_shape(einsum, workload)
-    compute, io = gemv_batch_cycles(engine, shape)
+    gemvs = gemv_batch_cycles(engine, shape)
+    compute, io = gemvs.compute_cycles, gemvs.io_cycles
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
     level = arch.level(engine.memory)
     matrix_bytes = shape.count * shape.n * shape.k * shape.matrix_bits / 8
