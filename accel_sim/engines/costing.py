@@ -325,7 +325,7 @@ def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: Engi
     """Cycles (B,) each candidate's array waits for the first tiles of its inputs (the tiles `streamed` holds at
     the innermost level), each from the level that stores its class, at the bandwidth `engine` sees."""
     names = streamed.tensor_names
-    bits = np.array([workload.tensor(n).bits for n in names], dtype=float)
+    bits = np.array([workload.tensor_map[n].bits for n in names], dtype=float)
     first = streamed.tile_elements[:, -1, :] * bits / 8                                    # (B, T)
     home = [next(lv for lv in arch.memory if workload.storage_class[n] in lv.holds) for n in names]
     return sum(engine.transfer_cycles(first[:, ti], home[ti], arch)

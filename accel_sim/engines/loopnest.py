@@ -280,7 +280,7 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
     nest = _nest(einsum, batch)
     counts, tiles = _element_counts(einsum, tensors, batch, nest, _keeping(einsum, batch, nest))
     # back to candidate-major (B, L, T); every sum below adds whole numbers of bits, exact in any order
-    read, fill, update, write = np.ascontiguousarray(np.rint(counts).astype(np.int64).transpose(0, 3, 2, 1))
+    read, fill, update, write = np.rint(counts, out=counts).transpose(0, 3, 2, 1).astype(np.int64, order="C")
     tile_elements = np.ascontiguousarray(tiles.transpose(2, 1, 0))
     bits = np.array([tensors[t].bits for t in batch.tensor_names], dtype=np.float64)
     doubled = np.array([2.0 if m.name in double_buffered else 1.0 for m in arch.memory])
