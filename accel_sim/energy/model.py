@@ -15,7 +15,7 @@ import numbers
 import re
 from typing import Literal
 
-from accel_sim.energy import tables as T
+import accel_sim.energy.tables as T
 from accel_sim.errors import ConfigError
 
 Number = Literal["int", "fp"]

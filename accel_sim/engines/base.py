@@ -1,8 +1,9 @@
 """Fields and behaviour every engine shares: a peak for the roofline, a cost model and an area."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from accel_sim.spec.fields import SPEC_CONFIG, Hertz
@@ -12,6 +13,8 @@ if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch, MemoryLevel
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
+
+ByteCount = TypeVar("ByteCount", float, np.ndarray)
 
 
 class EngineBase(BaseModel):
@@ -46,12 +49,20 @@ class EngineBase(BaseModel):
         """The cost with the best mapping for `objective`; engines without a mapper return `cost`."""
         return self.cost(einsum, workload, arch)
 
+    def transfer_cycles(self, bytes_moved: ByteCount, level: MemoryLevel, arch: Arch) -> ByteCount:
+        """Cycles (arch clock) to move `bytes_moved` (a number or an array) through `level` as this engine sees it."""
+        return bytes_moved / self.level_bandwidth_bytes_per_s(level, arch.engine_clock_hz(self)) * arch.clock_hz
+
+    def levels_transfer_cycles(self, level_bytes: np.ndarray, arch: Arch) -> np.ndarray:
+        """`transfer_cycles` of every memory level at once: `level_bytes` has the levels (outer -> inner) last."""
+        clock = arch.engine_clock_hz(self)
+        bandwidth = np.array([self.level_bandwidth_bytes_per_s(level, clock) for level in arch.memory])
+        return level_bytes / bandwidth * arch.clock_hz
+
     def level_busy_cycles(self, cost: Cost, workload: Workload, arch: Arch) -> dict[str, float]:
         """Cycles (arch clock) each memory level needs for the bytes `cost` moves through it, as this engine sees it."""
         moved = cost.bytes_by_level({t.name: t.bits for t in workload.tensors})
-        return {level.name: moved.get(level.name, 0.0)
-                / self.level_bandwidth_bytes_per_s(level, arch.engine_clock_hz(self)) * arch.clock_hz
-                for level in arch.memory}
+        return {level.name: self.transfer_cycles(moved.get(level.name, 0.0), level, arch) for level in arch.memory}
 
     def register_capacity_bytes(self) -> float:
         """Bytes of datapath registers that can hold a tensor between two einsums on this engine (0: none)."""

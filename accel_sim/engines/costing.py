@@ -20,9 +20,10 @@ import numpy as np
 from accel_sim.energy import (dtype_mac_area_mm2, dtype_mac_energy_j, regfile_access_energy_j, regfile_area_mm2,
                               wire_energy_j_per_bit_mm)
 from accel_sim.energy.components import dtype_of_bits, is_off_chip, level_energy_per_bit
-from accel_sim.engines.loopnest import SYSTOLIC_ROLES, analyze, gemm_operands, gemm_roles, systolic_mapping
+from accel_sim.engines.folds import fold_count, hidden_fold_cycles
+from accel_sim.engines.loopnest import (SYSTOLIC_ROLES, LoopnestAnalysis, analyze, gemm_operands, gemm_roles,
+                                        systolic_mapping)
 from accel_sim.engines.roofline import compulsory_traffic
-from accel_sim.engines.systolic import hidden_fold_cycles
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.mapping import MappingBatch, concat_batches, tensor_names
 
@@ -70,11 +71,17 @@ def systolic_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: Systol
 def implied_batch(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine
                   ) -> tuple[MappingBatch, np.ndarray]:
     """The mapping each allowed dataflow implies (SCALE-Sim's folds, `systolic_mapping`) and its dataflow codes."""
-    roles = gemm_roles(einsum, workload.tensor_map)
     flows = DATAFLOW_CODES if engine.dataflow == "any" else (engine.dataflow,)
-    mappings = [systolic_mapping(einsum, arch, engine.rows, engine.cols, flow, roles,
-                                 storage_class=workload.storage_class) for flow in flows]
-    batch = MappingBatch.from_mappings(mappings, einsum, arch, {"rows": engine.rows, "cols": engine.cols})
+    return array_batch(einsum, workload, arch, engine.rows, engine.cols, flows)
+
+
+def array_batch(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, flows: tuple[str, ...]
+                ) -> tuple[MappingBatch, np.ndarray]:
+    """The implied mappings of `flows` on a rows x cols array and their dataflow codes (`implied_batch`)."""
+    roles = gemm_roles(einsum, workload.tensor_map)
+    mappings = [systolic_mapping(einsum, arch, rows, cols, flow, roles, storage_class=workload.storage_class)
+                for flow in flows]
+    batch = MappingBatch.from_mappings(mappings, einsum, arch, {"rows": rows, "cols": cols})
     return batch, np.array([DATAFLOW_CODES.index(f) for f in flows], dtype=np.int64)
 
 
@@ -103,16 +110,10 @@ def systolic_cost_of(einsum: Einsum, workload: Workload, arch: Arch, engine: Sys
                      scores: SystolicScores, i: int, dataflow: np.ndarray | None = None) -> Cost:
     """Candidate `i` of a scored batch as a Cost (accesses per level and tensor, energy per component)."""
     del dataflow  # the scores already hold the timing of each candidate's dataflow
-    tensors = workload.tensor_map
     names = tensor_names(einsum)
     energy = _per_mac_energy(einsum, workload, arch, engine)
-    accesses: dict[tuple[str, str, str], float] = {}
+    accesses = _accesses(arch, names, scores, i)
     for li, level in enumerate(arch.memory):
-        for action in ("read", "fill", "update", "write"):
-            arr = getattr(scores, action)
-            for ti, tensor in enumerate(names):
-                if arr[i, li, ti]:
-                    accesses[(level.name, tensor, action)] = float(arr[i, li, ti])
         energy[(level.name, "read")] = energy.get((level.name, "read"), 0.0) + float(scores.level_energy_j[i, li, 0])
         energy[(level.name, "write")] = energy.get((level.name, "write"), 0.0) + float(scores.level_energy_j[i, li, 1])
     total = float(scores.total_cycles[i])
@@ -214,9 +215,18 @@ def _role_masks(einsum: Einsum, roles: tuple, ranks: tuple[str, ...]) -> np.ndar
     return out
 
 
+@dataclass(frozen=True)
+class FoldTiming:
+    """Folds of B candidates on the array (arrays of shape (B,), engine clock)."""
+
+    folds: np.ndarray
+    temporal: np.ndarray          # T: streamed extent per fold
+    cycles_per_fold: np.ndarray   # one fold on its own: T plus fill and drain
+
+
 def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch: MappingBatch,
-                    dataflow: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(folds, temporal extent T per fold, cycles per fold) of each candidate, at the engine clock.
+                    dataflow: np.ndarray) -> FoldTiming:
+    """Folds, temporal extent T per fold and cycles per fold of each candidate, at the engine clock.
 
     The time role's loops at the innermost level stream through the array (T per fold); every other loop
     starts a new fold. The ranks an axis unrolls are consumed in their im2col-flattened order, so when their
@@ -232,19 +242,94 @@ def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch:
         on_axis = masks[:, place]
         split = np.where(on_axis, per_rank, 1).prod(axis=1)
         levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
-        fused = -(-np.where(on_axis, sizes, 1).prod(axis=1) // size)
+        fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), size)
         folds = folds * np.where(levels_used <= 1, np.minimum(fused, split), split)
     per_fold = np.where(dataflow == 0, t + engine.rows + engine.cols - 2, 2 * engine.rows + engine.cols + t - 2)
-    return folds, t, per_fold
+    return FoldTiming(folds, t, per_fold)
 
 
 def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
-                      batch: MappingBatch) -> tuple:
+                      batch: MappingBatch) -> tuple[LoopnestAnalysis, LoopnestAnalysis]:
     """(streamed, collapsed) loop-nest analyses of a batch: the part of systolic_scores that only tiles decide."""
-    axes = {"rows": engine.rows, "cols": engine.cols}
+    return array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch)
+
+
+def array_analyses(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int,
+                   batch: MappingBatch) -> tuple[LoopnestAnalysis, LoopnestAnalysis]:
+    """`systolic_analyses` of a batch on a rows x cols array."""
     # one analysis over both layouts: the per-call set-up dominates small batches
-    both = analyze(einsum, workload.tensor_map, arch, axes, concat_batches([batch, collapsed(batch)]))
+    both = analyze(einsum, workload.tensor_map, arch, {"rows": rows, "cols": cols},
+                   concat_batches([batch, collapsed(batch)]))
     return both.rows(slice(0, len(batch))), both.rows(slice(len(batch), None))
+
+
+@dataclass(frozen=True)
+class ArrayTraffic:
+    """Traffic of B candidates on an array with each operand resident or streamed as the capacities allow."""
+
+    fits: np.ndarray              # bool (B,): some residency choice fits every on-chip level, the array the PEs
+    resident: np.ndarray          # bool (B, T): tensor kept whole on chip (else streamed tile by tile)
+    read: np.ndarray              # (B, L, T) elements, per the residency choice; likewise fill/update/write
+    fill: np.ndarray
+    update: np.ndarray
+    write: np.ndarray
+    level_bytes: np.ndarray       # (B, L): bytes read and written at each level
+    level_energy_j: np.ndarray    # (B, L, 2): read and write joules per level
+
+
+def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, batch: MappingBatch,
+                  analyses: tuple[LoopnestAnalysis, LoopnestAnalysis]) -> ArrayTraffic:
+    """Per candidate, the residency choice with the least outermost-level traffic (then least total traffic)
+    among those that fit, and its accesses, bytes and energy per level; `analyses` from `array_analyses`."""
+    tensors = workload.tensor_map
+    streamed, whole = analyses
+    names = batch.tensor_names
+    bits = np.array([tensors[t].bits for t in names], dtype=float)
+    on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
+    capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
+    # per (variant, tensor): on-chip bytes per level and traffic bytes
+    tiles = np.stack([streamed.tile_elements, whole.tile_elements]) * bits / 8          # (2, B, L, T)
+    tiles[0] = np.where(on_chip[None, :, None], 2 * tiles[0], tiles[0])
+    moved = np.stack([(v.read_elements + v.fill_elements + v.update_elements + v.write_elements)
+                      for v in (streamed, whole)]) * bits / 8                           # (2, B, L, T)
+    b, n_t = len(batch), len(names)
+    best_key = np.full((b, 2), np.inf)
+    choice = np.zeros((b, n_t), dtype=np.int64)
+    fits = np.zeros(b, dtype=bool)
+    cols_t = np.arange(n_t)
+    for combo in itertools.product((0, 1), repeat=n_t):   # systolic_cost's order: ties go to the first combo
+        pick = np.array(combo)
+        occupancy = tiles[pick, :, :, cols_t].sum(axis=0)                              # (B, L)
+        ok = ~np.any(on_chip & (occupancy > capacity), axis=1)
+        traffic = moved[pick, :, :, cols_t].sum(axis=0)                                # (B, L)
+        key = np.stack([traffic[:, 0], traffic.sum(axis=1)], axis=1)
+        better = ok & (~fits | _lex_less(key, best_key))
+        choice[better] = pick
+        best_key = np.where(better[:, None], key, best_key)
+        fits |= ok
+    fits &= (batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
+
+    resident = choice.astype(bool)[:, None, :]
+    read, fill, update, write = (np.where(resident, getattr(whole, f"{a}_elements"), getattr(streamed, f"{a}_elements"))
+                                 for a in ("read", "fill", "update", "write"))
+    read_bits = (read * bits).sum(axis=2)
+    write_bits = ((fill + update + write) * bits).sum(axis=2)
+    per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
+    level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
+    return ArrayTraffic(fits, choice.astype(bool), read, fill, update, write, (read_bits + write_bits) / 8,
+                        level_energy)
+
+
+def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase,
+                    streamed: LoopnestAnalysis) -> np.ndarray:
+    """Cycles (B,) each candidate's array waits for the first tiles of its inputs (the tiles `streamed` holds at
+    the innermost level), each from the level that stores its class, at the bandwidth `engine` sees."""
+    names = streamed.tensor_names
+    bits = np.array([workload.tensor_map[n].bits for n in names], dtype=float)
+    first = streamed.tile_elements[:, -1, :] * bits / 8                                    # (B, T)
+    home = [next(lv for lv in arch.memory if workload.storage_class[n] in lv.holds) for n in names]
+    return sum(engine.transfer_cycles(first[:, ti], home[ti], arch)
+               for ti in range(len(names)) if names[ti] != einsum.output.tensor)
 
 
 def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
@@ -257,63 +342,23 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     `analyses`: systolic_analyses of this batch, possibly on another arch with the same memory level names,
     capacities and holds (only element counts and tile sizes are read from them, which those alone decide).
     """
-    tensors = workload.tensor_map
-    roles = gemm_roles(einsum, tensors)
-    b = len(batch)
-    streamed, whole = analyses if analyses is not None else systolic_analyses(einsum, workload, arch, engine, batch)
-    names = batch.tensor_names
-    n_t = len(names)
-    bits = np.array([tensors[t].bits for t in names], dtype=float)
-    on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
-    capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
-
-    # per (variant, tensor): on-chip bytes per level and traffic bytes
-    tiles = np.stack([streamed.tile_elements, whole.tile_elements]) * bits / 8          # (2, B, L, T)
-    tiles[0] = np.where(on_chip[None, :, None], 2 * tiles[0], tiles[0])
-    moved = np.stack([(v.read_elements + v.fill_elements + v.update_elements + v.write_elements)
-                      for v in (streamed, whole)]) * bits / 8                           # (2, B, L, T)
-    best_key = np.full((b, 2), np.inf)
-    choice = np.zeros((b, n_t), dtype=np.int64)
-    fits = np.zeros(b, dtype=bool)
-    cols = np.arange(n_t)
-    for combo in itertools.product((0, 1), repeat=n_t):   # systolic_cost's order: ties go to the first combo
-        pick = np.array(combo)
-        occupancy = tiles[pick, :, :, cols].sum(axis=0)                                # (B, L)
-        ok = ~np.any(on_chip & (occupancy > capacity), axis=1)
-        traffic = moved[pick, :, :, cols].sum(axis=0)                                  # (B, L)
-        key = np.stack([traffic[:, 0], traffic.sum(axis=1)], axis=1)
-        better = ok & (~fits | _lex_less(key, best_key))
-        choice[better] = pick
-        best_key = np.where(better[:, None], key, best_key)
-        fits |= ok
-    fits &= (batch.spatial.prod(axis=2) <= np.array([engine.rows, engine.cols])).all(axis=1)   # PE count
-
-    counts = {}
-    for action in ("read", "fill", "update", "write"):
-        both = np.stack([getattr(streamed, f"{action}_elements"), getattr(whole, f"{action}_elements")])
-        counts[action] = np.where(choice[:, None, :].astype(bool), both[1], both[0])
-    read_bits = (counts["read"] * bits).sum(axis=2)
-    write_bits = ((counts["fill"] + counts["update"] + counts["write"]) * bits).sum(axis=2)
-    per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
-    level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
-    bandwidth = np.array([lv.bandwidth_bytes_per_s for lv in arch.memory])
-    busiest = ((read_bits + write_bits) / 8 / bandwidth * arch.clock_hz).max(axis=1)
+    roles = gemm_roles(einsum, workload.tensor_map)
+    analyses = analyses if analyses is not None else systolic_analyses(einsum, workload, arch, engine, batch)
+    traffic = array_traffic(einsum, workload, arch, engine.rows, engine.cols, batch, analyses)
+    busiest = engine.levels_transfer_cycles(traffic.level_bytes, arch).max(axis=1)
 
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
-    folds, t, per_fold = systolic_timing(einsum, engine, roles, batch, dataflow)
+    timing = systolic_timing(einsum, engine, roles, batch, dataflow)
+    folds, t, per_fold = timing.folds, timing.temporal, timing.cycles_per_fold
     compute = (folds * t).astype(float) * clock_ratio
     hidden = hidden_fold_cycles(folds, t, engine.rows, engine.cols, dataflow == 0, engine.stationary_buffering)
     fill_drain = (folds * (per_fold - t) - hidden).astype(float) * clock_ratio
-    # the array waits for the first tiles of its inputs, each from the level that stores its class
-    home = [next(li for li, lv in enumerate(arch.memory) if workload.storage_class[n] in lv.holds) for n in names]
-    first = streamed.tile_elements[:, -1, :] * bits / 8                                   # (B, T)
-    prologue = sum(first[:, ti] / arch.memory[home[ti]].bandwidth_bytes_per_s * arch.clock_hz
-                   for ti in range(n_t) if names[ti] != einsum.output.tensor)
+    prologue = prologue_cycles(einsum, workload, arch, engine, analyses[0])
     total = np.maximum(compute + fill_drain + prologue, busiest)
-    energy = sum(_per_mac_energy(einsum, workload, arch, engine).values()) + level_energy.sum(axis=(1, 2))
-    return SystolicScores(compute, fill_drain, total - compute - fill_drain, total, energy, fits,
-                          choice.astype(bool), counts["read"], counts["fill"], counts["update"], counts["write"],
-                          level_energy)
+    energy = sum(_per_mac_energy(einsum, workload, arch, engine).values()) + traffic.level_energy_j.sum(axis=(1, 2))
+    return SystolicScores(compute, fill_drain, total - compute - fill_drain, total, energy, traffic.fits,
+                          traffic.resident, traffic.read, traffic.fill, traffic.update, traffic.write,
+                          traffic.level_energy_j)
 
 
 def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -348,70 +393,81 @@ def elementwise_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: Eng
     level_cycles = []
     for li, level in enumerate(arch.memory):
         read, write = traffic.through(level)
-        level_cycles.append((read + write) / level.bandwidth_bytes_per_s * arch.clock_hz)
+        level_cycles.append(engine.transfer_cycles(read + write, level, arch))
         for key, value in level_access_energy(arch, li, read * 8, write * 8).items():
             energy[key] = energy.get(key, 0.0) + value
-        for tensor, (action, elements) in footprints.items():
+        for tensor, touched in footprints.items():
             if workload.storage_class[tensor] in level.holds:
-                accesses[(level.name, tensor, action)] = elements
+                accesses[(level.name, tensor, touched.action)] = touched.elements
     total = max([compute, *level_cycles])
     return Cost(macs=einsum.macs, compute_cycles=compute, stall_cycles=total - compute, accesses=accesses,
                 energy_j=energy, utilization=ops / (lanes * total) if total > 0 else 0.0)
 
 
-def _footprints(einsum: Einsum, workload: Workload) -> dict[str, tuple[str, float]]:
-    """Tensor -> ('read' or 'write', distinct elements touched) for an einsum run once."""
-    out: dict[str, tuple[str, float]] = {}
+@dataclass(frozen=True)
+class Footprint:
+    """Distinct elements of one tensor an einsum touches, and whether it reads or writes them."""
+
+    action: str        # 'read' | 'write'
+    elements: float
+
+
+def _footprints(einsum: Einsum, workload: Workload) -> dict[str, Footprint]:
+    """Tensor -> its footprint for an einsum run once (inputs read, the output written)."""
+    out: dict[str, Footprint] = {}
     for access in einsum.inputs:
         if access.tensor != einsum.output.tensor and access.tensor not in out:
-            out[access.tensor] = ("read", float(einsum.footprint(access, workload.tensor(access.tensor))))
+            out[access.tensor] = Footprint("read", float(einsum.footprint(access, workload.tensor(access.tensor))))
     output = workload.tensor(einsum.output.tensor)
-    out[output.name] = ("write", float(einsum.footprint(einsum.output, output)))
+    out[output.name] = Footprint("write", float(einsum.footprint(einsum.output, output)))
     return out
 
 
-def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int,
-                       dataflow: str = "os", step_bytes: float | None = None) -> dict:
+def _accesses(arch: Arch, names: tuple[str, ...], counts: SystolicScores | ArrayTraffic, i: int
+              ) -> dict[tuple[str, str, str], float]:
+    """Candidate i's non-zero accesses as {(level, tensor, action): elements} (the `Cost.accesses` form)."""
+    accesses: dict[tuple[str, str, str], float] = {}
+    for li, level in enumerate(arch.memory):
+        for action in ("read", "fill", "update", "write"):
+            arr = getattr(counts, action)
+            for ti, tensor in enumerate(names):
+                if arr[i, li, ti]:
+                    accesses[(level.name, tensor, action)] = float(arr[i, li, ti])
+    return accesses
+
+
+@dataclass(frozen=True)
+class GemmTraffic:
+    """Data movement of one contraction on an array (`gemm_array_traffic`); cycles at the arch clock."""
+
+    accesses: dict[tuple[str, str, str], float]   # (level, tensor, action) -> elements
+    energy_j: dict[tuple[str, str], float]        # (level, 'read' | 'write') -> J
+    level_cycles: tuple[float, ...]               # busy cycles of each level, outer -> inner
+    prologue_cycles: float                        # first input tiles before compute can start
+
+
+def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase, rows: int, cols: int,
+                       dataflow: str = "os", step_bytes: float | None = None) -> GemmTraffic:
     """Per-level accesses, energy, busy cycles and prologue of a contraction tiled onto a rows x cols array.
 
     The systolic traffic model (the dataflow's implied mapping, each operand resident or streamed as the
-    capacities allow) for any engine family whose datapath holds a rows x cols tile: keys 'accesses'
-    ((level, tensor, action) -> elements), 'energy' ((level, action) -> J), 'level_cycles' (busy cycles of
-    each level at the arch clock) and 'prologue_cycles' (first input tiles before compute can start).
-    The prologue is the first tile held at the innermost level; when that level is off-chip (a CPU described
-    by its DRAM alone) the "tile" would be the whole operand, but the datapath streams its operands (hardware
-    prefetch): only one step's operands, `step_bytes`, arrive before compute starts.
+    capacities allow) for any engine family whose datapath holds a rows x cols tile; `engine` sets the
+    bandwidth at which each level is seen. The prologue is the first tile held at the innermost level; when
+    that level is off-chip (a CPU described by its DRAM alone) the "tile" would be the whole operand, but the
+    datapath streams its operands (hardware prefetch): only one step's operands, `step_bytes`, arrive before
+    compute starts.
     """
-    from types import SimpleNamespace
-
-    # only the array's shape and dataflow matter for traffic; the PE fields are placeholders for the scorer
-    array = SimpleNamespace(name="array", rows=rows, cols=cols, dataflow=dataflow, operand_bits=16, clock_hz=None,
-                            stationary_buffering="single")
-    batch, codes = implied_batch(einsum, workload, arch, array)
-    scores = systolic_scores(einsum, workload, arch, array, batch, codes)
-    tensors = workload.tensor_map
-    names = tensor_names(einsum)
-    bits = np.array([tensors[t].bits for t in names], dtype=float)
-    accesses: dict[tuple[str, str, str], float] = {}
+    batch, _ = array_batch(einsum, workload, arch, rows, cols, (dataflow,))
+    analyses = array_analyses(einsum, workload, arch, rows, cols, batch)
+    traffic = array_traffic(einsum, workload, arch, rows, cols, batch, analyses)
     energy: dict[tuple[str, str], float] = {}
-    level_cycles = []
     for li, level in enumerate(arch.memory):
-        moved = 0.0
-        for action in ("read", "fill", "update", "write"):
-            arr = getattr(scores, action)[0, li]
-            moved += float(arr @ bits)
-            for ti, tensor in enumerate(names):
-                if arr[ti]:
-                    accesses[(level.name, tensor, action)] = float(arr[ti])
-        energy[(level.name, "read")] = float(scores.level_energy_j[0, li, 0])
-        energy[(level.name, "write")] = float(scores.level_energy_j[0, li, 1])
-        level_cycles.append(moved / 8 / level.bandwidth_bytes_per_s * arch.clock_hz)
-    streamed = analyze(einsum, tensors, arch, {"rows": rows, "cols": cols}, batch)
-    first = streamed.tile_elements[0, -1, :] * bits / 8
-    home = [next(li for li, lv in enumerate(arch.memory) if workload.storage_class[n] in lv.holds) for n in names]
-    prologue = sum(first[ti] / arch.memory[home[ti]].bandwidth_bytes_per_s * arch.clock_hz
-                   for ti in range(len(names)) if names[ti] != einsum.output.tensor)
+        energy[(level.name, "read")] = float(traffic.level_energy_j[0, li, 0])
+        energy[(level.name, "write")] = float(traffic.level_energy_j[0, li, 1])
+    level_cycles = tuple(float(engine.transfer_cycles(traffic.level_bytes[0, li], level, arch))
+                         for li, level in enumerate(arch.memory))
+    prologue = float(prologue_cycles(einsum, workload, arch, engine, analyses[0])[0])
     innermost = arch.memory[-1]
     if step_bytes is not None and is_off_chip(innermost):
-        prologue = min(prologue, step_bytes / innermost.bandwidth_bytes_per_s * arch.clock_hz)
-    return {"accesses": accesses, "energy": energy, "level_cycles": level_cycles, "prologue_cycles": prologue}
+        prologue = min(prologue, engine.transfer_cycles(step_bytes, innermost, arch))
+    return GemmTraffic(_accesses(arch, tensor_names(einsum), traffic, 0), energy, level_cycles, prologue)

@@ -36,12 +36,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from accel_sim.engines.folds import fold_count
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.mapping import Mapping, MappingBatch, rank_names, tensor_names
 from accel_sim.spec.workload import Access, Einsum, Tensor
 
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
+    from accel_sim.spec.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -57,8 +59,8 @@ class LoopnestAnalysis:
     write_elements: np.ndarray     # int64 (B, L, T): first writes of output elements from inner
     occupancy_bytes: np.ndarray    # float (B, L): kept tiles' bytes per instance, x2 where double-buffered
     fits: np.ndarray               # bool (B, L): occupancy within the level's capacity
-    level_bytes: np.ndarray        # float (B, L): bytes read and written at the level
-    level_cycles: np.ndarray       # float (B, L): level_bytes at the level's bandwidth, in arch clock cycles
+    level_bytes: np.ndarray        # float (B, L): bytes read and written at the level (an engine's
+    #                                levels_transfer_cycles turns them into cycles at the bandwidth it sees)
     level_energy_j: np.ndarray     # float (B, L): access energy at the level's per-bit read/write energies
     iterations: np.ndarray         # int64 (B,): real points of the iteration space the mapping runs
     macs: np.ndarray               # int64 (B,): iterations for a contraction, else 0
@@ -81,17 +83,6 @@ class LoopnestAnalysis:
         """The analysis of a slice of the candidates (every per-candidate array sliced alike)."""
         return replace(self, **{f.name: getattr(self, f.name)[selection] for f in fields(self)
                                 if isinstance(getattr(self, f.name), np.ndarray)})
-
-    def accesses(self, i: int) -> dict[tuple[str, str, str], float]:
-        """Candidate i's non-zero accesses as {(level, tensor, action): elements} (the `Cost.accesses` form)."""
-        out: dict[tuple[str, str, str], float] = {}
-        for action, arr in (("read", self.read_elements), ("fill", self.fill_elements),
-                            ("update", self.update_elements), ("write", self.write_elements)):
-            for li, lv in enumerate(self.level_names):
-                for ti, t in enumerate(self.tensor_names):
-                    if arr[i, li, ti]:
-                        out[(lv, t, action)] = float(arr[i, li, ti])
-        return out
 
 
 def tile_footprint(tile: np.ndarray, access: Access, shape: Sequence[int], ranks: Sequence[str],
@@ -135,15 +126,29 @@ def _changes(ordered: np.ndarray, uses: np.ndarray) -> np.ndarray:
     return prefix.reshape(-1).take(stops * b + np.arange(b))
 
 
-def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes: MappingType[str, int],
-            batch: MappingBatch, double_buffered: Collection[str] = ()) -> LoopnestAnalysis:
-    """Footprints, fills, reads, updates, capacity and MACs of every candidate in `batch` (no per-candidate loop).
+@dataclass(frozen=True)
+class _Nest:
+    """Per-level, per-rank tile geometry of a batch, candidate-last: L levels, R ranks, B candidates (level L is
+    the PEs)."""
 
-    `tensors` gives shapes and widths (a workload's `tensor_map`); `axes` the engine's axis sizes;
-    `double_buffered` names the levels whose tiles take twice their size (one filling while one is used).
-    """
+    sizes: np.ndarray        # int64 (R, 1)
+    temporal: np.ndarray     # (L, R, B) temporal factors
+    spatial: np.ndarray      # (R, B) product of the spatial factors per rank
+    total: np.ndarray        # (R, B) product of all temporal factors per rank
+    order: np.ndarray        # (L, R, B) loop order per level
+    ordered: np.ndarray      # (L, R, B) factors in loop order
+    below: np.ndarray        # bool (L, B): level below the spatial fan-out (one copy per PE)
+    instances: np.ndarray    # (L+1, B): copies of each level's tile
+    used_pes: np.ndarray     # (B,)
+    union_tile: np.ndarray   # (L+1, R, B): rank extents the union of the instances' tiles spans
+    pe_tile: np.ndarray | None   # (L, R, B): a PE's own tile below the fan-out; None when no level is below
+    union_share: np.ndarray  # (L+1, R, B): real fraction of the union tile's visits (imperfect factors)
+    inst_share: np.ndarray   # (L+1, R, B): likewise for one instance's tile
+
+
+def _nest(einsum: Einsum, batch: MappingBatch) -> _Nest:
+    """The tile geometry of every candidate in `batch` (every per-level and per-rank step one SIMD operation)."""
     b, n_l, n_r = batch.temporal.shape
-    # candidate-last layout: every per-level and per-rank step is one SIMD operation over all candidates
     sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)[:, None]     # (R, 1)
     temporal = np.ascontiguousarray(batch.temporal.transpose(1, 2, 0))                          # (L, R, B)
     spatial_all = np.ascontiguousarray(batch.spatial.prod(axis=1).T)                            # (R, B)
@@ -172,20 +177,34 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
         pe_tile = np.minimum(inner, sizes)
         inst_share[:n_l] = np.where(below[:, None, :], np.minimum(1.0, sizes / (outer[:n_l] * (pe_tile * spatial_all))),
                                     union_share[:n_l])
+    return _Nest(sizes, temporal, spatial_all, total, order, ordered, below, instances, used_pes, union_tile,
+                 pe_tile, union_share, inst_share)
 
+
+@dataclass(frozen=True)
+class _Keeping:
+    """Which levels keep each tensor and where their traffic goes: T tensors, L levels, B candidates."""
+
+    relevant: np.ndarray     # bool (T, R): rank indexes the tensor
+    changes: np.ndarray      # int64 (T, L+1, B): times each level's tile changes (`_changes`)
+    positions: np.ndarray    # int64 (T, L+1, B): distinct tile positions the loops above a level visit
+    kept: np.ndarray         # bool (T, L+1, B): level keeps the tensor (the PEs always do)
+    child: np.ndarray        # int64 (T, L, B): nearest kept level below, which sends its traffic here
+    has_parent: np.ndarray   # bool (T, L+1, B): a kept level lies above
+
+
+def _keeping(einsum: Einsum, batch: MappingBatch, nest: _Nest) -> _Keeping:
+    """Stationarity, tile positions and the kept-level chain of every tensor of `batch`."""
+    b, n_l, _ = batch.temporal.shape
     names = batch.tensor_names
     n_t = len(names)
-    accesses: dict[str, Access] = {}
-    for acc in einsum.inputs:
-        accesses.setdefault(acc.tensor, acc)
-    out_name = einsum.output.tensor
-    indexing = [set((einsum.output if t == out_name else accesses[t]).ranks) for t in names]
+    indexing = [set(access.ranks) for access in (_access_of(einsum, t) for t in names)]
     relevant = np.array([[r in ranks for r in batch.rank_names] for ranks in indexing])        # (T, R)
-    changes = _changes(ordered, np.stack([rel.take(order) for rel in relevant]))             # (T, L+1, B)
+    changes = _changes(nest.ordered, np.stack([rel.take(nest.order) for rel in relevant]))   # (T, L+1, B)
     # distinct tile positions: the loops above a level that index the tensor, in whatever order
     positions = np.ones((n_t, n_l + 1, b), dtype=np.int64)
     for ti in range(n_t):
-        np.cumprod(temporal[:, relevant[ti]].prod(axis=1), axis=0, out=positions[ti, 1:])
+        np.cumprod(nest.temporal[:, relevant[ti]].prod(axis=1), axis=0, out=positions[ti, 1:])
     # where a tensor is kept, its nearest kept level below (the PEs always keep it) sends its traffic here;
     # a level has an active child exactly when it keeps the tensor
     kept = np.concatenate([~batch.bypass.transpose(2, 1, 0), np.ones((n_t, 1, b), bool)], axis=1)   # (T, L+1, B)
@@ -195,66 +214,91 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
         child[:, lv] = nearest
         nearest = np.where(kept[:, lv], lv, nearest)
     has_parent = np.cumsum(kept, axis=1) > kept                                                 # a kept level above
-    cols = np.arange(b)
+    return _Keeping(relevant, changes, positions, kept, child, has_parent)
 
-    counts = {a: np.zeros((n_t, n_l, b)) for a in ("read", "fill", "update", "write")}
+
+def _access_of(einsum: Einsum, tensor: str) -> Access:
+    """The einsum's access of `tensor`: its output, else its first input access."""
+    if tensor == einsum.output.tensor:
+        return einsum.output
+    return next(acc for acc in einsum.inputs if acc.tensor == tensor)
+
+
+READ, FILL, UPDATE, WRITE = range(4)   # action axis of `_element_counts`
+
+
+def _element_counts(einsum: Einsum, tensors: MappingType[str, Tensor], batch: MappingBatch, nest: _Nest,
+                    keep: _Keeping) -> tuple[np.ndarray, np.ndarray]:
+    """(counts (4 actions, T, L, B) of elements read, filled, updated and written, tiles (T, L, B) where kept)."""
+    b, n_l, _ = batch.temporal.shape
+    n_t = len(batch.tensor_names)
+    counts = np.zeros((4, n_t, n_l, b))
     tile_elements = np.zeros((n_t, n_l, b), dtype=np.int64)
-    for ti, name in enumerate(names):
-        access = einsum.output if name == out_name else accesses[name]
+    cols = np.arange(b)
+    for ti, name in enumerate(batch.tensor_names):
+        access = _access_of(einsum, name)
         shape = tensors[name].shape
-        rel = relevant[ti]
-        union_footprint = tile_footprint(union_tile, access, shape, batch.rank_names, axis=1)     # (L+1, B)
+        rel = keep.relevant[ti]
+        union_footprint = tile_footprint(nest.union_tile, access, shape, batch.rank_names, axis=1)   # (L+1, B)
         footprint = union_footprint.copy()
         footprint[n_l] = 1
-        if pe_tile is not None:
-            footprint[:n_l] = np.where(below, tile_footprint(pe_tile, access, shape, batch.rank_names, axis=1),
-                                       union_footprint[:n_l])
-        above = kept[ti, :n_l]
+        if nest.pe_tile is not None:
+            footprint[:n_l] = np.where(nest.below, tile_footprint(nest.pe_tile, access, shape, batch.rank_names,
+                                                                  axis=1), union_footprint[:n_l])
+        above = keep.kept[ti, :n_l]
         tile_elements[ti] = np.where(above, footprint[:n_l], 0)
-        own = (footprint * instances) * inst_share[:, rel].prod(axis=1)
-        union = union_footprint * union_share[:, rel].prod(axis=1)
-        active = (kept[ti] & has_parent[ti])[:n_l]
-        below_me = child[ti]
+        own = (footprint * nest.instances) * nest.inst_share[:, rel].prod(axis=1)
+        union = union_footprint * nest.union_share[:, rel].prod(axis=1)
+        active = (keep.kept[ti] & keep.has_parent[ti])[:n_l]
+        below_me = keep.child[ti]
 
         def up(values: np.ndarray) -> np.ndarray:
             """Each kept level's share of its child's traffic `values` (L+1, B); 0 where not kept."""
             return np.where(above, values[below_me, cols], 0)
 
-        ch, pos = changes[ti], positions[ti]
-        if name == out_name:
+        ch, pos = keep.changes[ti], keep.positions[ti]
+        if name == einsum.output.tensor:
             again = ch - pos     # returns to an output tile already written once
-            counts["write"][ti] = up(union * pos)
+            counts[WRITE, ti] = up(union * pos)
             back = up(union * again)
-            counts["update"][ti] = back
-            counts["read"][ti] = np.where(active, (own * ch)[:n_l], 0) + back
-            counts["fill"][ti] = np.where(active, (own * again)[:n_l], 0)
+            counts[UPDATE, ti] = back
+            counts[READ, ti] = np.where(active, (own * ch)[:n_l], 0) + back
+            counts[FILL, ti] = np.where(active, (own * again)[:n_l], 0)
         else:
-            counts["read"][ti] = up(union * ch)
-            counts["fill"][ti] = np.where(active, (own * ch)[:n_l], 0)
+            counts[READ, ti] = up(union * ch)
+            counts[FILL, ti] = np.where(active, (own * ch)[:n_l], 0)
+    return counts, tile_elements
 
+
+def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes: MappingType[str, int],
+            batch: MappingBatch, double_buffered: Collection[str] = ()) -> LoopnestAnalysis:
+    """Footprints, fills, reads, updates, capacity and MACs of every candidate in `batch` (no per-candidate loop).
+
+    `tensors` gives shapes and widths (a workload's `tensor_map`); `axes` the engine's axis sizes;
+    `double_buffered` names the levels whose tiles take twice their size (one filling while one is used).
+    """
+    nest = _nest(einsum, batch)
+    counts, tiles = _element_counts(einsum, tensors, batch, nest, _keeping(einsum, batch, nest))
     # back to candidate-major (B, L, T); every sum below adds whole numbers of bits, exact in any order
-    counts = {a: np.ascontiguousarray(np.rint(c).astype(np.int64).transpose(2, 1, 0)) for a, c in counts.items()}
-    tile_elements = np.ascontiguousarray(tile_elements.transpose(2, 1, 0))
+    read, fill, update, write = np.rint(counts, out=counts).transpose(0, 3, 2, 1).astype(np.int64, order="C")
+    tile_elements = np.ascontiguousarray(tiles.transpose(2, 1, 0))
     bits = np.array([tensors[t].bits for t in batch.tensor_names], dtype=np.float64)
     doubled = np.array([2.0 if m.name in double_buffered else 1.0 for m in arch.memory])
     occupancy = (tile_elements * bits).sum(axis=2) / 8 * doubled
     capacity = np.array([np.inf if m.capacity_bytes is None else m.capacity_bytes for m in arch.memory])
-    read_bits = (counts["read"] * bits).sum(axis=2)
-    write_bits = ((counts["fill"] + counts["update"] + counts["write"]) * bits).sum(axis=2)
-    bandwidth = np.array([m.bandwidth_bytes_per_s for m in arch.memory])
+    read_bits = (read * bits).sum(axis=2)
+    write_bits = ((fill + update + write) * bits).sum(axis=2)
     read_e = np.array([m.read_energy_j_per_bit for m in arch.memory])
     write_e = np.array([m.write_energy_j_per_bit for m in arch.memory])
-    level_bytes = (read_bits + write_bits) / 8
 
-    coverage = total * spatial_all
-    iterations = np.minimum(coverage, sizes).prod(axis=0)
+    coverage = nest.total * nest.spatial
+    iterations = np.minimum(coverage, nest.sizes).prod(axis=0)
     pes = math.prod(axes[a] for a in batch.axis_names)
     return LoopnestAnalysis(
-        batch.level_names, batch.tensor_names, tile_elements, counts["read"], counts["fill"], counts["update"],
-        counts["write"], occupancy, occupancy <= capacity, level_bytes, level_bytes / bandwidth * arch.clock_hz,
-        read_bits * read_e + write_bits * write_e, iterations,
+        batch.level_names, batch.tensor_names, tile_elements, read, fill, update, write, occupancy,
+        occupancy <= capacity, (read_bits + write_bits) / 8, read_bits * read_e + write_bits * write_e, iterations,
         iterations if einsum.op == "mac" else np.zeros_like(iterations), coverage.prod(axis=0),
-        total.prod(axis=0), used_pes, pes)
+        nest.total.prod(axis=0), nest.used_pes, pes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,9 +333,32 @@ def gemm_roles(einsum: Einsum, tensors: MappingType[str, Tensor] | None = None
     return m, n, einsum.reduced_ranks, batch
 
 
+@dataclass(frozen=True)
+class GemmView:
+    """A contraction as batch x (M x K) @ (K x N) (sizes from `gemm_roles`), its operands (`gemm_operands`)
+    and their widths."""
+
+    m: int
+    n: int
+    k: int
+    batch: int
+    streamed: Access
+    weight: Access
+    streamed_bits: int
+    weight_bits: int
+
+
+def gemm_view(einsum: Einsum, workload: Workload) -> GemmView:
+    """The GEMM view of a contraction (M: streamed rows, N: weight columns, K: reduction)."""
+    tensors = workload.tensor_map
+    m, n, k, batch = (math.prod(einsum.sizes[r] for r in role) for role in gemm_roles(einsum, tensors))
+    streamed, weight = gemm_operands(einsum, tensors)
+    return GemmView(m, n, k, batch, streamed, weight, tensors[streamed.tensor].bits, tensors[weight.tensor].bits)
+
+
 def _balanced(size: int) -> np.ndarray:
     """Tile sizes worth trying for a rank: ceil(size / n) for every fold count n (the smallest per count)."""
-    return np.unique(-(-size // np.arange(1, size + 1, dtype=np.int64)))
+    return np.unique(fold_count(size, np.arange(1, size + 1, dtype=np.int64)))
 
 
 def split_fold(ranks: Sequence[str], sizes: MappingType[str, int], capacity: int) -> dict[str, int]:
@@ -308,7 +375,7 @@ def split_fold(ranks: Sequence[str], sizes: MappingType[str, int], capacity: int
     if math.prod(len(c) for c in candidates) <= 1_000_000:
         grids = np.meshgrid(*candidates, indexing="ij")
         factors = np.stack([g.ravel() for g in grids], axis=1)
-        folds = np.prod(-(-np.array([sizes[r] for r in ranks]) // factors), axis=1)
+        folds = np.prod(fold_count(np.array([sizes[r] for r in ranks]), factors), axis=1)
         fits = factors.prod(axis=1) <= capacity
         padded = folds * factors.prod(axis=1)
         key = np.where(fits, folds * (padded.max() + 1) + padded, np.iinfo(np.int64).max)
@@ -317,8 +384,8 @@ def split_fold(ranks: Sequence[str], sizes: MappingType[str, int], capacity: int
     out: dict[str, int] = {}
     left = capacity
     for r in reversed(ranks):
-        n = -(-sizes[r] // max(left, 1))
-        out[r] = -(-sizes[r] // n)
+        n = fold_count(sizes[r], max(left, 1))
+        out[r] = fold_count(sizes[r], n)
         left //= out[r]
     return {r: out[r] for r in ranks}
 
@@ -352,7 +419,7 @@ def systolic_mapping(einsum: Einsum, arch: Arch, rows: int, cols: int, dataflow:
     for r in batch:
         temporal[fold][r] = sizes[r]
     for r, f in (*col_f.items(), *row_f.items()):
-        temporal[fold][r] = -(-sizes[r] // f)
+        temporal[fold][r] = fold_count(sizes[r], f)
     for r in time_role:
         temporal[inner][r] = sizes[r]
     fold_loops = [*batch, *col_role, *row_role]

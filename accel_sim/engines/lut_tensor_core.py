@@ -24,13 +24,20 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from accel_sim.energy import (add_area_mm2, add_energy_j, dtype_mac_area_mm2, dtype_mac_energy_j, mult_energy_j,
+                              regfile_access_energy_j, regfile_area_mm2, scale_area, sram_access_energy_j,
+                              sram_area_mm2)
+from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.engines.base import EngineBase
+from accel_sim.engines.costing import GemmTraffic, gemm_array_traffic
+from accel_sim.engines.folds import fold_count
+from accel_sim.engines.loopnest import gemm_view
+from accel_sim.spec.cost import Cost
 from accel_sim.spec.fields import PositiveFloat, PositiveInt
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
-    from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
 
 ActivationType = Literal["int8", "fp16", "bf16"]
@@ -93,11 +100,11 @@ class LutWork:
 def lut_work(m: int, n: int, k: int, batch: int, weight_bits: int, engine: LutTensorCoreEngine) -> LutWork:
     """Counts of the LUT method for a batch of M x N x K mpGEMMs with `weight_bits`-bit weights."""
     g = engine.group_size
-    groups = -(-k // g)
+    groups = fold_count(k, g)
     tables = batch * m * groups
-    k_steps = -(-groups // engine.k_groups)
-    m_tiles = -(-m // engine.tile_m)
-    n_tiles = -(-n // (engine.tile_n * engine.units))
+    k_steps = fold_count(groups, engine.k_groups)
+    m_tiles = fold_count(m, engine.tile_m)
+    n_tiles = fold_count(n, engine.tile_n * engine.units)
     lookups = tables * n * weight_bits
     # each adder-tree pass sums the lookups of one k step (k_groups, or fewer on the last) into one value
     tree_outputs = batch * m * n * weight_bits * k_steps
@@ -118,9 +125,9 @@ class MacWork:
 
 def mac_work(m: int, n: int, k: int, batch: int, weight_bits: int, engine: MacTensorCoreEngine) -> MacWork:
     """Counts of the dequantize-then-MAC method for a batch of M x N x K GEMMs."""
-    m_tiles = -(-m // engine.tile_m)
-    n_tiles = -(-n // (engine.tile_n * engine.units))
-    k_tiles = -(-k // engine.tile_k)
+    m_tiles = fold_count(m, engine.tile_m)
+    n_tiles = fold_count(n, engine.tile_n * engine.units)
+    k_tiles = fold_count(k, engine.tile_k)
     narrow = weight_bits < ACT_BITS[engine.activation]
     return MacWork(macs=batch * m * n * k, dequants=batch * m_tiles * n * k if narrow else 0,
                    steps=batch * m_tiles * n_tiles * k_tiles)
@@ -242,29 +249,23 @@ class MacTensorCoreEngine(EngineBase):
 # ---------------------------------------------------------------------------------------------
 def _gemm_shape(einsum: Einsum, workload: Workload) -> tuple[int, int, int, int, int, int, str]:
     """(M, N, K, batch, weight bits, activation bits, activation tensor) of a contraction."""
-    from accel_sim.engines.loopnest import gemm_operands, gemm_roles
-
-    tensors = workload.tensor_map
-    m, n, k, batch = (math.prod(einsum.sizes[r] for r in role) for role in gemm_roles(einsum, tensors))
-    a_acc, w_acc = gemm_operands(einsum, tensors)   # the weight-like operand is the bit-serial one
-    return m, n, k, batch, tensors[w_acc.tensor].bits, tensors[a_acc.tensor].bits, a_acc.tensor
+    view = gemm_view(einsum, workload)   # the weight-like operand is the bit-serial one
+    return view.m, view.n, view.k, view.batch, view.weight_bits, view.streamed_bits, view.streamed.tensor
 
 
-def _finish(einsum: Einsum, arch: Arch, engine: EngineBase, compute: float, traffic: dict,
+def _finish(einsum: Einsum, arch: Arch, engine: EngineBase, compute: float, traffic: GemmTraffic,
             energy: dict[tuple[str, str], float], extra_level_cycles: dict[int, float] | None = None) -> Cost:
     """Cost with compute overlapped against the busiest level (double-buffered) after the first tiles arrive."""
-    from accel_sim.spec.cost import Cost
-
-    level_cycles = list(traffic["level_cycles"])
+    level_cycles = list(traffic.level_cycles)
     for li, cycles in (extra_level_cycles or {}).items():
         level_cycles[li] += cycles
     busiest = max(level_cycles, default=0.0)
-    total = max(compute + traffic["prologue_cycles"], busiest)
-    for key, value in traffic["energy"].items():
+    total = max(compute + traffic.prologue_cycles, busiest)
+    for key, value in traffic.energy_j.items():
         energy[key] = energy.get(key, 0.0) + value
     macs = einsum.macs
     peak = engine.peak_macs_per_cycle() * arch.engine_clock_hz(engine) / arch.clock_hz
-    return Cost(macs=macs, compute_cycles=compute, stall_cycles=total - compute, accesses=traffic["accesses"],
+    return Cost(macs=macs, compute_cycles=compute, stall_cycles=total - compute, accesses=traffic.accesses,
                 energy_j=energy, utilization=min(1.0, macs / (peak * total)) if total > 0 else 0.0)
 
 
@@ -276,10 +277,6 @@ def _activation_level(workload: Workload, arch: Arch, tensor: str) -> int:
 
 def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCoreEngine) -> Cost:
     """Cycles, traffic and per-component energy of a contraction on a LUT tensor core."""
-    from accel_sim.energy import add_energy_j, regfile_access_energy_j, sram_access_energy_j
-    from accel_sim.energy.components import level_energy_per_bit
-    from accel_sim.engines.costing import gemm_array_traffic
-
     m, n, k, batch, w_bits, a_bits, a_name = _gemm_shape(einsum, workload)
     work = lut_work(m, n, k, batch, w_bits, engine)
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
@@ -319,15 +316,15 @@ def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCo
         energy[("sign_select", "compute")] = work.lookups * add_energy_j(entry_dtype, node_nm=node)
 
     step_k = engine.k_groups * engine.group_size
-    traffic = gemm_array_traffic(einsum, workload, arch, engine.tile_m, engine.tile_n * engine.units, "os",
-                       step_k * (engine.tile_m * a_bits + engine.tile_n * engine.units * w_bits) / 8)
+    traffic = gemm_array_traffic(einsum, workload, arch, engine, engine.tile_m, engine.tile_n * engine.units, "os",
+                                 step_k * (engine.tile_m * a_bits + engine.tile_n * engine.units * w_bits) / 8)
     extra: dict[int, float] = {}
     if engine.precompute == "fused":
         # the producer writes tables instead of activations and the array reads tables: the activation bytes
         # at the level that holds them grow by entries x entry bits / (g x activation bits)
         li = _activation_level(workload, arch, a_name)
         level = arch.memory[li]
-        act_reads = sum(v for (lv, t, a), v in traffic["accesses"].items()
+        act_reads = sum(v for (lv, t, a), v in traffic.accesses.items()
                         if lv == level.name and t == a_name and a == "read")
         growth = max(0.0, work.entries_per_table * ebits / (engine.group_size * a_bits) - 1)
         read_bits = act_reads * a_bits * growth
@@ -335,14 +332,12 @@ def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCo
         r_e, w_e = level_energy_per_bit(level, node)
         energy[(level.name, "read")] = energy.get((level.name, "read"), 0.0) + read_bits * r_e
         energy[(level.name, "write")] = energy.get((level.name, "write"), 0.0) + write_bits * w_e
-        extra[li] = (read_bits + write_bits) / 8 / level.bandwidth_bytes_per_s * arch.clock_hz
+        extra[li] = engine.transfer_cycles((read_bits + write_bits) / 8, level, arch)
     return _finish(einsum, arch, engine, compute, traffic, energy, extra)
 
 
 def _dequant_energy_j(activation: ActivationType, node: float) -> float:
     """Converting one weight to the MAC type: a zero-point subtract (int8), or int->fp convert + scale (fp)."""
-    from accel_sim.energy import add_energy_j, mult_energy_j
-
     if activation == "int8":
         return add_energy_j("int8", node_nm=node)
     return add_energy_j(activation, node_nm=node) + mult_energy_j(activation, activation, node_nm=node)
@@ -350,9 +345,6 @@ def _dequant_energy_j(activation: ActivationType, node: float) -> float:
 
 def mac_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: MacTensorCoreEngine) -> Cost:
     """Cycles, traffic and per-component energy of a contraction on a dequantize-then-MAC tensor core."""
-    from accel_sim.energy import dtype_mac_energy_j, regfile_access_energy_j
-    from accel_sim.engines.costing import gemm_array_traffic
-
     m, n, k, batch, w_bits, a_bits, _ = _gemm_shape(einsum, workload)
     work = mac_work(m, n, k, batch, w_bits, engine)
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
@@ -370,8 +362,8 @@ def mac_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: MacTensorCo
         ("pe_registers", "read"): work.macs * 2 * regfile_access_energy_j(regs, bits, node),
         ("pe_registers", "write"): work.macs * regfile_access_energy_j(regs, acc_bits, node),
     }
-    traffic = gemm_array_traffic(einsum, workload, arch, engine.tile_m, engine.tile_n * engine.units, "os",
-                       engine.tile_k * (engine.tile_m * a_bits + engine.tile_n * engine.units * w_bits) / 8)
+    traffic = gemm_array_traffic(einsum, workload, arch, engine, engine.tile_m, engine.tile_n * engine.units, "os",
+                                 engine.tile_k * (engine.tile_m * a_bits + engine.tile_n * engine.units * w_bits) / 8)
     return _finish(einsum, arch, engine, engine_cycles * clock_ratio, traffic, energy)
 
 
@@ -380,8 +372,6 @@ def mac_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: MacTensorCo
 # ---------------------------------------------------------------------------------------------
 def lut_engine_area_mm2(engine: LutTensorCoreEngine, node_nm: float) -> dict[str, float]:
     """Area per component of a LUT engine at a node (mm^2)."""
-    from accel_sim.energy import add_area_mm2, regfile_area_mm2, scale_area, sram_area_mm2
-
     g = engine.group_size
     ebits = entry_bits(engine.activation, g)
     is_int = engine.activation == "int8"
@@ -413,8 +403,6 @@ def lut_engine_area_mm2(engine: LutTensorCoreEngine, node_nm: float) -> dict[str
 
 def mac_engine_area_mm2(engine: MacTensorCoreEngine, node_nm: float) -> dict[str, float]:
     """Area per component of a dequantize-then-MAC engine at a node (mm^2)."""
-    from accel_sim.energy import add_area_mm2, dtype_mac_area_mm2, regfile_area_mm2
-
     act = engine.activation
     bits = ACT_BITS[act]
     macs = engine.units * engine.tile_m * engine.tile_n * engine.tile_k

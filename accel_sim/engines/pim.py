@@ -25,13 +25,16 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
+from accel_sim.energy import add_area_mm2, dram_energy_j_per_bit, dtype_mac_area_mm2, dtype_mac_energy_j
+from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase
+from accel_sim.engines.loopnest import gemm_view
+from accel_sim.spec.cost import Cost
 from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch, MemoryLevel
-    from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
 
 PimMode = Literal["blocked", "concurrent"]
@@ -187,9 +190,6 @@ class PimEngine(EngineBase):
 
     def area_mm2(self, node_nm: float) -> float:
         """Per bank: the multipliers, an adder tree of (multipliers - 1) adders and an accumulator."""
-        from accel_sim.energy import add_area_mm2, dtype_mac_area_mm2
-        from accel_sim.energy.components import dtype_of_bits
-
         dtype = dtype_of_bits(self.operand_bits)
         per_bank = (self.multipliers_per_bank * dtype_mac_area_mm2(dtype, dtype, node_nm=node_nm)
                     + (self.multipliers_per_bank - 1) * add_area_mm2(dtype, node_nm=node_nm))
@@ -198,7 +198,7 @@ class PimEngine(EngineBase):
 
 @dataclass(frozen=True)
 class GemvTime:
-    """Device cycles of one GEMV on one channel: in-bank compute, bus I/O (GWRITE + READRES), rows read."""
+    """Device cycles of GEMVs on one channel: in-bank compute, bus I/O (GWRITE + READRES), rows read."""
 
     compute_cycles: float
     io_cycles: float
@@ -227,19 +227,13 @@ class GemvShape:
 
 def gemv_shape(einsum: Einsum, workload: Workload) -> GemvShape:
     """The GEMV view of a contraction: the weight-like operand (N x K per batch element) is the matrix."""
-    from accel_sim.engines.loopnest import gemm_operands, gemm_roles
-
-    tensors = workload.tensor_map
-    m, n, k, batch = gemm_roles(einsum, tensors)
-    size = lambda ranks: math.prod(einsum.sizes[r] for r in ranks)  # noqa: E731
-    vector, matrix = gemm_operands(einsum, tensors)
-    return GemvShape(size(batch), size(m), size(n), size(k), matrix.tensor, vector.tensor,
-                     tensors[matrix.tensor].bits, tensors[vector.tensor].bits,
-                     tensors[einsum.output.tensor].bits)
+    view = gemm_view(einsum, workload)
+    return GemvShape(view.batch, view.m, view.n, view.k, view.weight.tensor, view.streamed.tensor,
+                     view.weight_bits, view.streamed_bits, workload.tensor(einsum.output.tensor).bits)
 
 
-def gemv_batch_cycles(engine: PimEngine, shape: GemvShape) -> tuple[float, float]:
-    """(compute, io) device cycles of all GEMVs of `shape`, dealt round-robin over the channels.
+def gemv_batch_cycles(engine: PimEngine, shape: GemvShape) -> GemvTime:
+    """Device cycles (compute, io) and rows of all GEMVs of `shape` on one channel, dealt round-robin over them.
 
     With fewer GEMVs than channels each matrix is split over channels // count channels; otherwise each
     channel runs ceil(count / channels) GEMVs one after another. Every input vector repeats the GEMV.
@@ -250,15 +244,12 @@ def gemv_batch_cycles(engine: PimEngine, shape: GemvShape) -> tuple[float, float
     one = engine.channel_gemv(matrix_bytes, shape.k * shape.vector_bits / 8,
                               math.ceil(shape.n / split) * shape.output_bits / 8)
     repeats = per_channel * shape.vectors
-    return repeats * one.compute_cycles, repeats * one.io_cycles
+    return GemvTime(repeats * one.compute_cycles, repeats * one.io_cycles, repeats * one.rows)
 
 
 def pim_energy_j(engine: PimEngine, rows_opened: float, bursts_read: float, macs: float, io_bits: float,
                  node_nm: float) -> dict[tuple[str, str], float]:
     """Energy by action: ACT/PRE per row opened, in-bank column reads, MACs, and external I/O bits."""
-    from accel_sim.energy import dram_energy_j_per_bit, dtype_mac_energy_j
-    from accel_sim.energy.components import dtype_of_bits
-
     p, t = engine.power, engine.timing
     act = p.vdd * (p.idd0 * (t.tRAS + t.tRP) - (p.idd3n * t.tRAS + p.idd2n * t.tRP)) * MA_NS
     # one burst holds the channel's read current for BL/2 cycles (double data rate) at tCK = 1 ns
@@ -271,10 +262,9 @@ def pim_energy_j(engine: PimEngine, rows_opened: float, bursts_read: float, macs
 
 def pim_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: PimEngine) -> Cost:
     """Cost of a contraction run as repeated GEMVs in the banks of `engine.memory`."""
-    from accel_sim.spec.cost import Cost
-
     shape = gemv_shape(einsum, workload)
-    compute, io = gemv_batch_cycles(engine, shape)
+    gemvs = gemv_batch_cycles(engine, shape)
+    compute, io = gemvs.compute_cycles, gemvs.io_cycles
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
     level = arch.level(engine.memory)
     matrix_bytes = shape.count * shape.n * shape.k * shape.matrix_bits / 8

@@ -96,8 +96,7 @@ def bound_on(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str) -
     for level in arch.memory:
         read, write = traffic.through(level)
         level_bytes[level.name] = read + write
-        bandwidth = engine.level_bandwidth_bytes_per_s(level, arch.engine_clock_hz(engine))
-        level_cycles[level.name] = (read + write) / bandwidth * arch.clock_hz
+        level_cycles[level.name] = engine.transfer_cycles(read + write, level, arch)
         write_energy = level.read_energy_j_per_bit if level.write_energy_j_per_bit is None \
             else level.write_energy_j_per_bit
         level_energy[level.name] = 8 * (read * level.read_energy_j_per_bit + write * write_energy)

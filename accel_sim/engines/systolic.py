@@ -49,12 +49,13 @@ import numpy as np
 from pydantic import BaseModel, Field, field_validator
 
 from accel_sim.engines.base import EngineBase
+from accel_sim.engines.costing import elementwise_cost, systolic_cost, systolic_pe_area_mm2, systolic_resident_cost
+from accel_sim.engines.folds import Buffering, fold_count, hidden_fold_cycles
 from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveFloat, PositiveInt
 from accel_sim.spec.workload import MAP_OPS, Einsum, map_ops_of
 
 Dataflow = Literal["os", "ws", "is"]
 DATAFLOWS: tuple[Dataflow, ...] = ("os", "ws", "is")
-Buffering = Literal["single", "double"]
 IntArray = np.ndarray
 
 if TYPE_CHECKING:
@@ -143,8 +144,6 @@ class SystolicEngine(EngineBase):
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Fold timing of the im2col view plus loop-nest traffic of the dataflow (engines/costing.py); maps and
         reductions as elementwise work over rows x cols lanes."""
-        from accel_sim.engines.costing import elementwise_cost, systolic_cost
-
         if einsum.op != "mac":
             return elementwise_cost(einsum, workload, arch, self, self.rows * self.cols,
                                     einsum.iteration_points * self.elementwise_cycles_per_point(einsum))
@@ -157,8 +156,6 @@ class SystolicEngine(EngineBase):
     def resident_cost(self, einsum: Einsum, workload: Workload, arch: Arch, resident: frozenset[str]) -> Cost | None:
         """Maps and reductions cost as usual; a contraction runs the dataflow that holds its one resident tensor
         stationary, folds back to back behind one skew (module docstring); None without registers."""
-        from accel_sim.engines.costing import systolic_resident_cost
-
         if not self.register_capacity_bytes():
             return None
         if einsum.op != "mac":
@@ -197,8 +194,6 @@ class SystolicEngine(EngineBase):
 
     def area_mm2(self, node_nm: float) -> float:
         """rows x cols PEs, each a MAC at `operand_bits` with its operand and accumulator registers."""
-        from accel_sim.engines.costing import systolic_pe_area_mm2
-
         return self.rows * self.cols * systolic_pe_area_mm2(self, node_nm)
 
 
@@ -248,28 +243,13 @@ class FoldPlan:
         return macs / (self.rows * self.cols * self.compute_cycles)
 
 
-def hidden_fold_cycles(folds: IntArray, temporal: IntArray, rows: IntArray | int, cols: IntArray | int,
-                       output_stationary: IntArray | bool, buffering: Buffering) -> IntArray:
-    """Cycles a double-buffered stationary tile hides from `folds` back-to-back single-buffered folds.
-
-    Each fold after the first costs max(T, R) instead of a whole fold, 2R + C + T - 2 (ws/is) or T + R + C - 2
-    (os) (module docstring); nothing is hidden single-buffered or for a single fold.
-    """
-    folds, t, rows, cols, os_ = np.broadcast_arrays(*(np.asarray(v) for v in (folds, temporal, rows, cols,
-                                                                           output_stationary)))
-    if buffering == "single":
-        return np.zeros(folds.shape, dtype=np.int64)
-    per_fold = np.where(os_, t + rows + cols - 2, 2 * rows + cols + t - 2)
-    return (np.maximum(folds - 1, 0) * (per_fold - np.maximum(t, rows))).astype(np.int64)
-
-
 def fold_plan(m: IntArray, n: IntArray, k: IntArray, rows: IntArray | int, cols: IntArray | int,
               dataflow: Dataflow, buffering: Buffering = "single") -> FoldPlan:
     """Fold a batch of M x N x K GEMMs onto rows x cols arrays with one dataflow (all inputs broadcast)."""
     m, n, k, rows, cols = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (m, n, k, rows, cols)))
     sr, sc, t = spatial_temporal(m, n, k, dataflow)
-    row_folds = -(-sr // rows)
-    col_folds = -(-sc // cols)
+    row_folds = fold_count(sr, rows)
+    col_folds = fold_count(sc, cols)
     if dataflow == "os":
         per_fold = t + rows + cols - 2
     else:

@@ -5,7 +5,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from accel_sim.energy import dtype_mac_area_mm2
+from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase
+from accel_sim.engines.costing import vector_cost
 from accel_sim.spec.fields import Bytes, PositiveInt
 from accel_sim.spec.workload import Einsum
 
@@ -41,8 +44,6 @@ class VectorEngine(EngineBase):
 
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Operator applications / lanes against the compulsory traffic of every level."""
-        from accel_sim.engines.costing import vector_cost
-
         return vector_cost(einsum, workload, arch, self)
 
     def register_capacity_bytes(self) -> float:
@@ -56,8 +57,5 @@ class VectorEngine(EngineBase):
 
     def area_mm2(self, node_nm: float) -> float:
         """One multiply-accumulate unit per lane at the lane width."""
-        from accel_sim.energy import dtype_mac_area_mm2
-        from accel_sim.energy.components import dtype_of_bits
-
         dtype = dtype_of_bits(self.lane_bits)
         return self.lanes * dtype_mac_area_mm2(dtype, dtype, node_nm=node_nm)

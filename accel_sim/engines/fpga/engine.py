@@ -21,8 +21,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from accel_sim.energy import dtype_mac_area_mm2
+from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase
+from accel_sim.engines.folds import fold_count
 from accel_sim.engines.fpga.devices import DEVICES, Device, RamKind, macs_per_dsp, ram_blocks
+from accel_sim.engines.fpga.timing import operator_cost
 from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt, located
 from accel_sim.spec.workload import Einsum
 
@@ -30,12 +34,6 @@ if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
-
-# DSP48E2/DSP58 fully pipelined: input (A/B), multiplier (M) and output (P) registers, UG579 ch. 2 / AM004.
-DSP_PIPELINE_STAGES = 3
-# Kuon & Rose, "Measuring the Gap Between FPGAs and ASICs", IEEE TCAD 26(2), 2007, Sec. V: dynamic power of
-# designs using hard multipliers and memories is about 7.1x that of a standard-cell ASIC at the same node.
-FPGA_DYNAMIC_POWER_GAP = 7.1
 
 
 class Parallelism(BaseModel):
@@ -60,7 +58,7 @@ class Parallelism(BaseModel):
 
     def tiles(self, batch: int, m: int, n: int) -> int:
         """Instruction tiles of a batch x m x n output on one core."""
-        return batch * math.ceil(m / (self.tile_tokens or self.tokens)) * math.ceil(n / (self.tile_out or self.out))
+        return batch * fold_count(m, self.tile_tokens or self.tokens) * fold_count(n, self.tile_out or self.out)
 
 
 class Buffer(BaseModel):
@@ -165,15 +163,10 @@ class FpgaEngine(EngineBase):
 
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Sequential execution of one operator on all cores (engines/fpga/timing.py)."""
-        from accel_sim.engines.fpga.timing import operator_cost
-
         return operator_cost(einsum, workload, arch, self)
 
     def area_mm2(self, node_nm: float) -> float:
         """ASIC-equivalent area of the MACs and SFU lanes the design implements (the fabric itself is bought whole)."""
-        from accel_sim.energy import dtype_mac_area_mm2
-        from accel_sim.energy.components import dtype_of_bits
-
         dtype = dtype_of_bits(self.mac_bits)
         lanes = self.cores * self.sfu_lanes
         return (self.peak_macs_per_cycle() * dtype_mac_area_mm2(dtype, dtype, node_nm=node_nm)

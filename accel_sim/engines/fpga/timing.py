@@ -6,46 +6,27 @@ own channels while every core that shares a batch item reads that item's activat
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from accel_sim.energy import dtype_mac_energy_j
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.costing import level_access_energy
-from accel_sim.engines.fpga.engine import DSP_PIPELINE_STAGES, FPGA_DYNAMIC_POWER_GAP, Parallelism
-from accel_sim.engines.loopnest import gemm_operands, gemm_roles
+from accel_sim.engines.folds import fold_count
+from accel_sim.engines.loopnest import GemmView, gemm_view
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.spec.cost import Cost
 
 if TYPE_CHECKING:
-    from accel_sim.engines.fpga.engine import FpgaEngine
+    from accel_sim.engines.fpga.engine import FpgaEngine, Parallelism
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.workload import Access, Einsum, Workload
 
-
-@dataclass(frozen=True)
-class GemmView:
-    """A contraction as batch x (M x K) @ (K x N), with its operand accesses and widths."""
-
-    m: int
-    n: int
-    k: int
-    batch: int
-    streamed: Access
-    weight: Access
-    streamed_bits: int
-    weight_bits: int
-
-
-def gemm_view(einsum: Einsum, workload: Workload) -> GemmView:
-    """The GEMM view of a contraction (M: streamed rows, N: weight columns, K: reduction)."""
-    tensors = workload.tensor_map
-    roles = gemm_roles(einsum, tensors)
-    m, n, k, batch = (math.prod(einsum.sizes[r] for r in role) for role in roles)
-    streamed, weight = gemm_operands(einsum, tensors)
-    return GemmView(m, n, k, batch, streamed, weight, tensors[streamed.tensor].bits, tensors[weight.tensor].bits)
-
+# DSP48E2/DSP58 fully pipelined: input (A/B), multiplier (M) and output (P) registers, UG579 ch. 2 / AM004.
+DSP_PIPELINE_STAGES = 3
+# Kuon & Rose, "Measuring the Gap Between FPGAs and ASICs", IEEE TCAD 26(2), 2007, Sec. V: dynamic power of
+# designs using hard multipliers and memories is about 7.1x that of a standard-cell ASIC at the same node.
+FPGA_DYNAMIC_POWER_GAP = 7.1
 
 def unit_for(engine: FpgaEngine, m: int) -> tuple[str, Parallelism]:
     """('gemv' | 'matrix', parallelism): GEMV mode when the token extent is below the matrix unit's tokens."""
@@ -56,7 +37,7 @@ def unit_for(engine: FpgaEngine, m: int) -> tuple[str, Parallelism]:
 
 def passes(engine: FpgaEngine, a_bits: int, b_bits: int) -> int:
     """Passes through chains built for mac_bits when an operand is wider (each splits into mac_bits pieces)."""
-    return math.ceil(a_bits / engine.mac_bits) * math.ceil(b_bits / engine.mac_bits)
+    return fold_count(a_bits, engine.mac_bits) * fold_count(b_bits, engine.mac_bits)
 
 
 @dataclass(frozen=True)
@@ -72,7 +53,7 @@ def split(engine: FpgaEngine, batch: int, n: int) -> Split:
     """Batch items over cores first, the remaining cores of each item split its N columns."""
     cores_for_batch = min(engine.cores, batch)
     per_item = engine.cores // cores_for_batch
-    return Split(math.ceil(batch / cores_for_batch), math.ceil(n / per_item), per_item)
+    return Split(fold_count(batch, cores_for_batch), fold_count(n, per_item), per_item)
 
 
 @dataclass(frozen=True)
@@ -89,8 +70,8 @@ def gemm_compute(engine: FpgaEngine, view: GemmView) -> GemmCompute:
     """Ceil folds per axis on one core, times operand passes; the fill is the reduce cascade plus DSP registers."""
     unit_name, unit = unit_for(engine, view.m)
     s = split(engine, view.batch, view.n)
-    folds = (s.batch_per_core * math.ceil(view.m / unit.tokens) * math.ceil(s.n_per_core / unit.out)
-             * math.ceil(view.k / unit.reduce))
+    folds = (s.batch_per_core * fold_count(view.m, unit.tokens) * fold_count(s.n_per_core, unit.out)
+             * fold_count(view.k, unit.reduce))
     cycles = float(folds * passes(engine, view.streamed_bits, view.weight_bits))
     return GemmCompute(cycles, float(unit.reduce + DSP_PIPELINE_STAGES), unit_name,
                        unit.tiles(s.batch_per_core, view.m, s.n_per_core))
@@ -103,8 +84,9 @@ def double_buffered(compute: float, load: float, tiles: int) -> float:
 
 
 def channel_bandwidth(engine: FpgaEngine, arch: Arch) -> float:
-    """Bytes/s of one off-chip channel: the outermost level's bandwidth shared by the device's channels."""
-    return arch.memory[0].bandwidth_bytes_per_s / engine.fpga.offchip.channels
+    """Bytes/s of one off-chip channel: the outermost level's bandwidth (as the engine sees it) over the channels."""
+    offchip = engine.level_bandwidth_bytes_per_s(arch.memory[0], arch.engine_clock_hz(engine))
+    return offchip / engine.fpga.offchip.channels
 
 
 def _bytes(einsum: Einsum, access: Access, workload: Workload) -> float:
@@ -112,59 +94,93 @@ def _bytes(einsum: Einsum, access: Access, workload: Workload) -> float:
     return einsum.footprint(access, tensor) * tensor.bits / 8
 
 
+@dataclass(frozen=True)
+class OperatorWork:
+    """One operator on all cores before the level bounds (engine cycles): its compute and off-chip loads."""
+
+    compute_cycles: float
+    fill_cycles: float
+    pipelined_cycles: float        # compute, fill and loads overlapped as the unit overlaps them
+    offchip_reads: dict[str, float]   # tensor -> off-chip bytes read (all cores)
+    energy_j: dict[tuple[str, str], float]
+    peak_per_cycle: float          # the unit's operations per cycle (MACs, or SFU lane operations)
+    operations: float              # what that peak counts: MACs or operator applications
+
+
+def _offchip(workload: Workload, arch: Arch, tensor: str) -> bool:
+    """Whether the outermost (off-chip) level holds `tensor`'s class."""
+    return workload.storage_class[tensor] in arch.memory[0].holds
+
+
+def _striped_bandwidth(engine: FpgaEngine, arch: Arch) -> float:
+    """Bytes/s one core reads over its own channels at the same-channel efficiency."""
+    return engine.channels_per_core * channel_bandwidth(engine, arch) * engine.same_channel_efficiency
+
+
+def gemm_work(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine) -> OperatorWork:
+    """A contraction on the matrix (or GEMV) unit: weights striped per core, activations across channels,
+    tile loads double-buffered behind compute."""
+    clock = arch.engine_clock_hz(engine)
+    view = gemm_view(einsum, workload)
+    gc = gemm_compute(engine, view)
+    s = split(engine, view.batch, view.n)
+    w_bytes = _bytes(einsum, view.weight, workload) if _offchip(workload, arch, view.weight.tensor) else 0.0
+    a_total = _bytes(einsum, view.streamed, workload) if _offchip(workload, arch, view.streamed.tensor) else 0.0
+    # cores sharing a batch item each read all of that item's activations
+    a_core = a_total * s.batch_per_core / view.batch
+    load = (w_bytes / engine.cores / _striped_bandwidth(engine, arch)
+            + a_core / (channel_bandwidth(engine, arch) * engine.cross_channel_efficiency)) * clock
+    reads = {view.weight.tensor: w_bytes, view.streamed.tensor: a_core * engine.cores}
+    a_dt, w_dt = dtype_of_bits(view.streamed_bits), dtype_of_bits(view.weight_bits)
+    energy = {("dsp_mac", "compute"): einsum.macs * dtype_mac_energy_j(a_dt, w_dt, node_nm=arch.technology_nm)
+              * FPGA_DYNAMIC_POWER_GAP}
+    return OperatorWork(gc.cycles, gc.fill, double_buffered(gc.cycles, load, gc.tiles) + gc.fill, reads, energy,
+                        engine.peak_macs_per_cycle(), float(einsum.macs))
+
+
+def sfu_work(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine) -> OperatorWork:
+    """Any other operator on the special-function lanes of all cores, streaming element by element."""
+    lanes = engine.cores * engine.sfu_lanes
+    compute = float(fold_count(einsum.ops, lanes))
+    reads: dict[str, float] = {}
+    for access in einsum.inputs:
+        if (access.tensor != einsum.output.tensor and access.tensor not in reads
+                and _offchip(workload, arch, access.tensor)):
+            reads[access.tensor] = _bytes(einsum, access, workload)
+    load = sum(reads.values()) / engine.cores / _striped_bandwidth(engine, arch) * arch.engine_clock_hz(engine)
+    dtype = dtype_of_bits(workload.tensor(einsum.output.tensor).bits)
+    energy = {("sfu", "compute"): einsum.ops * dtype_mac_energy_j(dtype, dtype, node_nm=arch.technology_nm)
+              * FPGA_DYNAMIC_POWER_GAP}
+    # lanes stream element by element: loads and compute overlap finely
+    return OperatorWork(compute, 0.0, max(compute, load), reads, energy, float(lanes), float(einsum.ops))
+
+
+def _level_accesses(einsum: Einsum, workload: Workload, arch: Arch, level_index: int,
+                    offchip_reads: dict[str, float]) -> dict[tuple[str, str, str], float]:
+    """Elements each tensor moves through one level: off-chip reads as loaded, else the compulsory footprint."""
+    level = arch.memory[level_index]
+    accesses: dict[tuple[str, str, str], float] = {}
+    for access in (*einsum.inputs, einsum.output):
+        tensor = workload.tensor(access.tensor)
+        if workload.storage_class[tensor.name] not in level.holds:
+            continue
+        action = "write" if access is einsum.output else "read"
+        elements = (offchip_reads.get(tensor.name, 0.0) * 8 / tensor.bits if level_index == 0 and action == "read"
+                    else float(einsum.footprint(access, tensor)))
+        if elements:
+            accesses[(level.name, tensor.name, action)] = elements
+    return accesses
+
+
 def operator_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine) -> Cost:
     """Cycles (arch clock), accesses and energy of one einsum on all cores of the design."""
-    clock = arch.engine_clock_hz(engine)
-    ratio = arch.clock_hz / clock
-    ch_bw = channel_bandwidth(engine, arch)
-    striped = engine.channels_per_core * ch_bw * engine.same_channel_efficiency
-    off = arch.memory[0]
-    off_holds = set(off.holds)
-    cls = workload.storage_class
-
-    def offchip(tensor: str) -> bool:
-        return cls[tensor] in off_holds
-
-    out_access = einsum.output
-    out_bytes = _bytes(einsum, out_access, workload)
-    node = arch.technology_nm
-    reads: dict[str, float] = {}  # tensor -> off-chip bytes read (all cores)
-    if einsum.op == "mac":
-        view = gemm_view(einsum, workload)
-        gc = gemm_compute(engine, view)
-        compute, fill = gc.cycles, gc.fill
-        s = split(engine, view.batch, view.n)
-        w_bytes = _bytes(einsum, view.weight, workload) if offchip(view.weight.tensor) else 0.0
-        a_total = _bytes(einsum, view.streamed, workload) if offchip(view.streamed.tensor) else 0.0
-        # cores sharing a batch item each read all of that item's activations
-        a_core = a_total * s.batch_per_core / view.batch
-        load = (w_bytes / engine.cores / striped
-                + a_core / (ch_bw * engine.cross_channel_efficiency)) * clock
-        reads = {view.weight.tensor: w_bytes, view.streamed.tensor: a_core * engine.cores}
-        pipelined = double_buffered(compute, load, gc.tiles) + fill
-        a_dt, w_dt = dtype_of_bits(view.streamed_bits), dtype_of_bits(view.weight_bits)
-        energy = {("dsp_mac", "compute"): einsum.macs * dtype_mac_energy_j(a_dt, w_dt, node_nm=node)
-                  * FPGA_DYNAMIC_POWER_GAP}
-        peak = engine.peak_macs_per_cycle()
-        work = float(einsum.macs)
-    else:
-        lanes = engine.cores * engine.sfu_lanes
-        compute, fill = float(math.ceil(einsum.ops / lanes)), 0.0
-        in_bytes = 0.0
-        for access in einsum.inputs:
-            if access.tensor != out_access.tensor and access.tensor not in reads and offchip(access.tensor):
-                reads[access.tensor] = _bytes(einsum, access, workload)
-                in_bytes += reads[access.tensor]
-        load = in_bytes / engine.cores / striped * clock
-        # lanes stream element by element: loads and compute overlap finely
-        pipelined = max(compute, load)
-        dtype = dtype_of_bits(workload.tensor(out_access.tensor).bits)
-        energy = {("sfu", "compute"): einsum.ops * dtype_mac_energy_j(dtype, dtype, node_nm=node)
-                  * FPGA_DYNAMIC_POWER_GAP}
-        peak = float(lanes)
-        work = float(einsum.ops)
-    written = out_bytes if offchip(out_access.tensor) else 0.0
-    store = written / engine.cores / (ch_bw * engine.same_channel_efficiency) * clock
+    ratio = arch.clock_hz / arch.engine_clock_hz(engine)
+    work = (gemm_work if einsum.op == "mac" else sfu_work)(einsum, workload, arch, engine)
+    energy = dict(work.energy_j)
+    out = einsum.output
+    written = _bytes(einsum, out, workload) if _offchip(workload, arch, out.tensor) else 0.0
+    store = (written / engine.cores / (channel_bandwidth(engine, arch) * engine.same_channel_efficiency)
+             * arch.engine_clock_hz(engine))
 
     # every level is also bounded by its aggregate bandwidth; compulsory traffic is what crosses each
     traffic = compulsory_traffic(einsum, workload)
@@ -172,26 +188,19 @@ def operator_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEn
     accesses: dict[tuple[str, str, str], float] = {}
     for li, level in enumerate(arch.memory):
         rd, wr = traffic.through(level)
-        level_floor.append((rd + wr) / level.bandwidth_bytes_per_s * clock)
+        level_floor.append(engine.transfer_cycles(rd + wr, level, arch) / ratio)
         if li == 0:
-            rd_bits, wr_bits = 8 * sum(reads.values()), 8 * written
+            rd_bits, wr_bits = 8 * sum(work.offchip_reads.values()), 8 * written
         else:
             rd_bits, wr_bits = 8 * rd, 8 * wr
         for key, value in level_access_energy(arch, li, rd_bits, wr_bits).items():
             energy[key] = energy.get(key, 0.0) + value
-        for access in (*einsum.inputs, out_access):
-            tensor = workload.tensor(access.tensor)
-            if cls[tensor.name] not in level.holds:
-                continue
-            action = "write" if access is out_access else "read"
-            elements = (reads.get(tensor.name, 0.0) * 8 / tensor.bits if li == 0 and action == "read"
-                        else float(einsum.footprint(access, tensor)))
-            if elements:
-                accesses[(level.name, tensor.name, action)] = elements
+        accesses.update(_level_accesses(einsum, workload, arch, li, work.offchip_reads))
 
-    busy = max(pipelined, store, *level_floor)
+    busy = max(work.pipelined_cycles, store, *level_floor)
     total = busy * ratio
-    util = work / (peak * busy) if busy > 0 else 0.0
+    util = work.operations / (work.peak_per_cycle * busy) if busy > 0 else 0.0
+    compute, fill = work.compute_cycles, work.fill_cycles
     return Cost(macs=einsum.macs, compute_cycles=compute * ratio, fill_drain_cycles=fill * ratio,
                 stall_cycles=total - (compute + fill) * ratio, accesses=accesses, energy_j=energy,
                 utilization=min(util, 1.0))

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from accel_sim.engines.costing import gemm_array_traffic
 from accel_sim.engines.lut_tensor_core import (LutTensorCoreEngine, MacTensorCoreEngine, lut_engine_area_mm2,
                                                lut_work, mac_work, precompute_adds, table_entries)
 from accel_sim.errors import ConfigError
@@ -270,9 +271,7 @@ def test_single_level_memory_streams_and_overlaps_with_compute() -> None:
     w = gemm(1, 256, 256, 2)
     cost = engine.cost(w.einsums[0], w, arch)
     assert cost.compute_cycles == pytest.approx(4096)
-    from accel_sim.engines.costing import gemm_array_traffic
-
-    dram_cycles = gemm_array_traffic(w.einsums[0], w, arch, 1, 4, "os")["level_cycles"][0]
+    dram_cycles = gemm_array_traffic(w.einsums[0], w, arch, engine, 1, 4, "os").level_cycles[0]
     assert dram_cycles >= 16384
     step_cycles = 2 * 4 * (1 * 16 + 4 * 2) / 8   # k_groups * g * (one activation row + N4 weight columns) bits
     assert cost.total_cycles == pytest.approx(max(4096 + step_cycles, dram_cycles))
