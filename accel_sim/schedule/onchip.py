@@ -73,8 +73,7 @@ def on_chip_bound(bound: Bound, einsum: Einsum, workload: Workload, arch: Arch, 
     level_bytes = dict(bound.level_bytes)
     level_bytes[backing.name] = max(0.0, level_bytes[backing.name] - removed)
     level_cycles = dict(bound.level_cycles)
-    bandwidth = engine.level_bandwidth_bytes_per_s(backing, arch.engine_clock_hz(engine))
-    level_cycles[backing.name] = level_bytes[backing.name] / bandwidth * arch.clock_hz
+    level_cycles[backing.name] = engine.transfer_cycles(level_bytes[backing.name], backing, arch)
     level_energy = dict(bound.level_energy_j)
     scale = level_bytes[backing.name] / bound.level_bytes[backing.name] if bound.level_bytes[backing.name] else 0.0
     level_energy[backing.name] = bound.level_energy_j[backing.name] * scale

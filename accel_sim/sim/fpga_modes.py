@@ -26,7 +26,8 @@ from ortools.sat.python import cp_model
 
 from accel_sim.energy.components import is_off_chip
 from accel_sim.engines.fpga.engine import FpgaEngine
-from accel_sim.engines.fpga.timing import channel_bandwidth, gemm_view, passes
+from accel_sim.engines.fpga.timing import channel_bandwidth, passes
+from accel_sim.engines.loopnest import gemm_view
 from accel_sim.engines.roofline import bound_on
 from accel_sim.errors import ConfigError, InfeasibleError
 from accel_sim.sim.execution import Execution, Placement

@@ -176,7 +176,7 @@ class _Coster:
             on_chip = max([cycles for name, cycles in level_cycles.items() if name != self.m.dram], default=0.0)
             dram = cost.bytes_by_level(bits).get(self.m.dram, 0.0)
             busy = max(compute, on_chip) / clock
-            total = max(busy, dram / arch.level(self.m.dram).bandwidth_bytes_per_s)
+            total = max(busy, engine.transfer_cycles(dram, arch.level(self.m.dram), arch) / clock)
             rest = cost.bytes_by_level(activation_bits).get(self.m.dram, 0.0)  # DRAM bytes other than weights
             options.append((total, NPU if engine in self.m.arrays else engine.name, cost, busy, dram, rest))
         if not options:
