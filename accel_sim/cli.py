@@ -160,7 +160,7 @@ def _cmd_scalesim(args: argparse.Namespace) -> int:
 def _cmd_search(args: argparse.Namespace) -> int:
     from accel_sim.errors import ConfigError
     from accel_sim.io.load import load_arch, load_workload
-    from accel_sim.mapper.search import loop_nest_text, search_many
+    from accel_sim.mapper import MapperCache, loop_nest_text, search_many
 
     arch = load_arch(args.arch)
     workload = load_workload(args.workload)
@@ -179,8 +179,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
     else:
         einsums = [e for e, _ in workload.distinct_contractions()]
     engine = systolic[0]
-    results = search_many(einsums, workload, arch, engine, args.objective, args.method, args.time_limit,
-                          jobs=args.jobs)
+    spaces = [engine.mapspace(e, workload, arch) for e in einsums]
+    if None in spaces:
+        raise ConfigError(f"einsum '{einsums[spaces.index(None)].name}' gives engine '{engine.name}' no mapping "
+                          "choices", fix="name a contraction with --einsum", file=args.workload)
+    results = search_many(spaces, args.objective, args.method, args.time_limit, jobs=args.jobs, cache=MapperCache())
     for einsum, r in zip(einsums, results):
         c, st = r.cost, r.stats
         print(f"== {einsum.name} on {engine.name}: {dict(einsum.rank_sizes)}")

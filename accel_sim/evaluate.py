@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from accel_sim.energy.components import level_area_mm2
 from accel_sim.engines.roofline import Bound, bound_on, roofline
 from accel_sim.errors import InfeasibleError
+from accel_sim.mapper import MapperCache, best_cost
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,8 +159,9 @@ def _score(cost: Cost, objective: str) -> float:
     return cost.total_cycles * cost.total_energy_j
 
 
-def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp") -> Result:
-    """Cost every einsum of `workload` on the engines of `arch` that can run it, best per `objective`."""
+def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp", cache: MapperCache | None = None) -> Result:
+    """Cost every einsum of `workload` on the engines of `arch` that can run it, best per `objective`; `cache`
+    keeps the mapper's results across calls (sweeps), None keeps none beyond this call."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     if arch.execution != "sequential":
@@ -177,7 +179,7 @@ def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp") -> Re
             if not capable:
                 roofline(einsum, workload, arch)  # raises the InfeasibleError that names the missing engine
                 raise InfeasibleError(f"no engine can run einsum '{einsum.name}'")
-            options = [(engine, engine.best_cost(einsum, workload, arch, objective)) for engine in capable]
+            options = [(engine, best_cost(engine, einsum, workload, arch, objective, cache).cost) for engine in capable]
             engine, cost = min(options, key=lambda pair: _score(pair[1], objective))
             seen[key] = (tensors, engine.name, cost, bound_on(einsum, workload, arch, engine.name))
         first_tensors, engine_name, cost, bound = seen[key]

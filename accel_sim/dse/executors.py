@@ -15,6 +15,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
+from accel_sim.mapper import MapperCache
+
 T = TypeVar("T")
 R = TypeVar("R")
 IN_FLIGHT_PER_WORKER = 4  # enough queued work to hide the driver's commit time; small enough to bound memory
@@ -25,10 +27,11 @@ CHUNK_POINTS = 25
 
 
 class Executor(Protocol):
-    """Runs `fn` over `tasks` and yields results in completion order."""
+    """Runs `fn` over `tasks` and yields results in completion order; fn(task, cache) gets the MapperCache its
+    chunk of points shares."""
 
-    def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
-        """Results of fn(task) for every task, as they finish."""
+    def map_unordered(self, fn: Callable[[T, MapperCache], R], tasks: Iterable[T]) -> Iterator[R]:
+        """Results of fn(task, cache) for every task, as they finish."""
         ...
 
 
@@ -39,8 +42,8 @@ class LocalExecutor:
     workers: int = 2
     chunk: int = CHUNK_POINTS
 
-    def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
-        """Results of fn(task) for every task, as they finish (a chunk's results together)."""
+    def map_unordered(self, fn: Callable[[T, MapperCache], R], tasks: Iterable[T]) -> Iterator[R]:
+        """Results of fn(task, cache) for every task, as they finish (a chunk's results together)."""
         chunks = _chunks(tasks, max(1, self.chunk))
         if self.workers <= 1:  # in this process: each row is yielded (and committed) as soon as it is done
             for chunk in chunks:
@@ -59,16 +62,14 @@ def _chunks(tasks: Iterable[T], size: int) -> Iterator[list[T]]:
         yield [task for _, task in group]
 
 
-def _chunk_results(fn: Callable[[T], R], chunk: list[T]) -> Iterator[R]:
-    """fn over one chunk, starting from an empty mapping cache."""
-    from accel_sim.mapper.search import clear_cache
-
-    clear_cache()
+def _chunk_results(fn: Callable[[T, MapperCache], R], chunk: list[T]) -> Iterator[R]:
+    """fn over one chunk, its points sharing one mapping cache that starts empty."""
+    cache = MapperCache()
     for task in chunk:
-        yield fn(task)
+        yield fn(task, cache)
 
 
-def _run_chunk(fn: Callable[[T], R], chunk: list[T]) -> list[R]:
+def _run_chunk(fn: Callable[[T, MapperCache], R], chunk: list[T]) -> list[R]:
     """A whole chunk in a worker process (module level, so it pickles)."""
     return list(_chunk_results(fn, chunk))
 
@@ -79,8 +80,8 @@ class DaskExecutor:
 
     address: Any  # str or distributed.Client
 
-    def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
-        """Results of fn(task) for every task, as they finish on the cluster's workers."""
+    def map_unordered(self, fn: Callable[[T, MapperCache], R], tasks: Iterable[T]) -> Iterator[R]:
+        """Results of fn(task, cache) for every task, as they finish on the cluster's workers."""
         try:
             from distributed import Client, wait as dask_wait
         except ImportError:

@@ -11,6 +11,7 @@ from accel_sim.spec.workload import Einsum
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch, MemoryLevel
     from accel_sim.spec.cost import Cost
+    from accel_sim.spec.mapspace import Mapspace
     from accel_sim.spec.workload import Workload
 
 
@@ -42,9 +43,10 @@ class EngineBase(BaseModel):
         """Device resources used vs available (resource, used, available, utilization); none for fixed silicon."""
         return ()
 
-    def best_cost(self, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp") -> Cost:
-        """The cost with the best mapping for `objective`; engines without a mapper return `cost`."""
-        return self.cost(einsum, workload, arch)
+    def mapspace(self, einsum: Einsum, workload: Workload, arch: Arch) -> Mapspace | None:
+        """The engine's mapping choices for `einsum` with their vectorized scorer, which the mapper
+        (accel_sim.mapper) searches; None: the engine has no choices for it and `cost` is the answer."""
+        return None
 
     def level_busy_cycles(self, cost: Cost, workload: Workload, arch: Arch) -> dict[str, float]:
         """Cycles (arch clock) each memory level needs for the bytes `cost` moves through it, as this engine sees it."""

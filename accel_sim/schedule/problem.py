@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from accel_sim.errors import InfeasibleError
+from accel_sim.mapper import best_cost
 from accel_sim.schedule.onchip import on_chip_cost
 
 if TYPE_CHECKING:
@@ -249,7 +250,7 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                                       f"(operator {einsum.op}); engines: {', '.join(e.name for e in arch.engines)}")
             options = []
             for engine in capable:
-                cost = engine.best_cost(einsum, workload, arch, objective)
+                cost = best_cost(engine, einsum, workload, arch, objective).cost
                 options.append(Option(engine.name, max(1, math.ceil(cost.total_cycles)), cost.total_energy_j, cost))
             cache[key] = (names, tuple(options))
         first_names, options = cache[key]
