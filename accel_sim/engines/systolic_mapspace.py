@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, implied_batch, systolic_analyses,
-                                       systolic_cost_of, systolic_scores)
+from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, _role_masks, axis_folds, implied_batch,
+                                       systolic_analyses, systolic_cost_of, systolic_scores)
 from accel_sim.engines.loopnest import SYSTOLIC_ROLES, gemm_roles
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
-from accel_sim.spec.mapspace import Candidates, MapperSpec, ProxyFound, mapping_key
+from accel_sim.spec.mapspace import AxisLayout, Candidates, MapperSpec, ProxyFound, mapping_key
 
 if TYPE_CHECKING:
     from accel_sim.engines.systolic import SystolicEngine
@@ -387,6 +387,25 @@ class SystolicMapspace:
     def cost_of(self, candidates: Candidates, scores: SystolicScores, i: int) -> Cost:
         """Candidate `i` as a Cost."""
         return systolic_cost_of(self.einsum, self.workload, self.arch, self.engine, scores, i)
+
+    def layout(self, candidates: Candidates, i: int) -> tuple[AxisLayout, ...]:
+        """The axes whose folds the timing counts im2col-flattened (`costing.axis_folds`): their ranks packed
+        ceil(prod of sizes / folds) per fold, not the per-rank spatial factors of the mapping."""
+        one = candidates.rows(slice(i, i + 1))
+        batch = one.mappings
+        roles = gemm_roles(self.einsum, self.workload.tensor_map)
+        masks = _role_masks(self.einsum, roles, batch.rank_names)[one.group]
+        out = []
+        for place, axis in enumerate(("rows", "cols")):
+            folds, packed = (int(v[0]) for v in axis_folds(self.einsum, self.engine, masks, batch, place))
+            if not packed:
+                continue
+            ranks = tuple(r for r, on in zip(batch.rank_names, masks[0, place]) if on)
+            flat = math.prod(self.einsum.sizes[r] for r in ranks)
+            level = next(lv for li, lv in enumerate(batch.level_names)
+                         if any(batch.temporal[0, li, batch.rank_names.index(r)] > 1 for r in ranks))
+            out.append(AxisLayout(axis, ranks, -(-flat // folds), folds, True, level))
+        return tuple(out)
 
     def infeasible(self, searched: bool) -> InfeasibleError:
         """The constraint family at fault: empty spatial options (when the space was searched), else the

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from accel_sim.errors import InfeasibleError
-from accel_sim.spec.mapspace import Candidates, Mapspace, Scores, concat_scores
+from accel_sim.spec.mapspace import AxisLayout, Candidates, Mapspace, Scores, concat_scores
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -77,13 +77,15 @@ class SearchStats:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """The best mapping found, its group's label (e.g. 'ws dataflow'), its exact cost and the search statistics."""
+    """The best mapping found, its group's label (e.g. 'ws dataflow'), its exact cost and the search statistics;
+    `layout` is the spatial layout the cost assumed where the mapping's per-rank factors do not state it."""
 
     mapping: Mapping
     variant: str
     cost: Cost
     score: float
     stats: SearchStats
+    layout: tuple[AxisLayout, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -237,7 +239,7 @@ def _search(space: Mapspace, objective: str, method: str, time_limit_s: float, s
     result = SearchResult(candidates.mappings.mapping(i), space.label(int(candidates.group[i])),
                           space.cost_of(candidates, scores, i), best.score,
                           SearchStats(method, best.scored, space.size() if method != "dataflow" else len(seeds),
-                                      wall_s=time.perf_counter() - start, **extra))
+                                      wall_s=time.perf_counter() - start, **extra), space.layout(candidates, i))
     keep = candidates.rows(slice(i, i + 1))
     if not space.pinned:  # re-scored with the winner: a reuse is never worse than the default cost either
         keep = Candidates.concat([keep, seeds])
@@ -306,7 +308,7 @@ def _rescore(cached: _Cached, space: Mapspace, objective: str) -> SearchResult:
     return SearchResult(candidates.mappings.mapping(i), space.label(int(candidates.group[i])),
                         space.cost_of(candidates, scores, i), float(values[i]),
                         SearchStats(old.method, len(candidates), old.space_size, wall_s=time.perf_counter() - start,
-                                    reused=True))
+                                    reused=True), space.layout(candidates, i))
 
 
 def _implied_starts(space: Mapspace, seeds: Candidates) -> list[tuple[int, np.ndarray, np.ndarray]]:
@@ -400,20 +402,39 @@ def search_many(spaces: Sequence[Mapspace], objective: str = "edp", method: Meth
 
 
 def loop_nest_text(result: SearchResult, arch: Arch) -> str:
-    """The mapping as a loop nest, one line per loop, level by level (like Timeloop's map.txt)."""
+    """The mapping as a loop nest, one line per loop, level by level (like Timeloop's map.txt).
+
+    An axis the cost packs (`SearchResult.layout`) prints as the cost ran it: its ranks flattened on the axis,
+    `extent` per fold, and at its level one fold loop in place of those ranks' tile loops.
+    """
     m = result.mapping
     orders = dict(m.order)
+    packed = {a.axis: a for a in result.layout if a.packed}
+    folded = {r: a for a in packed.values() for r in a.ranks}
     lines, indent = [], ""
     for level in arch.memory:
         skip = m.bypassed(level.name)
         lines.append(f"{indent}{level.name}" + (f"  [bypass: {', '.join(skip)}]" if skip else ""))
         factors = m.factors(level.name)
-        for rank in orders.get(level.name, tuple(factors)):
-            if factors.get(rank, 1) > 1:
-                lines.append(f"{indent}| for {rank} in [0:{factors[rank]})")
-                indent += "  "
-    for axis, factors in m.spatial:
-        for rank, f in factors:
+        loops = [r for r in orders.get(level.name, tuple(factors)) if factors.get(r, 1) > 1]
+        for rank in loops:
+            if rank in folded and folded[rank].level == level.name:
+                axis = folded[rank]
+                if axis.folds > 1 and rank == next(r for r in loops if r in axis.ranks):  # one fold loop per axis
+                    lines.append(f"{indent}| for fold in [0:{axis.folds}) of {'*'.join(axis.ranks)} on {axis.axis}")
+                    indent += "  "
+                continue
+            lines.append(f"{indent}| for {rank} in [0:{factors[rank]})")
+            indent += "  "
+    spatial = dict(m.spatial)
+    for axis in dict.fromkeys([*spatial, *packed]):
+        if axis in packed:
+            a = packed[axis]
+            lines.append(f"{indent}| parallel-for {'*'.join(a.ranks)} in [0:{a.extent}) on {axis}  "
+                         f"(packed: {a.folds} fold{'s' if a.folds > 1 else ''})")
+            indent += "  "
+            continue
+        for rank, f in spatial[axis]:
             if f > 1:
                 lines.append(f"{indent}| parallel-for {rank} in [0:{f}) on {axis}")
                 indent += "  "

@@ -111,6 +111,22 @@ def concat_scores(parts: list[Scores]) -> Scores:
 
 
 @dataclass(frozen=True)
+class AxisLayout:
+    """How a scorer laid one engine axis out for a candidate: what the printed mapping must show.
+
+    `packed`: the axis ranks are flattened (im2col) and cut into `folds` chunks of `extent` elements, which the
+    mapping's per-rank spatial factors cannot state; their tile loops at `level` are those folds.
+    """
+
+    axis: str
+    ranks: tuple[str, ...]
+    extent: int            # elements on the axis per fold
+    folds: int
+    packed: bool
+    level: str | None      # the level whose loops of `ranks` the folds are (packed only)
+
+
+@dataclass(frozen=True)
 class ProxyFound:
     """Candidates a proxy model (CP-SAT) proposes, as index arrays, with solver statistics for SearchStats."""
 
@@ -186,6 +202,11 @@ class Mapspace(Protocol):
 
     def cost_of(self, candidates: Candidates, scores: Scores, i: int) -> Cost:
         """Candidate `i` of a scored batch as a full Cost."""
+        ...
+
+    def layout(self, candidates: Candidates, i: int) -> tuple[AxisLayout, ...]:
+        """The spatial layout candidate `i` was costed with, per axis where it is not the mapping's own
+        per-rank factors (empty: the mapping says it all)."""
         ...
 
     def infeasible(self, searched: bool) -> InfeasibleError:

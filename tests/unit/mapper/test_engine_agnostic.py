@@ -143,6 +143,9 @@ class ToySpace:
         return Cost(macs=self.einsum.macs, compute_cycles=float(scores.total_cycles[i]),
                     energy_j={("toy", "compute"): float(scores.energy_j[i])})
 
+    def layout(self, candidates: Candidates, i: int) -> tuple:
+        return ()
+
     def infeasible(self, searched: bool) -> InfeasibleError:
         return InfeasibleError(f"no tile of '{self.einsum.name}' fits {BUFFER_BYTES} bytes. Fix: a larger buffer")
 
