@@ -139,6 +139,7 @@ class ProxyFound:
 class Mapspace(Protocol):
     """The legal mappings of one einsum on one engine within an arch, and their exact vectorized scorer."""
 
+    arch: Arch                  # the arch the einsum is mapped within (a cache hit on an equal one is reused as is)
     groups: tuple[int, ...]     # the sub-spaces, searched one by one
     pinned: bool                # factors are pinned: the default mappings are not offered as candidates
     settings: MapperSpec        # how the engine asks to be mapped
