@@ -15,7 +15,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from accel_sim.energy.components import level_area_mm2
-from accel_sim.sim.execution import OBJECTIVES, ExecutionModel, Placement, run_sequential
+from accel_sim.mapper import OBJECTIVES, MapperCache
+from accel_sim.sim.execution import ExecutionModel, Placement, run_sequential
 from accel_sim.sim.fpga_modes import run_fpga
 from accel_sim.sim.npu_pim import run_npu_pim
 from accel_sim.sim.scheduled import run_pipelined, run_scheduled
@@ -122,7 +123,7 @@ class Result:
 
     def per_einsum(self) -> pd.DataFrame:
         """One row per einsum: engine, operator, MACs, cycle split, utilization, bytes per level, energy, bound."""
-        import pandas as pd
+        import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
         return pd.DataFrame(self.per_einsum_records)
 
@@ -146,16 +147,18 @@ class Result:
 
     def plot_roofline(self) -> Figure:
         """Hierarchical roofline with each einsum's bound and achieved throughput."""
+        # lazy: plotting pulls matplotlib (heavy); DESIGN.md's notebook API keeps plots as Result methods
         from accel_sim.reports.plots import roofline_figure
 
         return roofline_figure(self)
 
 
-def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp") -> Result:
+def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp", cache: MapperCache | None = None
+             ) -> Result:
     """Run `workload` on `arch` through the execution model its `execution:` spec names, placing einsums for
-    `objective`."""
+    `objective`; `cache` keeps the mapper's results across calls (sweeps), None keeps none beyond this call."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     model = MODELS[type(arch.execution)]
-    execution = model(arch.execution, arch, workload, objective)
+    execution = model(arch.execution, arch, workload, objective, cache)
     return Result(arch, workload, execution.placements, objective, execution.trace)

@@ -58,17 +58,17 @@ def int8(workload):
 
 def network_search(arch, workload, method: str, time_limit_s: float, jobs: int = 1) -> dict:
     """Map every distinct contraction (over `jobs` processes); totals weighted by repeats; EDP = cycles x joules."""
-    import accel_sim.mapper.cpsat  # noqa: F401  (OR-Tools and pandas imports, ~0.7 s, stay out of the timing,
-    from accel_sim.mapper.search import clear_cache, search_many  # as ZigZag's imports stay out of its timing)
+    import accel_sim.engines.systolic_cpsat  # noqa: F401  (OR-Tools and pandas imports, ~0.7 s, stay out of the
+    from accel_sim.mapper import MapperCache, search_many  # timing, as ZigZag's imports stay out of its timing)
 
-    clear_cache()
     engine = next(e for e in arch.engines if e.kind == "systolic")
     start = time.perf_counter()
     cycles = energy = 0.0
     candidates = 0
     statuses: dict[str, int] = {}
     distinct = workload.distinct_contractions()
-    results = search_many([e for e, _ in distinct], workload, arch, engine, "edp", method, time_limit_s, jobs=jobs)
+    results = search_many([engine.mapspace(e, workload, arch) for e, _ in distinct], "edp", method, time_limit_s,
+                          jobs=jobs, cache=MapperCache())
     for (einsum, count), r in zip(distinct, results):
         cycles += count * r.cost.total_cycles
         energy += count * r.cost.total_energy_j
@@ -84,23 +84,21 @@ def scorer_rate(arch, workload, n: int = 100_000) -> tuple[float, float]:
 
     The CPU-time figure is the one-core rate when other processes share the machine; wall clock counts them.
     """
-    from accel_sim.engines.costing import systolic_scores
-    from accel_sim.mapper.mapspace import CHUNK, systolic_space
+    from accel_sim.mapper.search import CHUNK
 
     engine = next(e for e in arch.engines if e.kind == "systolic")
     einsum = next(e for e in workload.einsums if e.op == "mac" and e.sizes.get("r") == 3)
-    space = systolic_space(einsum, workload, arch, engine)
+    space = engine.mapspace(einsum, workload, arch)
     rng = np.random.default_rng(0)
-    batches = [space.sample(rng, CHUNK) for _ in range(-(-n // CHUNK))]
-    batches = [(space.batch(d, c, o), np.full(len(c), d)) for d, c, o in batches]
+    batches = [space.candidates(*space.sample(rng, CHUNK)) for _ in range(-(-n // CHUNK))]
     walls, cpus = [], []
     for _ in range(3):   # best of three passes, as timeit reports: the others include other processes' load
         start, cpu = time.perf_counter(), time.process_time()
-        for batch, flows in batches:
-            systolic_scores(einsum, workload, arch, engine, batch, flows)
+        for batch in batches:
+            space.score(batch)
         walls.append(time.perf_counter() - start)
         cpus.append(time.process_time() - cpu)
-    scored = sum(len(b) for b, _ in batches)
+    scored = sum(len(b) for b in batches)
     return scored / min(walls), scored / min(cpus)
 
 
@@ -129,8 +127,9 @@ def random_comparison(arch, workloads, time_limit_s: float) -> tuple[int, int, f
     worst = 0.0
     for workload in workloads:
         for einsum, _ in workload.distinct_contractions():
-            ours = search(einsum, workload, arch, engine, "edp", "cpsat", time_limit_s)
-            rand = search(einsum, workload, arch, engine, "edp", "random", 10 * ours.stats.wall_s, seed=1)
+            space = engine.mapspace(einsum, workload, arch)
+            ours = search(space, "edp", "cpsat", time_limit_s)
+            rand = search(space, "edp", "random", 10 * ours.stats.wall_s, seed=1)
             total += 1
             wins += ours.score <= rand.score * (1 + 1e-12)
             worst = max(worst, ours.score / rand.score - 1)

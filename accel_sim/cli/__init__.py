@@ -127,7 +127,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_scalesim(args: argparse.Namespace) -> int:
-    # the SCALE-Sim emulator loads only for this command (its modules are large and `run` never needs them)
+    # lazy: the SCALE-Sim emulator and the rich tables it prints load only for this command
     from accel_sim.compat.scalesim import load_scalesim_config, load_topology, print_summary, simulate, write_reports
 
     config = load_scalesim_config(args.config)
@@ -140,7 +140,7 @@ def _cmd_scalesim(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from accel_sim.mapper.search import loop_nest_text, search_many  # the mapper's CP-SAT pulls ortools (heavy)
+    from accel_sim.mapper import MapperCache, loop_nest_text, search_many  # the mapper's CP-SAT pulls ortools (heavy)
 
     arch = load_arch(args.arch)
     workload = load_workload(args.workload)
@@ -159,8 +159,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
     else:
         einsums = [e for e, _ in workload.distinct_contractions()]
     engine = systolic[0]
-    results = search_many(einsums, workload, arch, engine, args.objective, args.method, args.time_limit,
-                          jobs=args.jobs)
+    spaces = [engine.mapspace(e, workload, arch) for e in einsums]
+    if None in spaces:
+        raise ConfigError(f"einsum '{einsums[spaces.index(None)].name}' gives engine '{engine.name}' no mapping "
+                          "choices", fix="name a contraction with --einsum", file=args.workload)
+    results = search_many(spaces, args.objective, args.method, args.time_limit, jobs=args.jobs, cache=MapperCache())
     for einsum, r in zip(einsums, results):
         c, st = r.cost, r.stats
         print(f"== {einsum.name} on {engine.name}: {dict(einsum.rank_sizes)}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 from accel_sim.errors import ConfigError
+from accel_sim.mapper import MapperCache
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -27,10 +28,11 @@ CHUNK_POINTS = 25
 
 
 class Executor(Protocol):
-    """Runs `fn` over `tasks` and yields results in completion order."""
+    """Runs `fn` over `tasks` and yields results in completion order; fn(task, cache) gets the MapperCache its
+    chunk of points shares."""
 
-    def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
-        """Results of fn(task) for every task, as they finish."""
+    def map_unordered(self, fn: Callable[[T, MapperCache], R], tasks: Iterable[T]) -> Iterator[R]:
+        """Results of fn(task, cache) for every task, as they finish."""
         ...
 
 
@@ -41,8 +43,8 @@ class LocalExecutor:
     workers: int = 2
     chunk: int = CHUNK_POINTS
 
-    def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
-        """Results of fn(task) for every task, as they finish (a chunk's results together)."""
+    def map_unordered(self, fn: Callable[[T, MapperCache], R], tasks: Iterable[T]) -> Iterator[R]:
+        """Results of fn(task, cache) for every task, as they finish (a chunk's results together)."""
         chunks = _chunks(tasks, max(1, self.chunk))
         if self.workers <= 1:  # in this process: each row is yielded (and committed) as soon as it is done
             for chunk in chunks:
@@ -61,16 +63,14 @@ def _chunks(tasks: Iterable[T], size: int) -> Iterator[list[T]]:
         yield [task for _, task in group]
 
 
-def _chunk_results(fn: Callable[[T], R], chunk: list[T]) -> Iterator[R]:
-    """fn over one chunk, starting from an empty mapping cache."""
-    from accel_sim.mapper.search import clear_cache
-
-    clear_cache()
+def _chunk_results(fn: Callable[[T, MapperCache], R], chunk: list[T]) -> Iterator[R]:
+    """fn over one chunk, its points sharing one mapping cache that starts empty."""
+    cache = MapperCache()
     for task in chunk:
-        yield fn(task)
+        yield fn(task, cache)
 
 
-def _run_chunk(fn: Callable[[T], R], chunk: list[T]) -> list[R]:
+def _run_chunk(fn: Callable[[T, MapperCache], R], chunk: list[T]) -> list[R]:
     """A whole chunk in a worker process (module level, so it pickles)."""
     return list(_chunk_results(fn, chunk))
 
@@ -81,8 +81,8 @@ class DaskExecutor:
 
     address: Any  # str or distributed.Client
 
-    def map_unordered(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
-        """Results of fn(task) for every task, as they finish on the cluster's workers."""
+    def map_unordered(self, fn: Callable[[T, MapperCache], R], tasks: Iterable[T]) -> Iterator[R]:
+        """Results of fn(task, cache) for every task, as they finish on the cluster's workers."""
         try:
             # dask is an optional extra (heavy): loaded only for --dask
             # dask is an optional extra (heavy): loaded only for --dask

@@ -15,6 +15,7 @@ from accel_sim.dse.store import PointRow
 from accel_sim.errors import AccelSimError
 from accel_sim.evaluate import evaluate
 from accel_sim.io.load import load_arch, load_workload
+from accel_sim.mapper import MapperCache
 from accel_sim.spec.workload import Workload
 
 
@@ -35,15 +36,15 @@ def metrics_of(summary: dict[str, object]) -> dict[str, float]:
     return out
 
 
-def evaluate_point(task: PointTask) -> PointRow:
-    """Evaluate one point; never raises for a bad point (the row says what went wrong)."""
+def evaluate_point(task: PointTask, cache: MapperCache | None = None) -> PointRow:
+    """Evaluate one point, reusing `cache`'s mappings; never raises for a bad point (the row says what went wrong)."""
     start = time.perf_counter()
     params = dict(task.params)
     workload_name = task.workload_label
     try:
         arch = load_arch(task.arch, task.arch_overrides)
         workload = _workload(task.workload, task.workload_overrides)
-        metrics = metrics_of(evaluate(arch, workload, task.objective).summary())
+        metrics = metrics_of(evaluate(arch, workload, task.objective, cache).summary())
     except AccelSimError as exc:
         return PointRow(task.point_id, task.design_id, workload_name, "invalid", str(exc), params, {},
                         time.perf_counter() - start)

@@ -12,6 +12,7 @@ from accel_sim.spec.workload import Einsum
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch, MemoryLevel
     from accel_sim.spec.cost import Cost
+    from accel_sim.spec.mapspace import Mapspace
     from accel_sim.spec.workload import Workload
 
 ByteCount = TypeVar("ByteCount", float, np.ndarray)
@@ -45,9 +46,10 @@ class EngineBase(BaseModel):
         """Device resources used vs available (resource, used, available, utilization); none for fixed silicon."""
         return ()
 
-    def best_cost(self, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp") -> Cost:
-        """The cost with the best mapping for `objective`; engines without a mapper return `cost`."""
-        return self.cost(einsum, workload, arch)
+    def mapspace(self, einsum: Einsum, workload: Workload, arch: Arch) -> Mapspace | None:
+        """The engine's mapping choices for `einsum` with their vectorized scorer, which the mapper
+        (accel_sim.mapper) searches; None: the engine has no choices for it and `cost` is the answer."""
+        return None
 
     def transfer_cycles(self, bytes_moved: ByteCount, level: MemoryLevel, arch: Arch) -> ByteCount:
         """Cycles (arch clock) to move `bytes_moved` (a number or an array) through `level` as this engine sees it."""

@@ -234,18 +234,31 @@ def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch:
     count) instead of the product of the per-rank tile counts.
     """
     masks = _role_masks(einsum, roles, batch.rank_names)[dataflow]                   # (B, 3, R)
-    sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
     per_rank = batch.temporal.prod(axis=1)                                           # (B, R)
     t = np.where(masks[:, 2], batch.temporal[:, -1, :], 1).prod(axis=1)
     folds = np.where(masks[:, 0] | masks[:, 1], 1, per_rank).prod(axis=1) // t
-    for place, size in ((0, engine.rows), (1, engine.cols)):
-        on_axis = masks[:, place]
-        split = np.where(on_axis, per_rank, 1).prod(axis=1)
-        levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
-        fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), size)
-        folds = folds * np.where(levels_used <= 1, np.minimum(fused, split), split)
+    for place in (0, 1):
+        folds = folds * axis_folds(einsum, engine, masks, batch, place)[0]
     per_fold = np.where(dataflow == 0, t + engine.rows + engine.cols - 2, 2 * engine.rows + engine.cols + t - 2)
     return FoldTiming(folds, t, per_fold)
+
+
+def axis_folds(einsum: Einsum, engine: SystolicEngine, masks: np.ndarray, batch: MappingBatch, place: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(folds, packed) of each candidate along one array axis (place 0: rows, 1: cols), as systolic_timing counts.
+
+    `masks` is `_role_masks` per candidate (B, 3, R). Folds are the product of the axis ranks' tile counts, or,
+    when their tile loops sit at one level, the im2col-flattened count ceil(prod of their sizes / axis size) if
+    fewer: then `packed` is True and each fold holds ceil(prod of sizes / folds) flattened elements, not the
+    mapping's per-rank spatial factors.
+    """
+    sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
+    on_axis = masks[:, place]
+    split = np.where(on_axis, batch.temporal.prod(axis=1), 1).prod(axis=1)
+    levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
+    fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), (engine.rows, engine.cols)[place])
+    packed = (levels_used <= 1) & (fused < split)
+    return np.where(packed, fused, split), packed
 
 
 def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,

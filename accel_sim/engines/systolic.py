@@ -46,12 +46,14 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.costing import elementwise_cost, systolic_cost, systolic_pe_area_mm2, systolic_resident_cost
 from accel_sim.engines.folds import Buffering, fold_count, hidden_fold_cycles
-from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveFloat, PositiveInt
+from accel_sim.engines.systolic_mapspace import SystolicMapspace, systolic_mapspace
+from accel_sim.spec.fields import Bytes, PositiveFloat, PositiveInt
+from accel_sim.spec.mapspace import MapperSpec, pins_for
 from accel_sim.spec.workload import MAP_OPS, Einsum, map_ops_of
 
 Dataflow = Literal["os", "ws", "is"]
@@ -62,32 +64,6 @@ if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
-
-
-class PinnedFactor(BaseModel):
-    """One factor the mapper must use: rank `rank` takes `factor` at `slot` (rows, cols or a memory level)."""
-
-    model_config = SPEC_CONFIG
-
-    rank: str
-    slot: str
-    factor: PositiveInt
-
-
-class MapperSpec(BaseModel):
-    """How `accel-sim run` maps each contraction on this engine (YAML key `mapper:` of a systolic engine).
-
-    method: 'local' (default: exact local search from the dataflow-implied mappings, fast enough for whole
-    networks), 'cpsat' (the CP-SAT mapper), 'exhaustive', 'random', or 'dataflow' (only the implied mapping,
-    SCALE-Sim's folds). `pin` fixes factors for every einsum that has the named rank.
-    """
-
-    model_config = SPEC_CONFIG
-
-    method: Literal["local", "cpsat", "exhaustive", "random", "dataflow"] = "local"
-    time_limit_s: PositiveFloat = Field(0.03, alias="time_limit")  # seconds per distinct einsum shape
-    seed: int = 0
-    pin: tuple[PinnedFactor, ...] = ()
 
 
 class SystolicEngine(EngineBase):
@@ -172,25 +148,12 @@ class SystolicEngine(EngineBase):
         busiest = max(self.level_busy_cycles(cost, workload, arch).values(), default=0.0)
         return max(0.0, min(skew, cost.fill_drain_cycles, cost.total_cycles - busiest))
 
-    def best_cost(self, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp") -> Cost:
-        """The mapper's best mapping for `objective` (accel_sim.mapper); the implied one if none fits."""
-        from accel_sim.errors import InfeasibleError
-        from accel_sim.mapper.search import search
-
+    def mapspace(self, einsum: Einsum, workload: Workload, arch: Arch) -> SystolicMapspace | None:
+        """A contraction's tilings, loop orders and (`dataflow: any`) dataflows with the exact scorer, for the
+        mapper (engines/systolic_mapspace.py), pinned as `mapper.pin` says; None for maps and reductions."""
         if einsum.op != "mac":
-            return self.cost(einsum, workload, arch)
-        ranks = {r for r, _ in einsum.rank_sizes}
-        pinned: dict[str, dict[str, int]] = {}
-        for pin in self.mapper.pin:
-            if pin.rank in ranks:
-                pinned.setdefault(pin.rank, {})[pin.slot] = pin.factor
-        try:
-            return search(einsum, workload, arch, self, objective, self.mapper.method, self.mapper.time_limit_s,
-                          self.mapper.seed, pinned or None).cost
-        except InfeasibleError:
-            if pinned:
-                raise
-            return self.cost(einsum, workload, arch)  # nothing fits: the implied mapping, charged as it runs
+            return None
+        return systolic_mapspace(einsum, workload, arch, self, pins_for(self.mapper, {r for r, _ in einsum.rank_sizes}))
 
     def area_mm2(self, node_nm: float) -> float:
         """rows x cols PEs, each a MAC at `operand_bits` with its operand and accumulator registers."""

@@ -1,6 +1,9 @@
-"""Mapping search: the mapspace of an einsum on an engine, the CP-SAT mapper, exhaustive and random search."""
+"""The mapper, a pipeline stage: searches an engine's mapspace (`EngineBase.mapspace`) with its exact scorer."""
 from __future__ import annotations
 
-from accel_sim.mapper.search import SearchResult, SearchStats, search
+from accel_sim.mapper.search import (MappedCost, MapperCache, SearchResult, SearchStats, best_cost, loop_nest_text,
+                                     search, search_many)
+from accel_sim.mapper.stage import OBJECTIVES, best_options, score
 
-__all__ = ["SearchResult", "SearchStats", "search"]
+__all__ = ["OBJECTIVES", "MappedCost", "MapperCache", "SearchResult", "SearchStats", "best_cost", "best_options",
+           "loop_nest_text", "score", "search", "search_many"]

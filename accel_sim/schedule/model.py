@@ -11,7 +11,6 @@ literal so that `schedule/explain.py` can name the families at fault when the mo
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Literal
 

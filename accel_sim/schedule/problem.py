@@ -2,17 +2,19 @@
 
 Built once from (arch, workload) and handed to the CP-SAT model (`schedule/cpsat.py`) and the replay
 (`sim/replay.py`). Durations and energies come from the engines' own models (each engine's best cost, costed
-once per distinct layer shape by `sim.execution.best_options`, as the sequential model does).
+once per distinct layer shape by the mapping stage, `mapper.best_options`, as the sequential model does).
 """
 from __future__ import annotations
 
+import itertools
 import math
+import random
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from accel_sim.schedule.onchip import on_chip_cost
-from accel_sim.sim.execution import best_options
+from accel_sim.mapper import MapperCache, best_options
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -193,8 +195,6 @@ MAX_RESIDENT_PER_TASK = 3  # register-residency candidates per (einsum, engine):
 def _with_variants(option: Option, einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase,
                    on_chip: frozenset[str], candidates: list[str]) -> Option:
     """`option` with one Variant per non-empty subset of `candidates` the engine can hold in its registers."""
-    import itertools
-
     variants = []
     levels = frozenset(lv.name for lv in arch.memory)
     for n in range(1, len(candidates) + 1):
@@ -262,14 +262,14 @@ def _tensor_graph(workload: Workload) -> tuple[dict[str, tuple[str, ...]], list[
 
 
 def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
-                  required_fusions: tuple[tuple[str, str], ...] = ()) -> Problem:
+                  required_fusions: tuple[tuple[str, str], ...] = (), cache: MapperCache | None = None) -> Problem:
     """The scheduling problem of `workload` on `arch`: options from the engines (the graph's intermediates on chip,
     schedule/onchip.py), buffers from the tensor graph."""
     clock = arch.clock_hz
-    # each engine's best cost per einsum (sim/execution.py, the one place that asks the engines)
+    # each engine's best cost per einsum (the mapping stage, mapper/stage.py)
     tasks = [Task(einsum.name, tuple(Option(engine.name, max(1, math.ceil(cost.total_cycles)), cost.total_energy_j,
                                             cost) for engine, cost in options))
-             for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective))]
+             for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective, cache))]
     alias, buffers, edges = _tensor_graph(workload)
 
     # the graph's own intermediates stay on chip unless the scheduler spills them (schedule/onchip.py)
@@ -311,8 +311,6 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
 def random_problem(seed: int, n: int, capacity: int | None = None, tails: bool = False) -> Problem:
     """A random DAG of `n` einsums on engines x and y (some run on both) with fusible and plain tensors (tests);
     with `tails`, about half the options get a random pipeline tail."""
-    import random
-
     rng = random.Random(seed)
     tasks = []
     for i in range(n):

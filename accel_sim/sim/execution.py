@@ -5,16 +5,16 @@ An execution model takes its spec (spec/execution.py), the arch, the workload an
 `Trace` of what ran when. `evaluate` picks the model from a table keyed by the spec's type; nothing here imports
 `evaluate`.
 
-Per-einsum costs of the sequential model come from `place_best`, the one place that asks the engines for their
-best cost per objective (each distinct layer shape once).
+Per-einsum costs come from the mapping stage (`mapper.best_options`: each engine's best cost per distinct layer
+shape); the sequential model places each einsum on the engine that serves the objective best.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from accel_sim.engines.roofline import Bound, bound_on, roofline
-from accel_sim.errors import InfeasibleError
+from accel_sim.engines.roofline import Bound, bound_on
+from accel_sim.mapper import MapperCache, best_options, score
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from accel_sim.spec.execution import SequentialExecution
     from accel_sim.spec.workload import Workload
 
-OBJECTIVES: tuple[str, ...] = ("latency", "energy", "edp")
 SpecT = TypeVar("SpecT", contravariant=True)
 
 
@@ -49,46 +48,18 @@ class Execution:
 class ExecutionModel(Protocol[SpecT]):
     """Runs a workload on an arch as its execution spec says."""
 
-    def __call__(self, spec: SpecT, arch: Arch, workload: Workload, objective: str) -> Execution:
-        """Place and time every einsum of `workload` on `arch` for `objective`."""
+    def __call__(self, spec: SpecT, arch: Arch, workload: Workload, objective: str,
+                 cache: MapperCache | None = None) -> Execution:
+        """Place and time every einsum of `workload` on `arch` for `objective` (`cache`: the mapper's, if shared)."""
         ...
 
 
-def score(cost: Cost, objective: str) -> float:
-    """The figure `objective` minimizes: cycles, joules or their product."""
-    if objective == "latency":
-        return cost.total_cycles
-    if objective == "energy":
-        return cost.total_energy_j
-    return cost.total_cycles * cost.total_energy_j
-
-
-def best_options(arch: Arch, workload: Workload, objective: str) -> list[tuple[tuple[str, ...], list]]:
-    """Per einsum: its tensor names and [(engine, best cost)] on every capable engine; a repeated layer shape
-    is costed once and renamed (the one place that asks engines for their best cost)."""
-    seen: dict[tuple, tuple[tuple[str, ...], list]] = {}
-    out = []
-    for einsum in workload.einsums:
-        key, tensors = workload.shape_key(einsum)
-        if key not in seen:
-            capable = [e for e in arch.engines if e.peak_per_cycle(einsum) > 0]
-            if not capable:
-                roofline(einsum, workload, arch)  # raises the InfeasibleError that names the missing engine
-                raise InfeasibleError(f"no engine can run einsum '{einsum.name}'")
-            seen[key] = (tensors, [(e, e.best_cost(einsum, workload, arch, objective)) for e in capable])
-        first, options = seen[key]
-        if first != tensors:
-            rename = dict(zip(first, tensors))
-            options = [(e, c.with_tensor_names(rename)) for e, c in options]
-        out.append((tensors, options))
-    return out
-
-
-def place_best(arch: Arch, workload: Workload, objective: str) -> tuple[Placement, ...]:
+def place_best(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None
+               ) -> tuple[Placement, ...]:
     """Every einsum on the engine whose best cost serves `objective` best, with its roofline bound."""
     placed = []
     bounds: dict[tuple, Bound] = {}
-    for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective)):
+    for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective, cache)):
         engine, cost = min(options, key=lambda pair: score(pair[1], objective))
         key = (workload.shape_key(einsum)[0], engine.name)
         if key not in bounds:
@@ -108,7 +79,8 @@ def back_to_back(arch: Arch, placements: tuple[Placement, ...], policy: str = "b
     return Trace("sequential", policy, tuple(spans), arch.clock_hz, resources, now, concurrent=False)
 
 
-def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, objective: str) -> Execution:
+def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, objective: str,
+                   cache: MapperCache | None = None) -> Execution:
     """Einsums back to back, each on its best engine (`execution: sequential`)."""
-    placements = place_best(arch, workload, objective)
+    placements = place_best(arch, workload, objective, cache)
     return Execution(placements, back_to_back(arch, placements))

@@ -34,6 +34,7 @@ from accel_sim.sim.execution import Execution, Placement
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
+    from accel_sim.mapper import MapperCache
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.execution import FpgaExecution
@@ -262,12 +263,13 @@ def fpga_engine(arch: Arch, name: str | None) -> FpgaEngine:
     return found[0]
 
 
-def run_fpga(spec: FpgaExecution, arch: Arch, workload: Workload, objective: str) -> Execution:
+def run_fpga(spec: FpgaExecution, arch: Arch, workload: Workload, objective: str,
+             cache: MapperCache | None = None) -> Execution:
     """Every einsum on the FPGA engine, groups run in the spec's mode back to back (`execution: fpga`)."""
     engine = fpga_engine(arch, spec.engine)
     planned = plan(workload, arch, engine.name, spec.mode, spec.max_stages)
-    cache: dict = {}
-    placed = tuple(Placement(e.name, engine.name, e.op, _operator_cost(e, workload, arch, engine, cache),
+    memo: dict = {}  # the FPGA engine has no mapspace: its operator costs are memoized here, not mapped
+    placed = tuple(Placement(e.name, engine.name, e.op, _operator_cost(e, workload, arch, engine, memo),
                              bound_on(e, workload, arch, engine.name)) for e in workload.einsums)
     spans, now = [], 0.0
     for i, group in enumerate(planned.groups):

@@ -42,6 +42,7 @@ from accel_sim.spec.cost import Cost
 from accel_sim.spec.workload import Einsum, Workload
 
 if TYPE_CHECKING:
+    from accel_sim.mapper import MapperCache
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.execution import NpuPimExecution
 
@@ -437,7 +438,8 @@ def request_contexts(spec: NpuPimExecution, workload: Workload) -> tuple[int, ..
     return continuous_batch(_batch_size(workload), spec.iteration, DISTRIBUTIONS[spec.requests], spec.seed)
 
 
-def run_npu_pim(spec: NpuPimExecution, arch: Arch, workload: Workload, objective: str) -> Execution:
+def run_npu_pim(spec: NpuPimExecution, arch: Arch, workload: Workload, objective: str,
+                cache: MapperCache | None = None) -> Execution:
     """One decode iteration co-simulated under the spec's policy (`execution: npu_pim`)."""
     if not any(KEY_RANK in e.sizes for e in workload.einsums) or \
             not any(BATCH_RANK in e.sizes for e in workload.einsums):

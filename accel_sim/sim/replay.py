@@ -20,7 +20,7 @@ import simpy
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
-    from accel_sim.schedule.cpsat import Schedule, Slot
+    from accel_sim.schedule.model import Schedule, Slot
     from accel_sim.schedule.problem import Buffer
 
 Process = Generator[simpy.Event, object, None]

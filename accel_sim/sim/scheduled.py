@@ -24,7 +24,8 @@ from accel_sim.sim.execution import Execution, Placement
 from accel_sim.sim.replay import replay
 
 if TYPE_CHECKING:
-    from accel_sim.schedule.cpsat import Schedule
+    from accel_sim.mapper import MapperCache
+    from accel_sim.schedule.model import Schedule
     from accel_sim.schedule.problem import Problem
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.execution import PipelinedExecution, ScheduledExecution
@@ -68,9 +69,10 @@ def placements(arch: Arch, workload: Workload, problem: Problem, schedule: Sched
     return tuple(placed)
 
 
-def run_scheduled(spec: ScheduledExecution, arch: Arch, workload: Workload, objective: str) -> Execution:
+def run_scheduled(spec: ScheduledExecution, arch: Arch, workload: Workload, objective: str,
+                  cache: MapperCache | None = None) -> Execution:
     """Cost, schedule and replay `workload` on `arch`; the trace is the replay."""
-    problem = build_problem(arch, workload, objective)
+    problem = build_problem(arch, workload, objective, cache=cache)
     sched = schedule_problem(problem, "energy" if objective == "energy" else "latency",
                              time_limit_s=spec.time_limit_s, addresses=False,
                              max_cpsat_einsums=spec.max_cpsat_einsums)
@@ -78,9 +80,10 @@ def run_scheduled(spec: ScheduledExecution, arch: Arch, workload: Workload, obje
     return Execution(placements(arch, workload, problem, sched), trace)
 
 
-def run_pipelined(spec: PipelinedExecution, arch: Arch, workload: Workload, objective: str) -> Execution:
+def run_pipelined(spec: PipelinedExecution, arch: Arch, workload: Workload, objective: str,
+                  cache: MapperCache | None = None) -> Execution:
     """`spec.instances` copies of `workload` software-pipelined; the trace replays the unrolled copies."""
-    problem = build_problem(arch, workload, "latency")
+    problem = build_problem(arch, workload, "latency", cache=cache)
     plan = periodic_solve(problem, spec.instances, copies=spec.copies, time_limit_s=spec.time_limit_s,
                           seed=spec.seed)
     played = replay(plan.schedule)

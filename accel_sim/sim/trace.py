@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from accel_sim.schedule.cpsat import BufferSlot
+    from accel_sim.schedule.model import BufferSlot
 
 GAP_FLAG = 0.10  # a replay this far from its plan is flagged: contention the planner did not model
 
@@ -86,8 +88,7 @@ class Trace:
 
     def utilization_over_time(self, bins: int = 50) -> pd.DataFrame:
         """Busy fraction of each resource group per time bin (rows: bin start in cycles)."""
-        import numpy as np
-        import pandas as pd
+        import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
         end = max((s.end for s in self.spans), default=0.0)
         edges = np.linspace(0.0, end, bins + 1)
@@ -105,7 +106,7 @@ class Trace:
 
     def occupancy(self) -> pd.DataFrame:
         """On-chip bytes live over time as a step function (planned lifetimes of on-chip and fused tensors)."""
-        import pandas as pd
+        import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
         events: dict[float, float] = {}
         for b in self.buffers:
@@ -120,7 +121,7 @@ class Trace:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per span: resource, kind, label, start, end (cycles), bytes, instance; also `einsum`/`engine`."""
-        import pandas as pd
+        import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
         columns = ["resource", "kind", "label", "start", "end", "bytes", "instance"]
         frame = pd.DataFrame([s.__dict__ for s in self.spans], columns=columns)
@@ -147,10 +148,10 @@ class Trace:
 
     def plot_timeline(self) -> Figure:
         """Gantt chart per resource (top), utilization over time (middle) and on-chip bytes over time (bottom)."""
-        import matplotlib
+        import matplotlib  # matplotlib is heavy to import: loaded on first use
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # matplotlib is heavy to import: loaded on first use
 
         fig, (ax, ax_u, ax_b) = plt.subplots(3, 1, figsize=(11, 8), sharex=True,
                                              gridspec_kw={"height_ratios": [3, 1, 1]})

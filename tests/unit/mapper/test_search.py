@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from accel_sim.engines.costing import implied_batch, systolic_scores
 from accel_sim.engines.loopnest import analyze
 from accel_sim.engines.systolic import fold_plan
+from accel_sim.engines.systolic_mapspace import systolic_mapspace
+from accel_sim.engines.systolic_space import ordered_factorizations, spatial_choices
 from accel_sim.errors import InfeasibleError
-from accel_sim.mapper.mapspace import ordered_factorizations, spatial_choices, systolic_space
-from accel_sim.mapper.search import clear_cache, search
+from accel_sim.mapper.search import search
 from accel_sim.spec.mapping import MappingBatch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engines"))
@@ -67,10 +68,11 @@ def test_cpsat_matches_exhaustive_optimum_on_small_spaces(capsys: pytest.Capture
         w = gemm(*args) if kind == "gemm" else conv(*args)
         arch = two_level_arch(**a)
         e, engine = w.einsums[0], arch.engine("mxu")
-        if systolic_space(e, w, arch, engine).size() > 100_000:
+        space = systolic_mapspace(e, w, arch, engine)
+        if space.size() > 100_000:
             continue
-        best = search(e, w, arch, engine, objective, "exhaustive").score
-        found = search(e, w, arch, engine, objective, "cpsat", time_limit_s=1.0).score
+        best = search(space, objective, "exhaustive").score
+        found = search(space, objective, "cpsat", time_limit_s=1.0).score
         gaps.append(found / best - 1)
     gaps_arr = np.array(gaps)
     with capsys.disabled():
@@ -91,9 +93,9 @@ def test_cpsat_matches_exhaustive_with_double_buffered_folds() -> None:
             continue
         w = gemm(*args)
         arch = two_level_arch(rows=4, cols=8, sram="1 KiB", dram_gbps=4, buffering="double")
-        e, engine = w.einsums[0], arch.engine("mxu")
-        best = search(e, w, arch, engine, objective, "exhaustive").score
-        gaps.append(search(e, w, arch, engine, objective, "cpsat", time_limit_s=1.0).score / best - 1)
+        space = systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu"))
+        best = search(space, objective, "exhaustive").score
+        gaps.append(search(space, objective, "cpsat", time_limit_s=1.0).score / best - 1)
     gaps_arr = np.array(gaps)
     assert len(gaps) == 18
     assert np.mean(gaps_arr < 1e-9) >= 0.95
@@ -103,26 +105,25 @@ def test_cpsat_matches_exhaustive_with_double_buffered_folds() -> None:
 def test_mapper_never_worse_than_the_dataflow_implied_mapping() -> None:
     """The implied mappings are always among the scored candidates, so any method is at least as good."""
     w, arch = gemm(64, 48, 80), two_level_arch(rows=8, cols=8, sram="4 KiB", dataflow="any")
-    e, engine = w.einsums[0], arch.engine("mxu")
-    implied = search(e, w, arch, engine, "edp", "dataflow").score
-    assert search(e, w, arch, engine, "edp", "local").score <= implied
-    assert search(e, w, arch, engine, "edp", "cpsat", time_limit_s=0.5).score <= implied
+    space = systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu"))
+    implied = search(space, "edp", "dataflow").score
+    assert search(space, "edp", "local").score <= implied
+    assert search(space, "edp", "cpsat", time_limit_s=0.5).score <= implied
 
 
 def test_cpsat_is_deterministic() -> None:
     """Two runs with the same seed give the same mapping (one worker, fixed seed, deterministic time)."""
     w, arch = gemm(24, 12, 6), two_level_arch(**ARCHS[0])
-    e, engine = w.einsums[0], arch.engine("mxu")
-    first = search(e, w, arch, engine, "edp", "cpsat", time_limit_s=0.5)
-    clear_cache()
-    second = search(e, w, arch, engine, "edp", "cpsat", time_limit_s=0.5)
+    space = systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu"))
+    first = search(space, "edp", "cpsat", time_limit_s=0.5)
+    second = search(space, "edp", "cpsat", time_limit_s=0.5)
     assert first.mapping == second.mapping and first.score == second.score
 
 
 def test_search_reports_solver_statistics() -> None:
     """Stats carry the method, candidates scored, solver status, the proxy's bound and its gap."""
     w, arch = gemm(8, 8, 8), two_level_arch(**ARCHS[0])
-    r = search(w.einsums[0], w, arch, arch.engine("mxu"), "latency", "cpsat", time_limit_s=1.0)
+    r = search(systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu")), "latency", "cpsat", time_limit_s=1.0)
     assert r.stats.method == "cpsat" and r.stats.candidates > 1
     assert r.stats.solver_status == "OPTIMAL" and r.stats.gap == 0.0
     assert r.stats.proxy_bound <= r.stats.proxy_objective
@@ -156,7 +157,7 @@ def _occupancy_ok(w, arch, result) -> bool:
 def test_found_mapping_respects_capacity_and_pe_count(w, arch) -> None:
     """Whatever the mapper returns fits the array and the SRAM (property over random einsums and arrays)."""
     try:
-        result = search(w.einsums[0], w, arch, arch.engine("mxu"), "edp", "local")
+        result = search(systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu")), "edp", "local")
     except InfeasibleError:
         return
     assert _occupancy_ok(w, arch, result)
@@ -166,7 +167,7 @@ def test_pinned_factor_that_cannot_fit_raises_naming_the_pe_constraint() -> None
     """Pinning 16 on a 4-row array leaves the rank no legal option: the error names the PE-count family."""
     w, arch = gemm(16, 16, 16), two_level_arch(rows=4, cols=4)
     with pytest.raises(InfeasibleError, match=r"spatial/PE-count constraints leave rank 'k' \(size 16\)"):
-        search(w.einsums[0], w, arch, arch.engine("mxu"), "edp", "local", pinned={"k": {"rows": 16}})
+        search(systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu"), {"k": {"rows": 16}}), "edp", "local")
 
 
 def test_no_tile_fits_raises_naming_the_buffer_and_its_bytes() -> None:
@@ -174,4 +175,4 @@ def test_no_tile_fits_raises_naming_the_buffer_and_its_bytes() -> None:
     buffer-capacity family, the level and its size."""
     w, arch = gemm(8, 8, 8), two_level_arch(sram="4 B")
     with pytest.raises(InfeasibleError, match=r"buffer capacity constraints admit no mapping.*'sram' holds 4 bytes"):
-        search(w.einsums[0], w, arch, arch.engine("mxu"), "edp", "exhaustive")
+        search(systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu")), "edp", "exhaustive")

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from accel_sim.engines.costing import systolic_scores
-from accel_sim.mapper.mapspace import CHUNK, systolic_space
-from accel_sim.mapper.search import search
+from accel_sim.engines.systolic_mapspace import systolic_mapspace
+from accel_sim.mapper.search import CHUNK, search
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engines"))
 from test_costing import conv, two_level_arch  # noqa: E402
@@ -21,13 +20,12 @@ def _peak_bytes(n: int) -> int:
     """Peak bytes numpy allocates (tracemalloc sees its buffers) while scoring n random candidates of a conv."""
     w, arch = conv(16, 32, 30, 3, 1), two_level_arch(rows=8, cols=8, sram="64 KiB", dataflow="any")
     e, engine = w.einsums[0], arch.engine("mxu")
-    space = systolic_space(e, w, arch, engine)
-    d, choice, order = space.sample(np.random.default_rng(0), n)
-    batch, flows = space.batch(d, choice, order), np.full(n, d)
+    space = systolic_mapspace(e, w, arch, engine)
+    candidates = space.candidates(*space.sample(np.random.default_rng(0), n))
     tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
-    systolic_scores(e, w, arch, engine, batch, flows)
+    space.score(candidates)
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
     return peak
@@ -50,9 +48,9 @@ def test_cpsat_under_a_tight_limit_starts_from_a_hint_and_reports_a_gap() -> Non
     to every model variable, is CP-SAT's first solution, so the status is FEASIBLE or OPTIMAL and the proxy's
     bound and gap are finite (before the hint, such limits ended UNKNOWN with no bound)."""
     w, arch = conv(64, 64, 58, 3, 1), two_level_arch(rows=16, cols=16, sram="256 KiB")
-    e, engine = w.einsums[0], arch.engine("mxu")
-    assert systolic_space(e, w, arch, engine).size() > 10**6
-    stats = search(e, w, arch, engine, "edp", "cpsat", time_limit_s=0.05).stats
+    space = systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu"))
+    assert space.size() > 10**6
+    stats = search(space, "edp", "cpsat", time_limit_s=0.05).stats
     assert stats.hinted == 1
     assert stats.solver_status in ("FEASIBLE", "OPTIMAL")
     assert 0.0 <= stats.gap <= 1.0 and stats.proxy_bound <= stats.proxy_objective

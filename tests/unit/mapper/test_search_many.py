@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from accel_sim import load_arch
-from accel_sim.mapper.search import clear_cache, search, search_many
+from accel_sim.mapper.search import search, search_many
 from accel_sim.zoo import build
 
 
@@ -12,11 +12,9 @@ def test_two_processes_equal_one_process() -> None:
     arch = load_arch("edge_npu")
     engine = next(e for e in arch.engines if e.kind == "systolic")
     workload = build("bert-base", n_layers=1, seq_len=32)
-    einsums = [e for e, _ in workload.distinct_contractions()]
-    assert len(einsums) >= 3
-    clear_cache()
-    parallel = search_many(einsums, workload, arch, engine, "edp", "local", jobs=2)
-    clear_cache()
-    serial = [search(e, workload, arch, engine, "edp", "local") for e in einsums]
+    spaces = [engine.mapspace(e, workload, arch) for e, _ in workload.distinct_contractions()]
+    assert len(spaces) >= 3
+    parallel = search_many(spaces, "edp", "local", jobs=2)
+    serial = [search(s, "edp", "local") for s in spaces]
     assert [r.mapping for r in parallel] == [r.mapping for r in serial]
     assert [r.cost.total_cycles for r in parallel] == [r.cost.total_cycles for r in serial]

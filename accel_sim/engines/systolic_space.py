@@ -12,6 +12,7 @@ A candidate is, per dataflow (os | ws | is, or all three when the engine says `d
   dataflow's time role (the streamed rows) is always innermost: that is how the array consumes it.
 - bypass follows each level's `holds` (a level keeps only the tensor classes it holds).
 Options are numpy arrays; `SystolicSpace.batch` turns index arrays into a `MappingBatch` the scorer takes.
+`engines/systolic_mapspace.py` wraps it for the mapper; `engines/systolic_cpsat.py` models it for CP-SAT.
 """
 from __future__ import annotations
 
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from accel_sim.spec.workload import Einsum, Workload
 
 ROWS, COLS, TIME, OTHER = 0, 1, 2, 3  # the place a dataflow gives a rank
-CHUNK = 20_000  # candidates per scored batch: about 0.3 GB of loop-nest arrays at 7 ranks and 4 levels
 
 
 @functools.lru_cache(maxsize=4096)
@@ -99,7 +99,7 @@ class SystolicSpace:
                             orders, spatial, np.broadcast_to(self.bypass, (b, n_l, len(self.tensor_names))).copy(),
                             np.full(b, n_l - 1, dtype=np.int64))
 
-    def enumerate(self, chunk: int = CHUNK) -> Iterator[tuple[MappingBatch, np.ndarray]]:
+    def enumerate(self, chunk: int) -> Iterator[tuple[MappingBatch, np.ndarray]]:
         """Every mapping of the space, in batches of at most `chunk` with their dataflow codes."""
         n_l = len(self.level_names)
         for d in self.dataflows:

@@ -1,6 +1,6 @@
 """The mapping search as a CP-SAT model, in the spirit of CoSA (Huang et al., ISCA 2021).
 
-Each rank picks one factor option (its spatial factor and temporal factor per level: `mapper/mapspace.py`),
+Each rank picks one factor option (its spatial factor and temporal factor per level: `systolic_mapspace.py`),
 a one-hot choice, so every logarithm of a tile, a fold count or a traffic volume is a linear sum of
 integer-scaled logs (scale S per octave). PE counts are exact products of the spatial factors. Buffer
 occupancy and the proxy objective leave the log domain through element tables (value = 2^(index / S)),
@@ -13,20 +13,21 @@ which keeps them linear:
   normalized to the dataflow-implied mapping (1e6 units each).
 The solver proves an optimum of the proxy (or reports its bound and gap); the near-optimal solutions
 (within 10% of the proxy optimum, at most MAX_SOLUTIONS) are expanded over loop orders and scored exactly
-by the engine in one batch, and `mapper/search.py` refines the best of them by exact local search. Runs are deterministic: one worker, a fixed seed and a deterministic-time limit.
+by the engine in one batch, and the mapper (`accel_sim.mapper.search`) refines the best of them by exact local
+search. It is the proxy hook of the systolic mapspace (`SystolicMapspace.proxy`). Runs are deterministic: one
+worker, a fixed seed and a deterministic-time limit.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from accel_sim.energy.components import is_off_chip, level_energy_per_bit
-from accel_sim.mapper.mapspace import COLS, ROWS, TIME, SystolicSpace, distinct_orders
-from accel_sim.spec.mapping import MappingBatch
+from accel_sim.engines.systolic_space import COLS, ROWS, TIME, SystolicSpace, distinct_orders
+from accel_sim.spec.mapspace import ProxyFound
 
 if TYPE_CHECKING:
     from accel_sim.engines.systolic import SystolicEngine
@@ -43,17 +44,6 @@ MIN_SOLVE = 0.03       # deterministic s the main solve gets at least: loading a
 MIN_SOLVE_WALL = 0.25  # and wall s, so a loaded machine does not stop it before the hint is in
 HINTS_TRIED = 4        # hint candidates checked against the model per dataflow (the proxy's capacity test is
 HINT_TIME = 0.05       # conservative, so an exactly-fitting mapping may be outside it); deterministic s each
-
-
-@dataclass(frozen=True)
-class Found:
-    """Candidates the solver proposes, their dataflow codes, and statistics for SearchStats."""
-
-    batch: MappingBatch
-    dataflow: np.ndarray
-    choice: np.ndarray     # (B, R) option index per rank
-    order: np.ndarray      # (B, L) order index per level
-    stats: dict = field(default_factory=dict)
 
 
 def _log_up(v: np.ndarray) -> np.ndarray:
@@ -220,7 +210,7 @@ def traffic(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, tile
 
 def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
           objective: str, time_limit_s: float, seed: int, reference: tuple[float, float],
-          hints: dict[int, list[np.ndarray]] | None = None) -> Found:
+          hints: dict[int, list[np.ndarray]] | None = None) -> ProxyFound:
     """Solve the proxy per allowed dataflow; return the near-optimal mappings expanded over loop orders.
 
     `hints` gives per dataflow candidate choices of option indices, best first (local-search optima): the first
@@ -228,7 +218,7 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
     ends with a solution, a bound and a gap (stats `hinted`: dataflows that started from a hint).
     """
     ref_cycles, ref_energy = (max(v, 1e-30) for v in reference)
-    batches, flows, picks, orders = [], [], [], []
+    flows, picks, orders = [], [], []
     statuses, objectives, bounds, hinted_flows = [], [], [], 0
     for d in space.dataflows:
         if any(len(o) == 0 for o in space.options[d]):
@@ -260,7 +250,6 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
             objectives.append(value)
             bounds.append(bound)
             pick, order = _expand(space, d, choices)
-            batches.append(space.batch(d, pick, order))
             flows.append(np.full(len(pick), d, dtype=np.int64))
             picks.append(pick)
             orders.append(order)
@@ -269,14 +258,10 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
         obj, bnd = min(objectives), min(bounds)
         stats.update(proxy_objective=float(obj), proxy_bound=float(bnd),
                      gap=float((obj - bnd) / obj) if obj > 0 else 0.0)
-    if not batches:
-        empty = space.batch(space.dataflows[0], np.zeros((0, len(space.rank_names)), np.int64),
-                            np.zeros((0, len(space.level_names)), np.int64))
-        return Found(empty, np.zeros(0, np.int64), np.zeros((0, len(space.rank_names)), np.int64),
-                     np.zeros((0, len(space.level_names)), np.int64), stats)
-    from accel_sim.spec.mapping import concat_batches
-
-    return Found(concat_batches(batches), np.concatenate(flows), np.concatenate(picks), np.concatenate(orders), stats)
+    if not flows:
+        return ProxyFound(np.zeros(0, np.int64), np.zeros((0, len(space.rank_names)), np.int64),
+                          np.zeros((0, len(space.level_names)), np.int64), stats)
+    return ProxyFound(np.concatenate(flows), np.concatenate(picks), np.concatenate(orders), stats)
 
 
 def _complete_hint(model: cp_model.CpModel, x: list, candidates: list[np.ndarray], seed: int) -> bool:

@@ -1,0 +1,199 @@
+"""What `SystolicEngine.mapspace` hands the mapper (the `spec.mapspace.Mapspace` protocol).
+
+A contraction's legal mappings (`engines/systolic_space.py`, built on first use), the dataflow-implied mappings
+as defaults, the exact vectorized scorer of `engines/costing.py` and the CP-SAT proxy of `systolic_cpsat.py`.
+Groups are dataflow codes (DATAFLOW_CODES).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping as MappingType
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, _role_masks, axis_folds, implied_batch,
+                                       systolic_analyses, systolic_cost_of, systolic_scores)
+from accel_sim.engines.loopnest import gemm_roles
+from accel_sim.engines.systolic_space import SystolicSpace, systolic_space
+from accel_sim.errors import InfeasibleError
+from accel_sim.spec.mapspace import AxisLayout, Candidates, MapperSpec, ProxyFound, mapping_key
+
+if TYPE_CHECKING:
+    from accel_sim.engines.systolic import SystolicEngine
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.cost import Cost
+    from accel_sim.spec.workload import Einsum, Workload
+
+
+@dataclass(frozen=True, eq=False)
+class SystolicMapspace:
+    """A contraction on a systolic engine within an arch, as the mapper sees it (`spec.mapspace.Mapspace`).
+
+    Cheap to build: the factor options (`space`) are computed on first use, so a re-score of a cached mapping
+    or the 'dataflow' method never builds them.
+    """
+
+    einsum: Einsum
+    workload: Workload
+    arch: Arch
+    engine: SystolicEngine
+    pins: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()   # ((rank, ((slot, factor), ...)), ...)
+
+    @property
+    def settings(self) -> MapperSpec:
+        """The engine's `mapper:` settings."""
+        return self.engine.mapper
+
+    @property
+    def pinned(self) -> bool:
+        """Some factor is pinned (the dataflow-implied mappings then are not candidates)."""
+        return bool(self.pins)
+
+    @property
+    def groups(self) -> tuple[int, ...]:
+        """The allowed dataflows' codes."""
+        flow = self.engine.dataflow
+        return tuple(range(len(DATAFLOW_CODES))) if flow == "any" else (DATAFLOW_CODES.index(flow),)
+
+    def key(self) -> tuple[tuple, tuple[str, ...]]:
+        """Einsum shape, engine, the arch's mapping-relevant parts and the pins; the tensors in shape-key order."""
+        shape, names = self.workload.shape_key(self.einsum)
+        return (shape, self.engine, mapping_key(self.arch), self.pins), names
+
+    @cached_property
+    def _defaults(self) -> Candidates:
+        batch, flows = implied_batch(self.einsum, self.workload, self.arch, self.engine)
+        return Candidates(batch, flows)
+
+    def defaults(self) -> Candidates:
+        """The mapping each allowed dataflow implies (SCALE-Sim's folds: what `SystolicEngine.cost` runs)."""
+        return self._defaults
+
+    @cached_property
+    def space(self) -> SystolicSpace:
+        """The factor options and loop orders (unpinned, they include the implied mappings' uneven splits)."""
+        seeds = None if self.pinned else self._defaults
+        return systolic_space(self.einsum, self.workload, self.arch, self.engine,
+                              {rank: dict(slots) for rank, slots in self.pins} or None,
+                              None if seeds is None else seeds.mappings, None if seeds is None else seeds.group)
+
+    def label(self, group: int) -> str:
+        """'os dataflow' | 'ws dataflow' | 'is dataflow'."""
+        return f"{DATAFLOW_CODES[group]} dataflow"
+
+    def size(self, group: int | None = None) -> int:
+        """Number of mappings, of one dataflow or all allowed."""
+        return self.space.size(group)
+
+    def candidates(self, group: int, choice: np.ndarray, order: np.ndarray) -> Candidates:
+        """Candidates from option indices `choice` (B, R) and order indices `order` (B, L) of one dataflow."""
+        return Candidates(self.space.batch(group, choice, order), np.full(len(choice), group, dtype=np.int64))
+
+    def enumerate(self, chunk: int) -> Iterator[Candidates]:
+        """Every mapping, in batches of at most `chunk`."""
+        for batch, flows in self.space.enumerate(chunk):
+            yield Candidates(batch, flows)
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """(dataflow, option indices, order indices) drawn uniformly."""
+        return self.space.sample(rng, n)
+
+    def locate(self, candidates: Candidates, i: int) -> np.ndarray | None:
+        """Option indices of candidate `i`'s factors, or None when they are not options."""
+        return self.space.locate(int(candidates.group[i]), candidates.mappings, i)
+
+    def neighbours(self, group: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One rank's factor option or one level's loop order changed."""
+        return self.space.neighbours(group, choice, order)
+
+    def near(self, group: int, choice: np.ndarray) -> list[np.ndarray]:
+        """Per rank, the options within one factor move."""
+        return self.space.near(group, choice)
+
+    def pair_neighbours(self, group: int, choice: np.ndarray, order: np.ndarray,
+                        subsets: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Two ranks' options, or one rank's option and one level's order, changed."""
+        return self.space.pair_neighbours(group, choice, order, subsets)
+
+    def pair_count(self, group: int, subsets: list[np.ndarray] | None = None) -> int:
+        """Size of `pair_neighbours`."""
+        return self.space.pair_count(group, subsets)
+
+    def prepare(self, candidates: Candidates) -> tuple:
+        """The loop-nest analyses of the candidates (only `key()`'s parts of the arch decide them)."""
+        return systolic_analyses(self.einsum, self.workload, self.arch, self.engine, candidates.mappings)
+
+    def score(self, candidates: Candidates, prepared: object | None = None) -> SystolicScores:
+        """Fold timing, loop-nest traffic, energy and fit of every candidate (`costing.systolic_scores`)."""
+        return systolic_scores(self.einsum, self.workload, self.arch, self.engine, candidates.mappings,
+                               candidates.group, analyses=prepared)
+
+    def cost_of(self, candidates: Candidates, scores: SystolicScores, i: int) -> Cost:
+        """Candidate `i` as a Cost."""
+        return systolic_cost_of(self.einsum, self.workload, self.arch, self.engine, scores, i)
+
+    def layout(self, candidates: Candidates, i: int) -> tuple[AxisLayout, ...]:
+        """The axes whose folds the timing counts im2col-flattened (`costing.axis_folds`): their ranks packed
+        ceil(prod of sizes / folds) per fold, not the per-rank spatial factors of the mapping."""
+        one = candidates.rows(slice(i, i + 1))
+        batch = one.mappings
+        roles = gemm_roles(self.einsum, self.workload.tensor_map)
+        masks = _role_masks(self.einsum, roles, batch.rank_names)[one.group]
+        out = []
+        for place, axis in enumerate(("rows", "cols")):
+            folds, packed = (int(v[0]) for v in axis_folds(self.einsum, self.engine, masks, batch, place))
+            if not packed:
+                continue
+            ranks = tuple(r for r, on in zip(batch.rank_names, masks[0, place]) if on)
+            flat = math.prod(self.einsum.sizes[r] for r in ranks)
+            level = next(lv for li, lv in enumerate(batch.level_names)
+                         if any(batch.temporal[0, li, batch.rank_names.index(r)] > 1 for r in ranks))
+            out.append(AxisLayout(axis, ranks, -(-flat // folds), folds, True, level))
+        return tuple(out)
+
+    def infeasible(self, searched: bool) -> InfeasibleError:
+        """The constraint family at fault: empty spatial options (when the space was searched), else the
+        smallest tile exceeding a buffer."""
+        return _infeasible(self.einsum, self.workload, self.arch, self.engine, self.space if searched else None)
+
+    def proxy(self, objective: str, time_limit_s: float, seed: int, reference: tuple[float, float],
+              hints: dict[int, list[np.ndarray]]) -> ProxyFound:
+        """The CP-SAT proxy's near-optimal mappings (`systolic_cpsat.solve`)."""
+        # ortools is heavy (about 0.7 s to import): only the 'cpsat' method loads it
+        from accel_sim.engines.systolic_cpsat import solve
+
+        return solve(self.space, self.einsum, self.workload, self.arch, self.engine, objective, time_limit_s, seed,
+                     reference=reference, hints=hints)
+
+
+def systolic_mapspace(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+                      pinned: MappingType[str, MappingType[str, int]] | None = None) -> SystolicMapspace:
+    """The mapspace of a contraction on `engine`; `pinned` fixes factors: {rank: {'rows'|'cols'|level: factor}}."""
+    pins = tuple(sorted((r, tuple(sorted(s.items()))) for r, s in (pinned or {}).items()))
+    return SystolicMapspace(einsum, workload, arch, engine, pins)
+
+
+def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+                space: SystolicSpace | None) -> InfeasibleError:
+    """The constraint family at fault: empty spatial options, or the smallest tile exceeding a buffer."""
+    if space is not None:
+        for d in space.dataflows:
+            for r, opts in zip(space.rank_names, space.options[d]):
+                if len(opts) == 0:
+                    return InfeasibleError(
+                        f"einsum '{einsum.name}' on '{engine.name}' ({DATAFLOW_CODES[d]}): spatial/PE-count "
+                        f"constraints leave rank '{r}' (size {einsum.sizes[r]}) no legal factor on a "
+                        f"{engine.rows} x {engine.cols} array with the pinned factors. Fix: pin factors that "
+                        f"multiply to at least {einsum.sizes[r]} and fit the array")
+    tensors = workload.tensor_map
+    smallest = sum(tensors[t].bits for t in {a.tensor for a in (*einsum.inputs, einsum.output)}) / 8
+    tight = [(lv.name, lv.capacity_bytes) for lv in arch.memory if lv.capacity_bytes is not None]
+    name, capacity = min(tight, key=lambda x: x[1]) if tight else ("?", float("nan"))
+    return InfeasibleError(
+        f"einsum '{einsum.name}' on '{engine.name}': buffer capacity constraints admit no mapping; the "
+        f"smallest level '{name}' holds {capacity:,.0f} bytes, and even single-element tiles of every operand "
+        f"({smallest:g} bytes, twice that double-buffered) or the array's operand slices do not fit. "
+        f"Fix: raise the capacity of '{name}' or narrow the operands")
