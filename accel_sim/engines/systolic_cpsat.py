@@ -184,11 +184,10 @@ def array_cycles(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list,
 
 
 def traffic(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, tiles: dict, workload: Workload,
-            arch: Arch, ref_cycles: float, ref_energy: float) -> tuple[list, list]:
+            arch: Arch, engine: SystolicEngine, ref_cycles: float, ref_energy: float) -> tuple[list, list]:
     """(per-level traffic time, energy terms) in proxy units: each kept tile times the loops above its level."""
     tensors = workload.tensor_map
     n_l = len(arch.memory)
-    bandwidth = [lv.bandwidth_bytes_per_s for lv in arch.memory]
     energy_bit = [level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory]
     level_time: list[list] = [[] for _ in range(n_l)]
     energy = []
@@ -200,9 +199,9 @@ def traffic(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, tile
             outer_c = [_log_round(opts[:, 1:1 + child].prod(axis=1)) for opts in space.options[d]]
             outer, olo, ohi = _linear(x, outer_c)
             for li, per_bit in ((parent, energy_bit[parent][0]), (child, energy_bit[child][1])):
-                seconds = bits / 8 / bandwidth[li]
+                cycles_per_element = engine.transfer_cycles(bits / 8, arch.memory[li], arch)
                 level_time[li].append(_exp_of(model, expr + outer, lo + olo, hi + ohi,
-                                              seconds * arch.clock_hz * UNIT / ref_cycles))
+                                              cycles_per_element * UNIT / ref_cycles))
                 if per_bit > 0:
                     energy.append(_exp_of(model, expr + outer, lo + olo, hi + ohi, bits * per_bit * UNIT / ref_energy))
     return level_time, energy
@@ -229,7 +228,7 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
         pe_count(model, space, d, x)
         tiles = buffer_capacity(model, space, d, x, einsum, workload, arch)
         cycles = array_cycles(model, space, d, x, engine, arch, ref_cycles)
-        level_time, energy = traffic(model, space, d, x, tiles, workload, arch, ref_cycles, ref_energy)
+        level_time, energy = traffic(model, space, d, x, tiles, workload, arch, engine, ref_cycles, ref_energy)
         latency = model.new_int_var(0, 2**50, "latency")
         model.add(latency >= cycles)
         for terms in level_time:

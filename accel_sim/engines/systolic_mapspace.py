@@ -16,6 +16,7 @@ import numpy as np
 
 from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, _role_masks, axis_folds, implied_batch,
                                        systolic_analyses, systolic_cost_of, systolic_scores)
+from accel_sim.engines.folds import fold_count
 from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.engines.systolic_space import SystolicSpace, systolic_space
 from accel_sim.errors import InfeasibleError
@@ -151,7 +152,7 @@ class SystolicMapspace:
             flat = math.prod(self.einsum.sizes[r] for r in ranks)
             level = next(lv for li, lv in enumerate(batch.level_names)
                          if any(batch.temporal[0, li, batch.rank_names.index(r)] > 1 for r in ranks))
-            out.append(AxisLayout(axis, ranks, -(-flat // folds), folds, True, level))
+            out.append(AxisLayout(axis, ranks, fold_count(flat, folds), folds, True, level))
         return tuple(out)
 
     def infeasible(self, searched: bool) -> InfeasibleError:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.engines.costing import DATAFLOW_CODES
+from accel_sim.engines.folds import fold_count
 from accel_sim.engines.loopnest import SYSTOLIC_ROLES, gemm_roles
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
@@ -56,7 +57,7 @@ def _divisors(n: int) -> list[int]:
 def spatial_choices(size: int, axis: int) -> list[int]:
     """Spatial factors for a rank on an axis of `axis` PEs: divisors that fit plus the most even uneven split."""
     choices = [d for d in _divisors(size) if d <= axis]
-    even = -(-size // -(-size // axis))
+    even = fold_count(size, fold_count(size, axis))
     return sorted(set(choices) | {even})
 
 
@@ -225,7 +226,7 @@ def systolic_space(einsum: Einsum, workload: Workload, arch: Arch, engine: Systo
             axis = {ROWS: engine.rows, COLS: engine.cols}.get(int(place))
             spatial = spatial_choices(size, axis) if axis is not None else [1]
             rows_ = [np.concatenate([np.full((len(t), 1), s), t], axis=1)
-                     for s in spatial for t in [ordered_factorizations(-(-size // s), len(levels))]]
+                     for s in spatial for t in [ordered_factorizations(fold_count(size, s), len(levels))]]
             if include is not None:
                 mine = include_flows == d
                 spatial_in = include.spatial[mine][:, :, ri].prod(axis=1)[:, None]

@@ -1,4 +1,4 @@
-"""FPGA engine family: devices (resources, off-chip channels), designs on them, sequential/dataflow/auto execution."""
+"""FPGA engine family: devices (resources, off-chip channels) and designs on them (execution modes: sim/fpga_modes.py)."""
 from accel_sim.engines.fpga.devices import DEVICES, Device, macs_per_dsp, ram_blocks
 from accel_sim.engines.fpga.engine import Buffer, FpgaEngine, Parallelism
 

@@ -2,7 +2,8 @@
 
 The design is replicated `cores` times (one per super logic region in FlightLLM, each core owning
 channels // cores of the off-chip channels) and runs one operator at a time on all cores (sequential
-execution; engines/fpga/modes.py adds dataflow and auto). Per operator and core:
+execution; `execution: {kind: fpga, mode: dataflow | auto}` plans operator groups, sim/fpga_modes.py).
+Per operator and core:
 - compute: folds of the GEMM view onto the unit's tokens x out x reduce parallelism (ceil per axis), times
   the passes that operands wider than the DSP chains' `mac_bits` need; plus the chain's fill (the reduce
   cascade and the DSP pipeline registers);
