@@ -85,10 +85,8 @@ class DaskExecutor:
         """Results of fn(task, cache) for every task, as they finish on the cluster's workers."""
         try:
             # dask is an optional extra (heavy): loaded only for --dask
-            # dask is an optional extra (heavy): loaded only for --dask
             from distributed import Client, wait as dask_wait
         except ImportError:
-
             raise ConfigError("--dask needs dask.distributed, which is not installed", file=None,
                               fix="pip install 'accel-sim[dask]', or drop --dask to use local processes") from None
         own = isinstance(self.address, str)
