@@ -132,9 +132,11 @@ def test_sweep_killed_three_times_resumes_to_the_uninterrupted_table(reference: 
         before = _count(store)
         proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
-        while _count(store) <= before and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)  # wait until this run has committed something of its own
-        time.sleep(rng.uniform(0.0, 0.15))
+        # kill after a random number of this run's own commits: a moment that does not depend on how fast the
+        # machine or the model is (a random delay after the first commit let a fast sweep finish first)
+        target = before + rng.randint(1, 4)
+        while _count(store) < target and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             kills += 1
