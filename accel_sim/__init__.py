@@ -24,7 +24,7 @@ def __getattr__(name: str) -> object:
         # lazy: `import accel_sim` for a single run need not load the sweep modules (store, executors, search)
         from accel_sim.dse.store import load_results
         return load_results
-    if name == "sweep":  # lazy, as above
-        from accel_sim.dse.sweep import run_sweep
+    if name == "sweep":
+        from accel_sim.dse.sweep import run_sweep  # lazy, as above
         return run_sweep
     raise AttributeError(f"module 'accel_sim' has no attribute {name!r}")

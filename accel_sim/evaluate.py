@@ -17,9 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from accel_sim.energy.components import level_area_mm2
 from accel_sim.mapper import OBJECTIVES, MapperCache
 from accel_sim.sim.execution import ExecutionModel, Placement, run_sequential
-from accel_sim.sim.fpga_modes import run_fpga
-from accel_sim.sim.npu_pim import run_npu_pim
-from accel_sim.sim.scheduled import run_pipelined, run_scheduled
 from accel_sim.sim.trace import Trace
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.execution import (FpgaExecution, NpuPimExecution, PipelinedExecution, ScheduledExecution,
@@ -32,13 +29,24 @@ if TYPE_CHECKING:
 
 Objective = Literal["latency", "energy", "edp"]
 EinsumResult = Placement  # one einsum of a Result: placed by an execution model (sim/execution.py)
-MODELS: dict[type, ExecutionModel[Any]] = {
-    SequentialExecution: run_sequential,
-    ScheduledExecution: run_scheduled,
-    NpuPimExecution: run_npu_pim,
-    PipelinedExecution: run_pipelined,
-    FpgaExecution: run_fpga,
-}
+def execution_model(spec: object) -> ExecutionModel[Any]:
+    """The model that runs an `execution:` spec. Einsums back to back need nothing more; the others load on first
+    use, since they pull simpy and the CP-SAT solver (ortools)."""
+    if isinstance(spec, SequentialExecution):
+        return run_sequential
+    if isinstance(spec, (ScheduledExecution, PipelinedExecution)):
+        from accel_sim.sim.scheduled import run_pipelined, run_scheduled  # lazy: the scheduler (ortools, simpy)
+
+        return run_scheduled if isinstance(spec, ScheduledExecution) else run_pipelined
+    if isinstance(spec, NpuPimExecution):
+        from accel_sim.sim.npu_pim import run_npu_pim  # lazy: the co-simulation (simpy)
+
+        return run_npu_pim
+    if isinstance(spec, FpgaExecution):
+        from accel_sim.sim.fpga_modes import run_fpga  # lazy: the stage allocator (ortools)
+
+        return run_fpga
+    raise TypeError(f"no execution model for {type(spec).__name__}")
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,6 @@ def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp", cache
     `objective`; `cache` keeps the mapper's results across calls (sweeps), None keeps none beyond this call."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    model = MODELS[type(arch.execution)]
+    model = execution_model(arch.execution)
     execution = model(arch.execution, arch, workload, objective, cache)
     return Result(arch, workload, execution.placements, objective, execution.trace)

@@ -68,7 +68,7 @@ HEAVY_HINTS = ("ortools", "pandas", "matplotlib", "onnx", "scipy", "simpy", "das
 
 @pytest.mark.parametrize("path", _python_files(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_function_local_imports_say_why(path: Path) -> None:
-    """A function-local import says why it is deferred (a comment on its line or on the line above)."""
+    """A function-local import says why it is deferred (a comment on its line or heading its block of imports)."""
     lines = path.read_text().splitlines()
     tree = ast.parse("\n".join(lines))
     bare = []
@@ -77,9 +77,12 @@ def test_function_local_imports_say_why(path: Path) -> None:
             continue
         for node in ast.walk(func):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                above = lines[node.lineno - 2].strip() if node.lineno > 1 else ""
-                own = " ".join(lines[node.lineno - 1:node.end_lineno])
-                context = (own + (" " + above if "#" in above else "")).lower()
+                context = " ".join(lines[node.lineno - 1:node.end_lineno])
+                above = node.lineno - 2  # a comment heading a block of imports covers the whole block
+                while above >= 0 and lines[above].strip().startswith(("import ", "from ", "#")):
+                    context += " " + lines[above]
+                    above -= 1
+                context = context.lower()
                 if "#" not in context or not any(hint in context for hint in HEAVY_HINTS):
                     bare.append(f"line {node.lineno}: {lines[node.lineno - 1].strip()}")
     assert not bare, f"{path.relative_to(ROOT)}: function-local imports without a reason:\n" + "\n".join(bare)

@@ -1,19 +1,17 @@
-"""The `sweep`, `report` and `check` subcommands of `accel-sim` (registered by accel_sim/cli/__init__.py)."""
+"""The `sweep`, `report` and `check` subcommands of `accel-sim` (registered by accel_sim/cli/__init__.py).
+
+Their machinery (sweep specs, the SQLite store, process pools, HTML reports) loads when one of them runs, so that
+`accel-sim run` and the other commands start without it.
+"""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from accel_sim.dse.executors import DaskExecutor, LocalExecutor
-from accel_sim.dse.spec import load_sweep
-from accel_sim.dse.store import export_results, is_store
-from accel_sim.dse.sweep import run_sweep
 from accel_sim.errors import ConfigError
 from accel_sim.evaluate import evaluate
 from accel_sim.io.load import load_arch, load_workload, slug, split_overrides
-from accel_sim.reports import html
-from accel_sim.reports.regression import compare, print_check
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -52,6 +50,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """Run a sweep; print where the store, front and report went."""
     from rich.console import Console  # rich loads on first use: `accel-sim run` starts without it
 
+    # lazy: the sweep machinery (module docstring)
+    from accel_sim.dse.executors import DaskExecutor, LocalExecutor
+    from accel_sim.dse.spec import load_sweep
+    from accel_sim.dse.store import export_results
+    from accel_sim.dse.sweep import run_sweep
+    from accel_sim.reports import html
+
     if args.workers < 1:
         raise ConfigError(f"--workers {args.workers} must be at least 1", fix="give --workers 1 or more")
     sweep = load_sweep(args.spec)
@@ -74,6 +79,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Report on a sweep store, a run folder, or an (arch, workload) pair evaluated now."""
+    from accel_sim.dse.store import is_store  # lazy: the sweep machinery (module docstring)
+    from accel_sim.reports import html  # lazy, as above
     target = Path(args.target)
     if is_store(target):
         paths = html.write_sweep_report(target, args.output or target.parent)
@@ -94,6 +101,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Exit 0 when every metric holds within --rtol, 1 with a diff table otherwise."""
+    from accel_sim.reports.regression import compare, print_check  # lazy: it reads sweep stores too
     report = compare(args.results, args.baseline, rtol=args.rtol, metrics=args.metrics)
     print_check(report)
     sys.stdout.flush()

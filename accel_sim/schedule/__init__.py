@@ -1,5 +1,6 @@
-"""Graph scheduling: which einsum runs on which engine and when, and where intermediate tensors live."""
-from accel_sim.schedule.cpsat import Schedule, schedule, solve
-from accel_sim.schedule.problem import Buffer, Option, Problem, Task, build_problem
+"""Graph scheduling: which einsum runs on which engine and when, and where intermediate tensors live.
 
-__all__ = ["Buffer", "Option", "Problem", "Schedule", "Task", "build_problem", "schedule", "solve"]
+problem.py builds the problem (light); model.py, cpsat.py, explain.py and periodic.py hold the CP-SAT model and
+its solvers, which import ortools (heavy): import them by module, so that a run that schedules nothing never loads
+the solver.
+"""

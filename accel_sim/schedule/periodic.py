@@ -28,6 +28,8 @@ from accel_sim.schedule.cpsat import _extract, solve
 from accel_sim.schedule.model import ModelVars, Schedule, build_model, make_solver
 from accel_sim.schedule.problem import (
     Buffer,
+    base_name,
+    copy_name,
     Option,
     Problem,
     Residency,
@@ -52,16 +54,6 @@ class PeriodicSchedule:
     def makespan_cycles(self, instances: int) -> int:
         """Cycles for `instances` instances issued every period: L + (N - 1) * II."""
         return self.instance_cycles + (instances - 1) * self.period_cycles
-
-
-def copy_name(name: str, j: int) -> str:
-    """The name of copy `j` of an einsum or tensor in the unrolled problem."""
-    return f"{name}#{j}"
-
-
-def base_name(name: str) -> str:
-    """The einsum or tensor name behind a copy's name ('SLN#1' -> 'SLN')."""
-    return name.rsplit("#", 1)[0]
 
 
 def _renamed(option: Option, names: dict[str, str]) -> Option:

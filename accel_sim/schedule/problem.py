@@ -23,6 +23,16 @@ if TYPE_CHECKING:
     from accel_sim.spec.workload import Einsum, Workload
 
 
+def copy_name(name: str, j: int) -> str:
+    """The name of copy `j` of an einsum or tensor in the unrolled problem."""
+    return f"{name}#{j}"
+
+
+def base_name(name: str) -> str:
+    """The einsum or tensor name behind a copy's name ('SLN#1' -> 'SLN')."""
+    return name.rsplit("#", 1)[0]
+
+
 @dataclass(frozen=True)
 class Variant:
     """An option's duration, energy and cost when the `resident` tensors stay in its engine's registers."""

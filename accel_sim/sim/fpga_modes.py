@@ -22,8 +22,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from ortools.sat.python import cp_model
-
 from accel_sim.energy.components import is_off_chip
 from accel_sim.engines.fpga.engine import FpgaEngine
 from accel_sim.engines.fpga.timing import channel_bandwidth, passes
@@ -206,6 +204,8 @@ def _used_outside(tensor: str, members: tuple[Einsum, ...], workload: Workload) 
 
 def _allocate(works: list[tuple[str, float]], pools: dict[str, int]) -> list[int]:
     """Units per stage minimising the slowest stage, one CP-SAT model (time scaled into a bounded domain)."""
+    from ortools.sat.python import cp_model  # ortools is heavy to import: loaded on first use
+
     longest = max(w for _, w in works)
     scale = max(1.0, longest / SOLVER_DOMAIN)
     model = cp_model.CpModel()

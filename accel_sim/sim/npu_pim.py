@@ -28,8 +28,6 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generator, Literal, Sequence
 
-import simpy
-
 from accel_sim.energy.components import is_off_chip
 from accel_sim.engines.pim import GemvTime, PimEngine, gemv_shape
 from accel_sim.engines.roofline import bound_on
@@ -42,9 +40,13 @@ from accel_sim.spec.cost import Cost
 from accel_sim.spec.workload import Einsum, Workload
 
 if TYPE_CHECKING:
+    import simpy
+
     from accel_sim.mapper import MapperCache
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.execution import NpuPimExecution
+
+    Process = Generator[simpy.Event, object, object]  # a simpy process body
 
 KEY_RANK = "m"     # zoo/transformer.py: key positions attended (the per-request context)
 BATCH_RANK = "b"   # zoo/transformer.py: sequences (requests)
@@ -52,7 +54,6 @@ BUS = "hbm_bus"
 NPU = "npu_arrays"
 CHUNK_BYTES = 1 << 20  # NPU transfers move in 1 MiB chunks so PIM-mode switches can interleave with them
 PolicyName = Literal["npu_only", "naive", "neupims"]
-Process = Generator[simpy.Event, object, object]  # a simpy process body
 
 
 @dataclass(frozen=True)
@@ -254,6 +255,8 @@ class _CoSim:
                  machine: _Machine) -> None:
         self.arch, self.workload, self.contexts, self.pol, self.m = arch, workload, contexts, pol, machine
         self.coster = _Coster(machine)
+        import simpy  # simpy loads on first use: a run that co-simulates nothing starts without it
+
         self.env = env = simpy.Environment()
         self.res: dict[str, simpy.Resource] = {NPU: simpy.Resource(env), BUS: simpy.Resource(env)}
         for e in machine.others:

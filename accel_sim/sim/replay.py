@@ -15,15 +15,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Generator
 
-import simpy
-
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
+    import simpy
+
     from accel_sim.schedule.model import Schedule, Slot
     from accel_sim.schedule.problem import Buffer
 
-Process = Generator[simpy.Event, object, None]
+    Process = Generator[simpy.Event, object, None]
 
 
 class _Replay:
@@ -32,6 +32,8 @@ class _Replay:
     def __init__(self, schedule: Schedule) -> None:
         self.schedule = schedule
         self.problem = schedule.problem
+        import simpy  # simpy loads on first use: a run that replays nothing starts without it
+
         self.env = simpy.Environment()
         self.link = f"{self.problem.spill_level or 'backing'} link"
         self.dram = simpy.Resource(self.env, capacity=1)

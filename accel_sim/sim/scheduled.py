@@ -16,10 +16,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from accel_sim.engines.roofline import Bound, bound_on
-from accel_sim.schedule.cpsat import schedule_problem
 from accel_sim.schedule.onchip import on_chip_bound
-from accel_sim.schedule.periodic import base_name, copy_name, periodic_solve
-from accel_sim.schedule.problem import build_problem
+from accel_sim.schedule.problem import base_name, build_problem, copy_name
 from accel_sim.sim.execution import Execution, Placement
 from accel_sim.sim.replay import replay
 
@@ -72,6 +70,8 @@ def placements(arch: Arch, workload: Workload, problem: Problem, schedule: Sched
 def run_scheduled(spec: ScheduledExecution, arch: Arch, workload: Workload, objective: str,
                   cache: MapperCache | None = None) -> Execution:
     """Cost, schedule and replay `workload` on `arch`; the trace is the replay."""
+    from accel_sim.schedule.cpsat import schedule_problem  # CP-SAT: ortools is heavy, loaded on first use
+
     problem = build_problem(arch, workload, objective, cache=cache)
     sched = schedule_problem(problem, "energy" if objective == "energy" else "latency",
                              time_limit_s=spec.time_limit_s, addresses=False,
@@ -83,6 +83,8 @@ def run_scheduled(spec: ScheduledExecution, arch: Arch, workload: Workload, obje
 def run_pipelined(spec: PipelinedExecution, arch: Arch, workload: Workload, objective: str,
                   cache: MapperCache | None = None) -> Execution:
     """`spec.instances` copies of `workload` software-pipelined; the trace replays the unrolled copies."""
+    from accel_sim.schedule.periodic import periodic_solve  # CP-SAT: ortools is heavy, loaded on first use
+
     problem = build_problem(arch, workload, "latency", cache=cache)
     plan = periodic_solve(problem, spec.instances, copies=spec.copies, time_limit_s=spec.time_limit_s,
                           seed=spec.seed)

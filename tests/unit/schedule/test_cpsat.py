@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from accel_sim.schedule import Buffer, Option, Problem, Task, solve
+from accel_sim.schedule.cpsat import solve
+from accel_sim.schedule.problem import Buffer, Option, Problem, Task
 from accel_sim.schedule.cpsat import brute_force_makespan
 from accel_sim.schedule.problem import random_problem
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from accel_sim.errors import InfeasibleError
-from accel_sim.schedule import Buffer, Option, Problem, Task, solve
+from accel_sim.schedule.cpsat import solve
+from accel_sim.schedule.problem import Buffer, Option, Problem, Task
 
 
 def _chain(**kw) -> Problem:
