@@ -340,7 +340,7 @@ def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: Engi
     names = streamed.tensor_names
     bits = np.array([workload.tensor_map[n].bits for n in names], dtype=float)
     first = streamed.tile_elements[:, -1, :] * bits / 8                                    # (B, T)
-    home = [next(lv for lv in arch.memory if workload.storage_class[n] in lv.holds) for n in names]
+    home = [next(lv for lv in arch.memory if lv.admits(workload.storage_class[n], n)) for n in names]
     return sum(engine.transfer_cycles(first[:, ti], home[ti], arch)
                for ti in range(len(names)) if names[ti] != einsum.output.tensor)
 
@@ -410,7 +410,7 @@ def elementwise_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: Eng
         for key, value in level_access_energy(arch, li, read * 8, write * 8).items():
             energy[key] = energy.get(key, 0.0) + value
         for tensor, touched in footprints.items():
-            if workload.storage_class[tensor] in level.holds:
+            if level.admits(workload.storage_class[tensor], tensor):
                 accesses[(level.name, tensor, touched.action)] = touched.elements
     total = max([compute, *level_cycles])
     return Cost(macs=einsum.macs, compute_cycles=compute, stall_cycles=total - compute, accesses=accesses,

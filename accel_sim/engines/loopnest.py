@@ -430,7 +430,7 @@ def systolic_mapping(einsum: Einsum, arch: Arch, rows: int, cols: int, dataflow:
     bypass = {}
     if storage_class is not None:
         for level in arch.memory:
-            skip = [t for t in tensor_names(einsum) if storage_class.get(t, "activations") not in level.holds]
+            skip = [t for t in tensor_names(einsum) if not level.admits(storage_class.get(t, "activations"), t)]
             if skip:
                 bypass[level.name] = skip
     return Mapping.of({lv: f for lv, f in temporal.items() if f}, orders,

@@ -272,7 +272,7 @@ def _finish(einsum: Einsum, arch: Arch, engine: EngineBase, compute: float, traf
 def _activation_level(workload: Workload, arch: Arch, tensor: str) -> int:
     """Innermost memory level that holds the activation tensor's class (where tables would live)."""
     cls = workload.storage_class[tensor]
-    return max(li for li, lv in enumerate(arch.memory) if cls in lv.holds)
+    return max(li for li, lv in enumerate(arch.memory) if lv.admits(cls, tensor))
 
 
 def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCoreEngine) -> Cost:

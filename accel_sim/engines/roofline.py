@@ -24,15 +24,16 @@ COMPUTE = "compute"
 
 @dataclass(frozen=True)
 class Traffic:
-    """Compulsory bytes an einsum reads and writes, split by storage class."""
+    """Compulsory bytes an einsum reads and writes, per tensor, and each tensor's storage class."""
 
-    read_bytes: dict[str, float]   # storage class -> bytes
+    read_bytes: dict[str, float]   # tensor -> bytes
     write_bytes: dict[str, float]
+    storage_class: dict[str, str]  # tensor -> 'weights' | 'activations'
 
     def through(self, level: MemoryLevel) -> tuple[float, float]:
-        """(read, write) bytes that cross `level`, given the tensor classes it holds."""
-        return (sum(self.read_bytes.get(c, 0.0) for c in level.holds),
-                sum(self.write_bytes.get(c, 0.0) for c in level.holds))
+        """(read, write) bytes that cross `level`: those of the tensors it may hold."""
+        return (sum(b for t, b in self.read_bytes.items() if level.admits(self.storage_class[t], t)),
+                sum(b for t, b in self.write_bytes.items() if level.admits(self.storage_class[t], t)))
 
 
 @dataclass(frozen=True)
@@ -67,21 +68,17 @@ class Bound:
 
 
 def compulsory_traffic(einsum: Einsum, workload: Workload) -> Traffic:
-    """Distinct bytes of every tensor the einsum reads and of its output, by storage class."""
+    """Distinct bytes of every tensor the einsum reads and of its output."""
     reads: dict[str, float] = {}
-    writes: dict[str, float] = {}
-    seen: set[str] = set()
     for access in einsum.inputs:
-        if access.tensor in seen or access.tensor == einsum.output.tensor:
+        if access.tensor in reads or access.tensor == einsum.output.tensor:
             continue
-        seen.add(access.tensor)
         tensor = workload.tensor(access.tensor)
-        cls = workload.storage_class[tensor.name]
-        reads[cls] = reads.get(cls, 0.0) + einsum.footprint(access, tensor) * tensor.bits / 8
+        reads[tensor.name] = einsum.footprint(access, tensor) * tensor.bits / 8
     out = workload.tensor(einsum.output.tensor)
-    cls = workload.storage_class[out.name]
-    writes[cls] = einsum.footprint(einsum.output, out) * out.bits / 8
-    return Traffic(reads, writes)
+    writes = {out.name: einsum.footprint(einsum.output, out) * out.bits / 8}
+    classes = workload.storage_class
+    return Traffic(reads, writes, {t: classes[t] for t in (*reads, *writes)})
 
 
 def bound_on(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str) -> Bound:

@@ -203,7 +203,7 @@ def systolic_space(einsum: Einsum, workload: Workload, arch: Arch, engine: Systo
     access[einsum.output.tensor] = einsum.output
     relevant = np.array([[r in access[t].ranks for r in ranks] for t in tensors])
     storage = workload.storage_class
-    bypass = np.array([[storage[t] not in lv.holds for t in tensors] for lv in arch.memory])
+    bypass = np.array([[not lv.admits(storage[t], t) for t in tensors] for lv in arch.memory])
     pinned = pinned or {}
     for rank, slots in pinned.items():
         if rank not in ranks:

@@ -62,7 +62,7 @@ def on_chip_bound(bound: Bound, einsum: Einsum, workload: Workload, arch: Arch, 
     """The roofline `bound` without the compulsory backing-level bytes of the `on_chip` tensors."""
     backing = arch.memory[0]
     names = {a.tensor for a in einsum.inputs if a.tensor != einsum.output.tensor} | {einsum.output.tensor}
-    held = [t for t in names & on_chip if workload.storage_class[t] in backing.holds]
+    held = [t for t in names & on_chip if backing.admits(workload.storage_class[t], t)]
     if not held:
         return bound
     removed = 0.0

@@ -160,7 +160,7 @@ class Problem:
 
 def _on_chip_level(arch: Arch) -> MemoryLevel | None:
     """The largest bounded level inside the backing store that holds activations (the global buffer)."""
-    inner = [lv for lv in arch.memory[1:] if "activations" in lv.holds and lv.capacity_bytes is not None]
+    inner = [lv for lv in arch.memory[1:] if lv.admits("activations") and lv.capacity_bytes is not None]
     return max(inner, key=lambda lv: lv.capacity_bytes) if inner else None
 
 

@@ -8,13 +8,14 @@ engines in the layering, so `Arch.engines` names the union only in its annotatio
 """
 from __future__ import annotations
 
+import fnmatch
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
-from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
-                                   SquareMillimetres, TensorClass, located, unique_names)
+from accel_sim.spec.fields import (ACTIVATION_ROLES, SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
+                                   SquareMillimetres, HoldsEntry, TensorRole, located, unique_names)
 
 if TYPE_CHECKING:
     from accel_sim.engines import AnyEngine
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 # Memory
 # ---------------------------------------------------------------------------------------------
 class MemoryLevel(BaseModel):
-    """One level of the memory hierarchy: size, bandwidth, per-bit access energy, tensor classes held."""
+    """One level of the memory hierarchy: size, bandwidth, per-bit access energy, and what it may hold (roles, and
+    tensors by name pattern)."""
 
     model_config = SPEC_CONFIG
 
@@ -35,7 +37,9 @@ class MemoryLevel(BaseModel):
     read_energy_j_per_bit: JoulesPerBit = Field(0.0, alias="read_energy_per_bit")
     # None in the file means "same as read"; after validation it is always a float
     write_energy_j_per_bit: JoulesPerBit | None = Field(None, alias="write_energy_per_bit", validate_default=True)
-    holds: tuple[TensorClass, ...] = ("weights", "activations")
+    # the roles it may hold; 'activations' in a config stands for every non-weight role (ACTIVATION_ROLES)
+    holds: tuple[HoldsEntry, ...] = ("weights", *ACTIVATION_ROLES)  # after validation: roles only
+    tensors: tuple[str, ...] = ()  # glob patterns of tensor names it also holds, whatever their role
 
     @field_validator("write_energy_j_per_bit", mode="after")
     @classmethod
@@ -44,13 +48,22 @@ class MemoryLevel(BaseModel):
 
     @field_validator("holds", mode="after")
     @classmethod
-    def _holds_something(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if not value:
-            raise ValueError("a memory level must hold at least one tensor class. "
-                             "Fix: list 'weights', 'activations' or both, or remove the level")
-        if len(set(value)) != len(value):
-            raise ValueError(f"holds lists a class twice ({list(value)}). Fix: list each class once")
-        return value
+    def _holds_roles(cls, entries: tuple[HoldsEntry, ...]) -> tuple[TensorRole, ...]:
+        if not entries:
+            raise ValueError("a memory level must hold at least one role. Fix: list roles such as 'weights', "
+                             "'inputs', 'outputs', 'psums', 'kv_cache' (or 'activations' for every non-weight "
+                             "role), or remove the level")
+        roles = [r for entry in entries for r in (ACTIVATION_ROLES if entry == "activations" else (entry,))]
+        if len(set(roles)) != len(roles):
+            raise ValueError(f"holds lists a role twice ({list(entries)}; 'activations' covers "
+                             f"{', '.join(ACTIVATION_ROLES)}). Fix: list each role once")
+        return tuple(roles)
+
+    def admits(self, role: str, tensor: str = "") -> bool:
+        """Whether this level may hold a tensor of `role` (a role, or the storage class 'activations': any
+        non-weight role) or, by name pattern, `tensor` itself."""
+        held = (any(r in self.holds for r in ACTIVATION_ROLES) if role == "activations" else role in self.holds)
+        return held or any(fnmatch.fnmatchcase(tensor, pattern) for pattern in self.tensors)
 
 
 # ---------------------------------------------------------------------------------------------

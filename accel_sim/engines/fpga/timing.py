@@ -109,7 +109,7 @@ class OperatorWork:
 
 def _offchip(workload: Workload, arch: Arch, tensor: str) -> bool:
     """Whether the outermost (off-chip) level holds `tensor`'s class."""
-    return workload.storage_class[tensor] in arch.memory[0].holds
+    return arch.memory[0].admits(workload.storage_class[tensor], tensor)
 
 
 def _striped_bandwidth(engine: FpgaEngine, arch: Arch) -> float:
@@ -162,7 +162,7 @@ def _level_accesses(einsum: Einsum, workload: Workload, arch: Arch, level_index:
     accesses: dict[tuple[str, str, str], float] = {}
     for access in (*einsum.inputs, einsum.output):
         tensor = workload.tensor(access.tensor)
-        if workload.storage_class[tensor.name] not in level.holds:
+        if not level.admits(workload.storage_class[tensor.name], tensor.name):
             continue
         action = "write" if access is einsum.output else "read"
         elements = (offchip_reads.get(tensor.name, 0.0) * 8 / tensor.bits if level_index == 0 and action == "read"

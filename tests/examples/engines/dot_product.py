@@ -67,10 +67,10 @@ class DotProductEngine(EngineBase):
             read_bits = write_bits = 0.0
             for access in (view.streamed, view.weight, einsum.output):
                 tensor = workload.tensor(access.tensor)
-                if workload.storage_class[tensor.name] not in level.holds:
+                role = workload.storage_class[tensor.name]
+                if not level.admits(role, tensor.name):
                     continue
-                innermost = not any(workload.storage_class[tensor.name] in inner.holds
-                                    for inner in arch.memory[li + 1:])
+                innermost = not any(inner.admits(role, tensor.name) for inner in arch.memory[li + 1:])
                 elements = einsum.footprint(access, tensor) * (rereads[tensor.name] if innermost else 1)
                 action = "write" if access is einsum.output else "read"
                 accesses[(level.name, tensor.name, action)] = elements

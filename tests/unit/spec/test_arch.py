@@ -95,8 +95,9 @@ def test_tpu_v1_on_chip_bandwidths_are_bytes_per_cycle_times_clock() -> None:
 def test_tpu_v1_weights_and_activations_live_in_separate_levels() -> None:
     """ISCA 2017 sec. 2: weights stream from DDR3 through the weight FIFO; activations live on chip."""
     holds = {m.name: m.holds for m in load_arch(TPU).memory}
-    assert holds == {"weight_memory": ("weights",), "unified_buffer": ("activations",),
-                     "accumulators": ("activations",), "weight_fifo": ("weights",)}
+    activations = ("inputs", "outputs", "psums", "kv_cache")  # the config's 'activations' shorthand
+    assert holds == {"weight_memory": ("weights",), "unified_buffer": activations,
+                     "accumulators": activations, "weight_fifo": ("weights",)}
 
 
 def test_tpu_v1_peak_is_65536_macs_per_cycle_or_92_tops() -> None:
@@ -245,7 +246,8 @@ def test_write_energy_defaults_to_read_energy() -> None:
 def test_level_defaults_hold_everything_unbounded_at_zero_energy() -> None:
     """Defaults: both tensor classes, no capacity (backing store), 0 J/bit."""
     level = MemoryLevel.model_validate({"name": "x", "bandwidth": 1})
-    assert (level.holds, level.capacity_bytes, level.read_energy_j_per_bit) == (("weights", "activations"), None, 0.0)
+    assert (level.holds, level.capacity_bytes, level.read_energy_j_per_bit) == (
+        ("weights", "inputs", "outputs", "psums", "kv_cache"), None, 0.0)
 
 
 def test_validated_arch_round_trips_through_its_dump() -> None:
@@ -467,3 +469,18 @@ def test_bad_arch_corpus_raises_config_error_with_expected_text(name: str, expec
         load_arch(path, overrides)
     for text in expect["contains"]:
         assert text in str(info.value), f"{text!r} missing from: {info.value}"
+
+
+def test_a_level_admits_roles_and_name_patterns() -> None:
+    """holds: [psums] and tensors: ['*.k_cache']: psums and the K cache, nothing else; 'activations' means any
+    non-weight role."""
+    level = MemoryLevel.model_validate({"name": "acc", "bandwidth": "1 GB/s", "holds": ["psums"],
+                                        "tensors": ["*.k_cache"]})
+    assert level.admits("psums") and level.admits("activations") and not level.admits("weights")
+    assert not level.admits("inputs", "L0.attn.q") and level.admits("weights", "L0.attn.k_cache")
+
+
+def test_activations_and_one_of_its_roles_together_are_a_duplicate() -> None:
+    """holds: [activations, inputs] lists 'inputs' twice."""
+    err = error_of(SMALL.replace("bandwidth: 100 GB/s", "bandwidth: 100 GB/s\n    holds: [activations, inputs]"))
+    assert err.key_path == "memory[0].holds" and "twice" in err.problem
