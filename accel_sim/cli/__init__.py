@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from accel_sim.cli.args import output_folder, positive_int, positive_seconds
 from accel_sim.cli.sweep import add_commands
 from accel_sim.errors import AccelSimError, ConfigError
 from accel_sim.evaluate import evaluate
@@ -42,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("workload", nargs="?", default=DEFAULT_WORKLOAD,
                      help=f"ONNX model, einsum cascade or zoo recipe (default: {DEFAULT_WORKLOAD})")
     run.add_argument("--json", action="store_true", help="print the summary as JSON only")
-    run.add_argument("-o", "--output", type=Path, help="report folder (default: reports/<arch>__<workload>)")
+    run.add_argument("-o", "--output", type=output_folder, help="report folder (default: reports/<arch>__<workload>)")
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                      help="override a spec field by key path, e.g. memory.unified_buffer.capacity='8 MiB'; "
                           "paths starting with 'workload.' change a recipe or cascade")
@@ -65,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     ss.add_argument("config", help="SCALE-Sim .cfg file")
     ss.add_argument("topology", help="SCALE-Sim topology .csv (conv columns, or Layer, M, N, K with --gemm)")
     ss.add_argument("--gemm", action="store_true", help="the topology lists GEMMs (Layer, M, N, K)")
-    ss.add_argument("-o", "--output", type=Path, help="report folder (default: reports/scalesim__<topology stem>)")
+    ss.add_argument("-o", "--output", type=output_folder, help="report folder (default: reports/scalesim__<topology stem>)")
     ss.set_defaults(handler=_cmd_scalesim)
 
     se = sub.add_parser("search", help="map one or every contraction of a workload; print the loop nest and costs")
@@ -74,9 +75,9 @@ def _parser() -> argparse.ArgumentParser:
     se.add_argument("--einsum", help="only this einsum (default: every distinct contraction)")
     se.add_argument("--objective", choices=["latency", "energy", "edp"], default="edp")
     se.add_argument("--method", choices=["cpsat", "local", "exhaustive", "random", "dataflow"], default="cpsat")
-    se.add_argument("--time-limit", type=float, default=1.0, help="seconds per einsum (default 1.0)")
+    se.add_argument("--time-limit", type=positive_seconds, default=1.0, help="seconds per einsum (default 1.0)")
     se.add_argument("--engine", help="systolic engine name (default: the first that can run the einsum)")
-    se.add_argument("--jobs", type=int, default=1,
+    se.add_argument("--jobs", type=positive_int, default=1,
                     help="processes that map distinct einsums in parallel (same results as 1; default 1)")
     se.set_defaults(handler=_cmd_search)
 

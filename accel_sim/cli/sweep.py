@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from accel_sim.cli.args import output_folder, positive_int
 from accel_sim.errors import ConfigError
 from accel_sim.evaluate import evaluate
 from accel_sim.io.load import load_arch, load_workload, slug, split_overrides
@@ -19,7 +20,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     sw = sub.add_parser("sweep", help="run a design-space sweep spec (dse/*.yaml) into a resumable SQLite store")
     sw.add_argument("spec", help="sweep spec YAML (see dse/)")
     sw.add_argument("--store", type=Path, help="results store (default: reports/<sweep name>/results.db)")
-    sw.add_argument("--workers", type=int, default=2, help="local worker processes (default: 2)")
+    sw.add_argument("--workers", type=positive_int, default=2, help="local worker processes (default: 2)")
     sw.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
     sw.add_argument("--resume", action="store_true", help="continue a store: skip the points already finished")
     sw.add_argument("--overwrite", action="store_true", help="empty an existing store and start again")
@@ -34,7 +35,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("workload", nargs="?", help="with an arch config: the workload to evaluate and report")
     rp.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                     help="with an arch config: override a spec field (as in `run`)")
-    rp.add_argument("-o", "--output", type=Path,
+    rp.add_argument("-o", "--output", type=output_folder,
                     help="folder for report.html and report.md (default: beside the input)")
     rp.set_defaults(handler=cmd_report)
 
@@ -57,8 +58,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from accel_sim.dse.sweep import run_sweep
     from accel_sim.reports import html
 
-    if args.workers < 1:
-        raise ConfigError(f"--workers {args.workers} must be at least 1", fix="give --workers 1 or more")
     sweep = load_sweep(args.spec)
     executor = DaskExecutor(args.dask) if args.dask else LocalExecutor(args.workers)
     console = Console(stderr=True)

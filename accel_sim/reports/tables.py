@@ -176,8 +176,10 @@ def print_listing() -> None:
     from rich.console import Console  # rich loads on first use: `accel-sim run --json` and workers start without it
 
     console = Console()
+    arch_dir = SEARCH_DIRS["arch"]  # every shipped config, subfolders too, named as `run` accepts them
     console.print("[bold]architectures[/bold] (arch_configs/): " +
-                  ", ".join(sorted(p.stem for p in SEARCH_DIRS["arch"].glob("*.yaml"))))
+                  ", ".join(sorted(p.relative_to(arch_dir).with_suffix("").as_posix()
+                                   for p in arch_dir.rglob("*.yaml"))))
     console.print("[bold]workloads[/bold] (workloads/): " +
                   ", ".join(sorted(p.name for p in SEARCH_DIRS["workload"].glob("*")
                                    if p.suffix in (".yaml", ".onnx"))))

@@ -64,3 +64,31 @@ def test_validate_accepts_every_shipped_file(capsys: pytest.CaptureFixture) -> N
     assert files
     assert main(["validate", *files]) == 0
     assert capsys.readouterr().out.count("ok ") == len(files)
+
+
+def test_list_names_every_shipped_config_as_run_accepts_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Configs in subfolders (arch_configs/lut, arch_configs/fpga) are listed as 'lut/<name>', which `run` resolves."""
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out.replace("\n", " ")
+    shipped = Path(__file__).resolve().parents[2] / "arch_configs"
+    for config in shipped.rglob("*.yaml"):
+        assert config.relative_to(shipped).with_suffix("").as_posix() in out
+    assert main(["run", "fpga/flightllm_u280", "workloads/mlp.einsum.yaml", "--json", "-o", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["run", "tpu_v1", "workloads/gemm.einsum.yaml", "-o", "{file}"], "is a file, not a folder"),
+    (["search", "tpu_v1", "workloads/gemm.einsum.yaml", "--time-limit", "-1"], "seconds above 0"),
+    (["search", "tpu_v1", "workloads/gemm.einsum.yaml", "--jobs", "0"], "must be at least 1"),
+    (["sweep", "dse/tpu_array_resnet50.yaml", "--workers", "0"], "must be at least 1"),
+])
+def test_bad_option_values_exit_2_with_the_fix(args: list[str], message: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    """An output path that is a file, a negative time limit and zero processes are refused before any work."""
+    existing = tmp_path / "file"
+    existing.write_text("")
+    with pytest.raises(SystemExit) as exited:
+        main([a.replace("{file}", str(existing)) for a in args])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Fix:" in err
