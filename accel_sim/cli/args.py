@@ -34,3 +34,15 @@ def positive_seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text} must be a finite number of seconds above 0. Fix: give e.g. 1.0")
     return value
+
+
+def metric_tolerance(text: str) -> tuple[str, float]:
+    """METRIC=VALUE (or VALUE alone: every metric) -> (metric or '*', a finite tolerance >= 0)."""
+    name, _, value = text.rpartition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not METRIC=VALUE. Fix: e.g. --atol stall_cycles=10") from None
+    if not (math.isfinite(number) and number >= 0):
+        raise argparse.ArgumentTypeError(f"{text}: a tolerance is a finite number >= 0. Fix: e.g. --atol cycles=1")
+    return name or "*", number

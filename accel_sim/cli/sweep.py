@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from accel_sim.cli.args import output_folder, positive_int
+from accel_sim.cli.args import metric_tolerance, output_folder, positive_int
 from accel_sim.errors import ConfigError
 from accel_sim.evaluate import evaluate
 from accel_sim.io.load import load_arch, load_workload, slug, split_overrides
@@ -43,6 +43,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     ck.add_argument("results", help="a run folder, summary.json, CSV or sweep store")
     ck.add_argument("--baseline", required=True, help="the reference results (same kinds as RESULTS)")
     ck.add_argument("--rtol", type=float, default=0.02, help="relative tolerance per metric (default: 0.02)")
+    ck.add_argument("--atol", type=metric_tolerance, action="append", default=[], metavar="METRIC=VALUE",
+                    help="absolute tolerance of one metric (VALUE alone: every metric); a change holds when "
+                         "|result - baseline| <= atol + rtol x |baseline|; may repeat")
     ck.add_argument("--metrics", nargs="+", default=[], help="compare only these metrics (default: all shared)")
     ck.set_defaults(handler=cmd_check)
 
@@ -101,7 +104,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Exit 0 when every metric holds within --rtol, 1 with a diff table otherwise."""
     from accel_sim.reports.regression import compare, print_check  # lazy: it reads sweep stores too
-    report = compare(args.results, args.baseline, rtol=args.rtol, metrics=args.metrics)
+    report = compare(args.results, args.baseline, rtol=args.rtol, metrics=args.metrics, atol=dict(args.atol))
     print_check(report)
     sys.stdout.flush()
     return 0 if report.passed else 1

@@ -11,7 +11,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
@@ -147,13 +147,36 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _same_kind(base: pd.DataFrame, new: pd.DataFrame, baseline: str | Path, result: str | Path) -> None:
+    """A run compares with a run and a sweep with a sweep, on shared workloads; anything else is a usage error."""
+    def is_sweep(frame: pd.DataFrame) -> bool:
+        return all(str(item).startswith("point ") for _, item in frame.index)
+
+    if is_sweep(base) != is_sweep(new):
+        kinds = ("a sweep" if is_sweep(new) else "a run", "a sweep" if is_sweep(base) else "a run")
+        raise ConfigError(f"cannot compare {kinds[0]} ({result}) with {kinds[1]} ({baseline})", file=result,
+                          fix="compare two run folders, or two sweep stores / exported sweep tables")
+    shared = set(base.index.get_level_values(0)) & set(new.index.get_level_values(0))
+    if not shared:
+        raise ConfigError(f"the result's workloads ({', '.join(sorted(set(new.index.get_level_values(0))))}) and the "
+                          f"baseline's ({', '.join(sorted(set(base.index.get_level_values(0))))}) have none in common",
+                          file=result, fix="compare results of the same workload(s), or regenerate the baseline")
+
+
 def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
-            metrics: Sequence[str] = ()) -> CheckReport:
-    """Compare `result` with `baseline`; every shared (or named) metric of every row must hold within `rtol`."""
+            metrics: Sequence[str] = (), atol: Mapping[str, float] | None = None) -> CheckReport:
+    """Compare `result` with `baseline`: a metric holds when |result - baseline| <= atol + rtol x |baseline|, with
+    `atol` per metric name ('*': every metric not named; default 0), as numpy.isclose."""
     if not (rtol >= 0 and math.isfinite(rtol)):
         raise ConfigError(f"--rtol {rtol} is not a tolerance", fix="give a non-negative number such as 0.02")
+    atol = dict(atol or {})
+    for name, value in atol.items():
+        if not (value >= 0 and math.isfinite(value)):
+            raise ConfigError(f"--atol {name}={value} is not a tolerance", fix="give a non-negative number, e.g. "
+                              "--atol stall_cycles=10")
     base = metric_table(baseline)
     new = metric_table(result)
+    _same_kind(base, new, baseline, result)
     if metrics:
         for m in metrics:
             if m not in base.columns:
@@ -162,6 +185,10 @@ def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
         names = list(metrics)
     else:
         names = sorted(set(base.columns) & set(new.columns))
+    unknown = [m for m in atol if m != "*" and m not in names]
+    if unknown:
+        raise ConfigError(f"--atol names metric '{unknown[0]}', which is not compared", file=baseline,
+                          fix=f"use some of: {', '.join(names)} (or '*' for all)")
     changes: list[Change] = []
     keys = base.index.union(new.index, sort=False)
     missing_rows = keys.difference(base.index.intersection(new.index), sort=False)
@@ -173,8 +200,9 @@ def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
     shared = base.index.intersection(new.index, sort=False)
     old = base.loc[shared].reindex(columns=names).to_numpy(dtype=float)
     now = new.loc[shared].reindex(columns=names).to_numpy(dtype=float)
+    floor = np.array([atol.get(m, atol.get("*", 0.0)) for m in names])
     with np.errstate(invalid="ignore"):
-        same = (old == now) | (np.isnan(old) & np.isnan(now)) | (np.abs(now - old) <= rtol * np.abs(old))
+        same = (old == now) | (np.isnan(old) & np.isnan(now)) | (np.abs(now - old) <= floor + rtol * np.abs(old))
     for r, c in zip(*np.nonzero(~same)):
         workload, item = shared[r]
         changes.append(Change(workload, item, names[c], float(old[r, c]), float(now[r, c])))
@@ -194,7 +222,9 @@ def print_check(report: CheckReport, limit: int = 50) -> None:
     for name, justify in (("workload", "left"), ("einsum / point", "left"), ("metric", "left"),
                           ("baseline", "right"), ("result", "right"), ("change", "right")):
         table.add_column(name, justify=justify, overflow="fold")
-    largest_first = sorted(report.changes, key=lambda c: -math.inf if math.isnan(c.relative) else -abs(c.relative))
+    # totals first (they decide a regression), then the largest relative changes
+    largest_first = sorted(report.changes, key=lambda c: (c.item != TOTAL,
+                                                          -math.inf if math.isnan(c.relative) else -abs(c.relative)))
     for c in largest_first[:limit]:
         change = ("missing in result" if math.isnan(c.result) else "missing in baseline" if math.isnan(c.baseline)
                   else f"{100 * c.relative:+.2f} %")

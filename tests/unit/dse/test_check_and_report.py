@@ -86,6 +86,58 @@ def test_sweep_stores_compare_per_point(tmp_path: Path) -> None:
     assert main(["check", str(tmp_path / "a.db"), "--baseline", str(tmp_path / "b.db"), "--rtol", "0"]) == 0
 
 
+def test_absolute_tolerance_absorbs_small_counts(run_dir: Path, tmp_path: Path) -> None:
+    """A stall count of 1 -> 6.5 cycles is +550 %, beyond any rtol; --atol stall_cycles=10 holds it (|6.5 - 1| = 5.5
+    <= 10 + 0.02 x 1), while the other metrics keep their relative gate."""
+    base = _copy(run_dir, tmp_path / "base")
+    frame = pd.read_csv(base / "per_einsum.csv")
+    frame.loc[0, "stall_cycles"] = 1.0
+    frame.to_csv(base / "per_einsum.csv", index=False)
+    result = _copy(base, tmp_path / "result")
+    moved = pd.read_csv(result / "per_einsum.csv")
+    moved.loc[0, "stall_cycles"] = 6.5
+    moved.to_csv(result / "per_einsum.csv", index=False)
+    assert [c.metric for c in compare(result, base).changes] == ["stall_cycles"]
+    assert compare(result, base, atol={"stall_cycles": 10}).passed
+    assert main(["check", str(result), "--baseline", str(base), "--atol", "stall_cycles=10"]) == 0
+    assert not compare(result, base, atol={"stall_cycles": 5}).passed
+
+
+def test_totals_come_first_in_the_diff(run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A large per-einsum change and a small total change: the total's row is printed first."""
+    base = _copy(run_dir, tmp_path / "base")
+    summary = json.loads((base / "summary.json").read_text())
+    summary["energy_j"] *= 1.03
+    (base / "summary.json").write_text(json.dumps(summary))
+    frame = pd.read_csv(base / "per_einsum.csv")
+    frame.loc[0, "cycles"] *= 2
+    frame.to_csv(base / "per_einsum.csv", index=False)
+    assert main(["check", str(run_dir), "--baseline", str(base)]) == 1
+    out = capsys.readouterr().out
+    assert out.index("(total)") < out.index(str(frame.loc[0, "einsum"]))
+
+
+@pytest.mark.parametrize("bad", ["stall_cycles=-1", "stall_cycles=inf", "ten"])
+def test_bad_atol_exits_2(run_dir: Path, bad: str, capsys: pytest.CaptureFixture) -> None:
+    """A negative, infinite or unparsable --atol is a usage error."""
+    with pytest.raises(SystemExit) as exited:
+        main(["check", str(run_dir), "--baseline", str(run_dir), "--atol", bad])
+    assert exited.value.code == 2 and "Fix:" in capsys.readouterr().err
+
+
+def test_a_run_against_a_sweep_or_another_workload_exits_2(run_dir: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    """Comparing a run folder with a sweep store, or runs of different workloads, is a usage error (exit 2)."""
+    run_sweep(load_sweep(DATA / "random.yaml"), tmp_path / "s.db", executor=LocalExecutor(1))
+    assert main(["check", str(run_dir), "--baseline", str(tmp_path / "s.db")]) == 2
+    assert "cannot compare a run" in capsys.readouterr().err
+    other = tmp_path / "other"
+    assert main(["run", "edge_npu", "gemm.einsum", "-o", str(other), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["check", str(other), "--baseline", str(run_dir)]) == 2
+    assert "none in common" in capsys.readouterr().err
+
+
 def test_sweep_report_embeds_plots_and_writes_front(tmp_path: Path) -> None:
     """The sweep report is one HTML file with the Pareto and parallel-coordinates PNGs inline, plus Markdown
     and pareto.csv whose rows are all feasible and exactly one is the knee."""
