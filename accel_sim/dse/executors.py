@@ -90,7 +90,7 @@ class DaskExecutor:
             raise ConfigError("--dask needs dask.distributed, which is not installed", file=None,
                               fix="pip install 'accel-sim[dask]', or drop --dask to use local processes") from None
         own = isinstance(self.address, str)
-        client = Client(self.address) if own else self.address
+        client = _connect(Client, self.address) if own else self.address
         try:
             workers = max(1, sum(client.nthreads().values()))
 
@@ -104,6 +104,20 @@ class DaskExecutor:
         finally:
             if own:
                 client.close()
+
+
+CONNECT_TIMEOUT_S = 5  # a scheduler that does not answer in this time is not there (distributed's default: 30 s)
+
+
+def _connect(client_type: type, address: str) -> Any:
+    """A client of the scheduler at `address`; an unreachable or malformed address is a ConfigError (exit 2)."""
+    try:
+        return client_type(address, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ConfigError(f"no dask scheduler answered at {address} within {CONNECT_TIMEOUT_S} s "
+                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no reply'})",
+                          key_path="--dask", fix="start one (`dask scheduler`, see dse/README.md) and give its "
+                          "address as tcp://host:8786, or drop --dask to use local processes") from None
 
 
 def _windowed(submit: Callable[..., Any], fn: Callable[[T], R], tasks: Iterable[T], window: int,

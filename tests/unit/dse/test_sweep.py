@@ -147,3 +147,16 @@ def test_sweep_killed_three_times_resumes_to_the_uninterrupted_table(reference: 
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     pd.testing.assert_frame_equal(_table(store), reference)
+
+
+def test_an_unreachable_dask_scheduler_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--dask to an address nobody listens on (port 9, discard) fails within the connect timeout as a ConfigError
+    naming --dask and the fix, not distributed's OSError after 30 s."""
+    import accel_sim.dse.executors as executors
+
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 1)
+    began = time.monotonic()
+    with pytest.raises(ConfigError) as caught:
+        run_sweep(load_sweep(SMALL), tmp_path / "s.db", executor=DaskExecutor("tcp://127.0.0.1:9"))
+    assert time.monotonic() - began < 15
+    assert caught.value.key_path == "--dask" and "dask scheduler" in caught.value.fix
