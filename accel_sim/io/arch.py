@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Sequence
 
 from accel_sim.errors import ConfigError
-from accel_sim.io.yaml import YamlDoc, apply_overrides, load_yaml, validate
+from accel_sim.io.yaml import YamlDoc, load_yaml, validate, with_overrides
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.execution import with_execution_mapping
 
@@ -26,5 +26,5 @@ def arch_from_doc(doc: YamlDoc, overrides: Sequence[str] = ()) -> Arch:
                               "and engines (a list of engines)")
     if overrides:
         # keys that overrides add keep the line of the nearest existing key (YamlDoc.line_of)
-        doc = YamlDoc(apply_overrides(with_execution_mapping(doc.data), overrides, doc.file), doc.lines, doc.file)
+        doc = with_overrides(YamlDoc(with_execution_mapping(doc.data), doc.lines, doc.file), overrides)
     return validate(Arch, doc)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal, Sequence
 
@@ -9,7 +10,7 @@ from accel_sim.errors import ConfigError
 from accel_sim.io.arch import load_arch as load_arch_file
 from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.recipe import load_recipe
-from accel_sim.io.yaml import YamlDoc, apply_overrides, load_yaml
+from accel_sim.io.yaml import load_yaml, with_overrides
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Workload
 
@@ -72,7 +73,9 @@ def load_workload(path: str | Path, *, strict: bool = False, overrides: Sequence
         return load_onnx(path, strict=strict)
     doc = load_yaml(path)
     if overrides:
-        doc = YamlDoc(apply_overrides(doc.data, overrides, doc.file), doc.lines, doc.file)
+        doc = with_overrides(doc, overrides)
+        # errors quote the assignment as the user wrote it (`--set workload.batch=...`)
+        doc = replace(doc, overridden={k: f"workload.{v}" for k, v in doc.overridden.items()})
     if kind == "einsum":
         return parse_cascade(doc)
     if kind == "recipe":

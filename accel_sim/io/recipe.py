@@ -46,5 +46,8 @@ def load_recipe(doc: YamlDoc) -> Workload:
         if exc.file is not None:
             raise
         key = exc.key_path if exc.key_path in doc.data else "zoo"
+        if (key,) in doc.overridden:  # the value came from `--set workload.KEY=...`, not from the file
+            raise ConfigError(f"--set '{doc.overridden[(key,)]}': {exc.problem}", fix=exc.fix, file=doc.file,
+                              key_path=key) from None
         raise ConfigError(exc.problem, fix=exc.fix, file=doc.file, line=doc.line_of((key,)),
                           key_path=exc.key_path or "zoo") from None

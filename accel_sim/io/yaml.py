@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import difflib
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence, TypeVar
@@ -24,6 +24,7 @@ class YamlDoc:
     data: Any
     lines: dict[KeyPath, int]
     file: str
+    overridden: dict[KeyPath, str] = field(default_factory=dict)  # key path -> the --set assignment that wrote it
 
     def line_of(self, key_path: KeyPath) -> int | None:
         """Line of the longest known prefix of `key_path`."""
@@ -163,6 +164,9 @@ def config_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], roo
     else:
         problem, _, fix = msg.removeprefix("Value error, ").partition(" Fix: ")
         fix = fix or f"give a valid value (got {err.get('input')!r})"
+    blamed = next((text for path, text in doc.overridden.items() if loc[:len(path)] == path), None)
+    if blamed is not None:  # the value came from the command line, not from the file's line
+        return ConfigError(f"--set '{blamed}': {problem}", file=doc.file, line=None, key_path=key_path, fix=fix)
     return ConfigError(problem, file=doc.file, line=doc.line_of(loc), key_path=key_path, fix=fix)
 
 
@@ -235,6 +239,16 @@ def _tag_of(model: Any) -> Any:
     return args[0] if args else None
 
 
+def with_overrides(doc: YamlDoc, assignments: Sequence[str]) -> YamlDoc:
+    """`doc` with each 'PATH=VALUE' applied (`apply_overrides`), remembering which key path each one wrote, so that
+    a validation error there names the --set rather than the file's line."""
+    written: dict[KeyPath, str] = dict(doc.overridden)
+    data = doc.data
+    for assignment in assignments:
+        data = _apply_one(data, assignment, doc.file, written)
+    return YamlDoc(data, doc.lines, doc.file, written)
+
+
 def apply_overrides(data: Any, assignments: Sequence[str], file: str) -> Any:
     """A copy of `data` with each 'PATH=VALUE' applied; list items are addressed by index or by `name`.
 
@@ -243,11 +257,11 @@ def apply_overrides(data: Any, assignments: Sequence[str], file: str) -> Any:
     (optional keys are often absent); the model's validation then judges it. `data` is not modified.
     """
     for assignment in assignments:
-        data = _apply_one(data, assignment, file)
+        data = _apply_one(data, assignment, file, {})
     return data
 
 
-def _apply_one(data: Any, assignment: str, file: str) -> Any:
+def _apply_one(data: Any, assignment: str, file: str, written: dict[KeyPath, str]) -> Any:
     path_text, sep, value_text = assignment.partition("=")
     path_text = path_text.strip()
     where = f"--set '{assignment}'"
@@ -263,13 +277,26 @@ def _apply_one(data: Any, assignment: str, file: str) -> Any:
     if any(not key for key in keys):
         raise ConfigError(f"{where}: the path has an empty segment", file=file, key_path=path_text,
                           fix="separate keys with single dots, e.g. memory.0.capacity")
-    return _set_in(data, keys, value, (), where, path_text, file)
+    return _set_in(data, keys, value, (), _Assignment(where, path_text, file, assignment, written))
 
 
-def _set_in(node: Any, keys: list[str], value: Any, done: KeyPath, where: str, path_text: str, file: str) -> Any:
+@dataclass(frozen=True)
+class _Assignment:
+    """One --set being applied: how errors name it, and where it records the key path it resolved to."""
+
+    where: str
+    path_text: str
+    file: str
+    text: str
+    written: dict[KeyPath, str]
+
+
+def _set_in(node: Any, keys: list[str], value: Any, done: KeyPath, job: _Assignment) -> Any:
     """A copy of `node` with `value` at `keys`; only the containers along the path are copied."""
     if not keys:
+        job.written[done] = job.text
         return value
+    where, path_text, file = job.where, job.path_text, job.file
     key, rest = keys[0], keys[1:]
     here = format_key_path(done) or "the top level"
     if isinstance(node, dict):
@@ -280,7 +307,7 @@ def _set_in(node: Any, keys: list[str], value: Any, done: KeyPath, where: str, p
             raise ConfigError(f"{where}: no key '{key}' under {here}", file=file, key_path=path_text,
                               fix=f"{hint}use one of: {', '.join(valid) or '(none: the mapping is empty)'}")
         out = dict(node)
-        out[key] = _set_in(node.get(key), rest, value, done + (key,), where, path_text, file)
+        out[key] = _set_in(node.get(key), rest, value, done + (key,), job)
         return out
     if isinstance(node, list):
         index = _list_index(node, key)
@@ -296,7 +323,7 @@ def _set_in(node: Any, keys: list[str], value: Any, done: KeyPath, where: str, p
                               fix=f"{hint}use {choices}" + (f" or one of the names: {', '.join(names)}"
                                                             if names else ""))
         out_list = list(node)
-        out_list[index] = _set_in(node[index], rest, value, done + (index,), where, path_text, file)
+        out_list[index] = _set_in(node[index], rest, value, done + (index,), job)
         return out_list
     raise ConfigError(f"{where}: {here} is a single value ({node!r}), it has no key '{key}'", file=file,
                       key_path=path_text, fix=f"end the path at {format_key_path(done)}")

@@ -6,6 +6,7 @@ Validator messages end with " Fix: ..." so `accel_sim.io.yaml.config_error` can 
 """
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Callable, Literal
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict
@@ -30,6 +31,7 @@ def _si(dimension: Dimension, per_bit: bool = False) -> Callable[[Any], Any]:
     def convert(value: Any) -> Any:
         if value is None:  # optional fields; required ones reject None in their float schema
             return None
+        _reject_bool(value, example_quantity(dimension))
         text = value
         if per_bit and isinstance(value, str):
             # "10 pJ/bit" reads naturally for per-bit energies; the key already says per bit
@@ -43,10 +45,26 @@ def _si(dimension: Dimension, per_bit: bool = False) -> Callable[[Any], Any]:
     return convert
 
 
+def _reject_bool(value: Any, example: str = "") -> Any:
+    """YAML's true/false are not numbers (pydantic's lax int would read `rows: true` as 1)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {str(value).lower()}. Fix: give a number"
+                         f"{', e.g. ' + example if example else ''}")
+    return value
+
+
+def _finite(value: float | int | None) -> float | int | None:
+    """Infinities and NaN are not sizes, rates or energies (`clock: .inf` gave a null latency)."""
+    if value is not None and not math.isfinite(value):
+        raise ValueError(f"must be a finite number (got {value}). Fix: give a finite value")
+    return value
+
+
 def _positive(unit: str = "", example: str = "") -> Callable[[Any], Any]:
-    """An after-validator rejecting zero and negative values (quoted in `unit`, fix showing `example`)."""
+    """An after-validator rejecting zero, negative and non-finite values (quoted in `unit`, fix showing `example`)."""
 
     def check(value: float | int | None) -> float | int | None:
+        _finite(value)
         if value is not None and not value > 0:
             shown = f"{value:g}{' ' + unit if unit else ''}"
             raise ValueError(f"must be greater than zero (got {shown}). "
@@ -57,6 +75,7 @@ def _positive(unit: str = "", example: str = "") -> Callable[[Any], Any]:
 
 
 def _non_negative(value: float | None) -> float | None:
+    _finite(value)
     if value is not None and not value >= 0:
         raise ValueError(f"must not be negative (got {value}). Fix: give zero or a positive value")
     return value
@@ -76,8 +95,8 @@ BytesPerSecond = Annotated[float, BeforeValidator(_si("bandwidth")),
 Hertz = Annotated[float, BeforeValidator(_si("frequency")), AfterValidator(_positive("Hz", "'700 MHz'"))]
 JoulesPerBit = Annotated[float, BeforeValidator(_si("energy", per_bit=True)), AfterValidator(_non_negative)]
 SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(_positive("mm^2", "'331 mm2'"))]
-PositiveFloat = Annotated[float, AfterValidator(_positive())]
-PositiveInt = Annotated[int, AfterValidator(_positive())]
+PositiveFloat = Annotated[float, BeforeValidator(_reject_bool), AfterValidator(_positive())]
+PositiveInt = Annotated[int, BeforeValidator(_reject_bool), AfterValidator(_positive())]
 
 
 def located(message: str, *at: str | int) -> PydanticCustomError:

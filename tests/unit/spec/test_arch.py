@@ -436,11 +436,23 @@ def test_override_leaves_the_file_unchanged_on_reload() -> None:
     assert load_arch(TPU).clock_hz == 700e6
 
 
-def test_invalid_override_value_reports_the_overridden_key() -> None:
-    """--set clock='0 Hz' fails validation at 'clock' with the line of the clock key in the file (17)."""
+def test_invalid_override_value_names_the_set_not_the_files_line() -> None:
+    """--set clock='0 Hz' fails validation at 'clock'; the value came from the --set, so the error quotes it and
+    blames no line of the file (the file's clock line is fine)."""
     with pytest.raises(ConfigError) as info:
         load_arch(TPU, ["clock=0 Hz"])
-    assert (info.value.key_path, info.value.line) == ("clock", 17)
+    assert (info.value.key_path, info.value.line) == ("clock", None)
+    assert "--set 'clock=0 Hz'" in str(info.value)
+
+
+@pytest.mark.parametrize(("assignment", "message"), [("engines.mxu.rows=true", "expected a number, got true"),
+                                                     ("clock=.inf", "finite"), ("clock=.nan", "finite"),
+                                                     ("memory.0.bandwidth=.inf", "finite")])
+def test_booleans_and_non_finite_numbers_are_refused(assignment: str, message: str) -> None:
+    """`rows: true` is not a 1-row array and `clock: .inf` not a clock: both are errors naming the --set."""
+    with pytest.raises(ConfigError) as info:
+        load_arch(TPU, [assignment])
+    assert message in str(info.value) and f"--set '{assignment}'" in str(info.value)
 
 
 def test_unknown_override_path_lists_level_names() -> None:
