@@ -12,6 +12,7 @@ EXPECTED = {
     "01_systolic_array_size": ["latency_utilization.png", "report.html", "pareto.csv"],
     "02_lut_vs_mac_llama_decode": ["lut_vs_mac.png"],
     "03_npu_pim_batch": ["batch_scaling.png"],
+    "buffer_capacity_study": ["capacity_study.png", "points.csv"],
 }
 TIMEOUT_S = 120  # per cell; each notebook takes a few seconds on 2 cores
 
