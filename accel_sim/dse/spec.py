@@ -70,6 +70,7 @@ class Axis(_Strict):
     range: Range | None = None
     log_range: LogRange | None = None
     tie: str | None = None
+    scale: float | None = None  # with `tie`: the tied value is the source's number times this (its unit kept)
     unit: str | None = None
 
     @field_validator("path", "tie")
@@ -92,6 +93,9 @@ class Axis(_Strict):
                              "Fix: keep one, e.g. 'values: [64, 128, 256]'")
         if self.values is not None and not self.values:
             raise ValueError("the value list is empty. Fix: list at least one value")
+        if self.scale is not None and (self.tie is None or not (math.isfinite(self.scale) and self.scale > 0)):
+            raise ValueError("'scale' multiplies a tied axis's value by a finite factor above 0. Fix: give it with "
+                             "'tie', e.g. {path: memory.acc.capacity, tie: memory.buf.capacity, scale: 0.25}")
         return self
 
     def choices(self) -> list[Scalar]:
@@ -114,6 +118,20 @@ class Axis(_Strict):
         else:
             return []
         return [f"{v} {self.unit}" if self.unit else v for v in raw]
+
+
+def scaled(value: Scalar, factor: float) -> Scalar | None:
+    """`value` times `factor`: a number, or the number of a 'NUMBER UNIT' string with its unit kept; None if it is
+    neither."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _tidy(value * factor)
+    if isinstance(value, str):
+        number, _, unit = value.strip().partition(" ")
+        try:
+            return f"{_tidy(float(number) * factor)} {unit}".strip()
+        except ValueError:
+            return None
+    return None
 
 
 def _tidy(x: float) -> int | float:
@@ -222,7 +240,7 @@ class Sweep:
     arch_path: str
     workload_paths: tuple[str, ...]
     free: tuple[tuple[str, tuple[Scalar, ...]], ...]
-    tied: tuple[tuple[str, str], ...]
+    tied: tuple[tuple[str, str, float], ...]  # (path, source path, scale)
     constraints: tuple[Constraint, ...]
     spec_hash: str
     lines: dict[str, int]
@@ -266,8 +284,8 @@ class Sweep:
         """Axis path -> value of one design (free axes in order, then the tied ones)."""
         indices = self.design_indices(design_id)
         ordered = {path: values[indices[path]] for path, values in self.free}
-        for path, source in self.tied:
-            ordered[path] = ordered[source]
+        for path, source, scale in self.tied:
+            ordered[path] = ordered[source] if scale == 1 else scaled(ordered[source], scale)
         return ordered
 
     def design_index(self, indices: Mapping[str, int]) -> int:
@@ -334,7 +352,7 @@ def load_sweep(path: str | Path) -> Sweep:
 
     seen: dict[str, int] = {}
     free: list[tuple[str, tuple[Scalar, ...]]] = []
-    tied: list[tuple[str, str]] = []
+    tied: list[tuple[str, str, float]] = []
     base = load_yaml(arch_path)
     for i, axis in enumerate(spec.axes):
         if axis.path in seen:
@@ -346,7 +364,10 @@ def load_sweep(path: str | Path) -> Sweep:
                 free_names = [a.path for a in spec.axes[:i] if a.tie is None]
                 raise error(("axes", i, "tie"), f"tie '{axis.tie}' names no free axis listed above it",
                             f"tie to one of: {', '.join(free_names) or '(none yet: list the free axis first)'}")
-            tied.append((axis.path, axis.tie))
+            if axis.scale is not None and scaled(dict(free)[axis.tie][0], axis.scale) is None:
+                raise error(("axes", i, "scale"), f"the values of '{axis.tie}' are not numbers (or a number and a "
+                            "unit), so they cannot be scaled", "tie without 'scale', or give the axis its own values")
+            tied.append((axis.path, axis.tie, 1.0 if axis.scale is None else axis.scale))
             continue
         values = tuple(axis.choices())
         if not values:

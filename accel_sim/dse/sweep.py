@@ -52,7 +52,7 @@ def run_sweep(sweep: Sweep | str | Path, store: str | Path | None = None, *, exe
     executor = executor or LocalExecutor()
     meta = {"spec_name": sweep.spec.name, "spec_file": sweep.file, "spec_text": Path(sweep.file).read_text(),
             "objectives": json.dumps(sweep.spec.objectives), "points": str(sweep.points),
-            "axes": json.dumps([p for p, _ in sweep.free] + [p for p, _ in sweep.tied])}
+            "axes": json.dumps([p for p, _ in sweep.free] + [p for p, _, _ in sweep.tied])}
     counts: dict[str, int] = {}
     start = time.perf_counter()
     with open_store(store_path, spec_hash=sweep.spec_hash, meta=meta, resume=resume, overwrite=overwrite) as db:

@@ -27,6 +27,17 @@ def test_grid_enumerates_the_product_with_ties(tmp_path: Path) -> None:
         (8, 8, "ws"), (8, 8, "os"), (16, 16, "ws"), (16, 16, "os")]
 
 
+def test_a_scaled_tie_keeps_the_ratio_and_the_unit(tmp_path: Path) -> None:
+    """Global buffer {64, 128} KiB; the array's rows tied at scale 0.125: 8 and 16; a unit-carrying value scales its
+    number: '64 KiB' x 0.5 = '32 KiB'."""
+    sweep = load_sweep(_spec(tmp_path, "axes:\n  - {path: memory.global_buffer.capacity, values: [64, 128], unit: KiB}\n"
+                                       "  - {path: engines.0.rows, tie: memory.global_buffer.capacity, scale: 0.125}\n"))
+    assert [sweep.design(i)["engines.0.rows"] for i in range(2)] == ["8 KiB", "16 KiB"]
+    halves = load_sweep(_spec(tmp_path, "axes:\n  - {path: engines.0.rows, values: [8, 16]}\n"
+                                        "  - {path: engines.0.cols, tie: engines.0.rows, scale: 0.5}\n"))
+    assert [halves.design(i)["engines.0.cols"] for i in range(2)] == [4, 8]
+
+
 def test_range_includes_stop_and_units_are_appended(tmp_path: Path) -> None:
     """range 64..256 step 64 is 64, 128, 192, 256; with unit KiB each value reads '64 KiB'."""
     sweep = load_sweep(_spec(tmp_path, "axes:\n  - {path: memory.global_buffer.capacity, unit: KiB,"
@@ -67,6 +78,9 @@ def test_spec_hash_changes_with_the_axes(tmp_path: Path) -> None:
     ("axes:\n  - path: engines.0.rows\n    values: [8]\n    range: {start: 1, stop: 2, step: 1}\n",
      ["line 5", "axes[0]", "exactly one of values, range, log_range or tie"]),
     ("axes:\n  - {path: engines.0.rows, tie: engines.0.cols}\n", ["axes[0].tie", "names no free axis"]),
+    ("axes:\n  - {path: engines.0.rows, values: [8], scale: 2}\n", ["axes[0]", "scale", "with 'tie'"]),
+    ("axes:\n  - {path: engines.pe_array.dataflow, values: [ws]}\n"
+     "  - {path: engines.0.cols, tie: engines.pe_array.dataflow, scale: 2}\n", ["axes[1].scale", "not numbers"]),
     ("axes:\n  - {path: engines.0.rows, values: [8]}\nconstraints: [area is small]\n",
      ["line 6", "constraints", "'area_mm2 <= 50'"]),
     ("axes:\n  - {path: engines.0.rows, values: [8, 16]}\nstrategy: {kind: random, n: 5}\n",
