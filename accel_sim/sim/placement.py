@@ -1,7 +1,8 @@
 """Graph-scope placement: every tensor alive across einsums gets a home level with room over its lifetime.
 
 Used by the execution models that do not allocate buffers themselves (sequential, fpga); the scheduled and
-pipelined models keep CP-SAT's allocation (schedule/problem.py), which uses the same `MemoryLevel.admits` test.
+pipelined models keep CP-SAT's allocation (schedule/problem.py), which uses the same `MemoryLevel.admits` test,
+and charge its spills' traffic and energy through `charge_round_trips`.
 
 Lifetimes, in einsum indices of the workload's order (a view is free: reading it reads its sources, unless it
 changes their storage class, as a gather of embedding rows does; then it is a tensor of its own):
@@ -32,6 +33,7 @@ whenever the engine charges every admitting level (the engines in accel_sim/engi
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -243,6 +245,20 @@ def _charge(arch: Arch, workload: Workload, placement: Placement, life: Lifetime
     utilization = cost.utilization * cost.total_cycles / total if total > 0 else cost.utilization
     stall = total - cost.compute_cycles - cost.fill_drain_cycles
     return replace(placement, cost=replace(charged, stall_cycles=stall, utilization=utilization))
+
+
+def charge_round_trips(arch: Arch, workload: Workload, placements: tuple[Placement, ...], spilled: Iterable[str],
+                       on_chip_level: str, backing: str) -> tuple[Placement, ...]:
+    """`placements` with the traffic and energy of each intermediate the scheduler spilled: written to `backing`
+    by its producer and read back once before its first consumer, as the scheduler times it
+    (`Problem.spill_cycles`); the cycles stay as they were, since the replay times the round trip on the backing
+    link."""
+    by_name = {life.tensor: life for life in lifetimes(workload)}
+    homes = tuple(Home(replace(by_name[t], readers=by_name[t].readers[:1]), backing, on_chip_level, (backing,))
+                  for t in spilled if t in by_name)
+    charged = charge_spills(arch, workload, placements, homes)
+    return tuple(replace(c, cost=replace(c.cost, stall_cycles=p.cost.stall_cycles, utilization=p.cost.utilization))
+                 for c, p in zip(charged, placements))
 
 
 def place_graph(arch: Arch, workload: Workload, placements: tuple[Placement, ...]

@@ -202,3 +202,24 @@ def test_shrinking_a_capacity_never_lowers_latency_or_energy(case: tuple[str, di
         home = next(h for h in assign_homes(arch, work) if h.lifetime.tensor == largest.name)
         assert home.level != small["memory"][level]["name"]
         assert arch.level(home.level).admits("activations", largest.name)
+
+
+def test_scheduled_intermediate_with_no_on_chip_level_spills_and_pays_its_round_trip() -> None:
+    """With DRAM the only level, no intermediate can stay on chip: the scheduler spills A (2,048 B) instead of
+    keeping it in a buffer that does not exist. Its round trip is in the result: 2,048 B written by the producer
+    and read back once before the first consumer at DRAM, 2,048 x 8 bit x 20 pJ and x 10 pJ, and at one
+    byte a cycle the makespan holds at least the 4,096 cycles of the round trip."""
+    spec = {"name": "dram only", "clock": "1 GHz", "technology_nm": 28, "execution": "scheduled",
+            "memory": [{"name": "dram", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ",
+                        "write_energy_per_bit": "20 pJ"}],
+            "engines": [{"name": "vec", "kind": "vector", "lanes": 16}]}
+    result = evaluate(Arch.model_validate(spec), chain())
+    assert [(b.tensor, b.placement) for b in result.trace.buffers] == [("A", "spill")]
+    produce, first, second = result.einsums
+    assert produce.cost.accesses[("dram", "A", "write")] == 2048.0
+    assert first.cost.accesses[("dram", "A", "read")] == 2048.0
+    assert ("dram", "A", "read") not in second.cost.accesses
+    # A's own DRAM traffic left the costs when the scheduler took it for on chip; the spill puts it back
+    assert produce.cost.energy_j[("dram", "write")] == pytest.approx(2048 * 8 * 20e-12)
+    assert first.cost.energy_j[("dram", "read")] == pytest.approx(2048 * 8 * 10e-12)
+    assert result.cycles >= 2 * 2048
