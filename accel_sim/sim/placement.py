@@ -256,7 +256,12 @@ def charge_round_trips(arch: Arch, workload: Workload, placements: tuple[Placeme
     by_name = {life.tensor: life for life in lifetimes(workload)}
     homes = tuple(Home(replace(by_name[t], readers=by_name[t].readers[:1]), backing, on_chip_level, (backing,))
                   for t in spilled if t in by_name)
-    charged = charge_spills(arch, workload, placements, homes)
+    return timed_as_before(charge_spills(arch, workload, placements, homes), placements)
+
+
+def timed_as_before(charged: tuple[Placement, ...], placements: tuple[Placement, ...]) -> tuple[Placement, ...]:
+    """`charged` with the cycles and utilization of `placements`: for models whose trace times the spills itself
+    (the scheduler's replay) or times items the placements only sum (the NPU+PIM co-simulation)."""
     return tuple(replace(c, cost=replace(c.cost, stall_cycles=p.cost.stall_cycles, utilization=p.cost.utilization))
                  for c, p in zip(charged, placements))
 

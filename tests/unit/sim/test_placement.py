@@ -223,3 +223,17 @@ def test_scheduled_intermediate_with_no_on_chip_level_spills_and_pays_its_round_
     assert produce.cost.energy_j[("dram", "write")] == pytest.approx(2048 * 8 * 20e-12)
     assert first.cost.energy_j[("dram", "read")] == pytest.approx(2048 * 8 * 10e-12)
     assert result.cycles >= 2 * 2048
+
+
+def test_npu_pim_kv_cache_larger_than_every_level_is_an_error_naming_it() -> None:
+    """NPU+PIM decode step (one GPT-3-shaped layer, batch 8, 8 heads x 128, 256 cached positions at 16 bit): each
+    K or V cache is 8 x 8 x 256 x 128 x 2 B = 4 MiB. With HBM shrunk to 1 MiB and the buffer to 512 KiB no level
+    can hold it, and the co-simulation does not run on a memory that cannot hold its state."""
+    workload = build("gpt3-7b", phase="decode", batch=8, n_layers=1, n_heads=8, head_dim=128, ffn_dim=4096,
+                     vocab=0, lm_head=False, tie_embeddings=False, kv_len=255)
+    sets = ["memory.hbm.capacity=1 MiB", "memory.global_buffer.capacity=512 KiB"]
+    with pytest.raises(InfeasibleError, match=r"tensor 'L0\.attn\.k_cache' \(4,194,304 bytes.* Fix: raise memory\.hbm\.capacity"):
+        evaluate(load_arch(ROOT / "arch_configs" / "neupims_like.yaml", sets), workload)
+    full = evaluate(load_arch(ROOT / "arch_configs" / "neupims_like.yaml"), workload)
+    hbm, buffer = full.trace.memory
+    assert buffer.peak_bytes <= 128 * 2**20 and hbm.read_bytes > 0
