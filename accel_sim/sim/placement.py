@@ -10,7 +10,8 @@ changes their storage class, as a gather of embedding rows does; then it is a te
   workload output);
 - weights read by more than one einsum: from the first reader to the last (a weight read once is streamed in by
   its einsum and lives across no einsum);
-- KV caches (role `kv_cache`): the whole step.
+- KV caches (tensors of kind `kv_cache`, role `kv_cache`): the whole step; a cache the workload marks as a plain
+  activation lives from the einsum that writes its new row to its last reader.
 
 Homes: tensors are taken in the walk order (start, then first appearance) and each goes to the innermost level
 that admits its role and has room for its bytes at every point of its lifetime (first fit over the live bytes
@@ -26,10 +27,11 @@ max(what the spill needs, what the einsum already moves). The shortfall costs th
 energy, and time by the roofline rule every engine follows: the einsum takes at least as long as the busiest
 level needs for all its bytes (`engine.level_busy_cycles`, the engine's view of the level), so
 total = max(total before, busy cycles of the level with the spill's bytes added) and the difference is stall.
-Hence added bytes never lower an einsum's cost, and a home further out only adds levels to charge. First fit is
-order-dependent: a shrink that refuses an earlier tensor can leave room at that level for a later one; its
-charge then falls to max(needed, own) at the levels it no longer crosses, which is what its einsum already paid
-whenever the engine charges every admitting level (the engines in accel_sim/engines do).
+Hence added bytes never lower an einsum's cost, and a home further out only adds levels to charge, so a shrink
+that moves homes outward never lowers a cost. First fit is order-dependent, though: a shrink that refuses an
+earlier tensor can leave room for a later one, whose home then moves inward; its einsums still pay at least what
+their own costs move, which is all they pay whenever the engine moves every tensor through each level that admits
+it (every engine in accel_sim/engines does), so with those engines no cost falls.
 """
 from __future__ import annotations
 
@@ -83,7 +85,7 @@ class Home:
 def role_of(workload: Workload, tensor: str) -> str:
     """The placement role of a tensor: 'kv_cache' for a tensor of that kind, else its storage class ('weights' or
     'activations', which `MemoryLevel.admits` reads as any non-weight role)."""
-    if getattr(workload.tensor(tensor), "kind", "") == "kv_cache":
+    if workload.tensor(tensor).kind == "kv_cache":
         return "kv_cache"
     return workload.storage_class[tensor]
 
@@ -191,13 +193,14 @@ def charge_spills(arch: Arch, workload: Workload, placements: tuple[Placement, .
     """`placements` with each spilled tensor's traffic at the levels it crosses added to the einsums that write
     and read it, where their own costs move less (module docstring)."""
     placed = list(placements)
+    sources = _sources(workload)
     for home in homes:
         if not home.spilled:
             continue
         life = home.lifetime
         for i in sorted({*life.writers, *life.readers}):
             for level in home.crossed:
-                placed[i] = _charge(arch, workload, placed[i], life, i, arch.level(level))
+                placed[i] = _charge(arch, workload, placed[i], life, i, arch.level(level), sources)
     return tuple(placed)
 
 
@@ -218,10 +221,10 @@ def _needed_elements(workload: Workload, life: Lifetime, index: int, sources: di
 
 
 def _charge(arch: Arch, workload: Workload, placement: Placement, life: Lifetime, index: int,
-            level: MemoryLevel) -> Placement:
-    """One einsum's shortfall of one tensor's traffic at one level, with its energy and stall."""
+            level: MemoryLevel, sources: dict[str, tuple[str, ...]]) -> Placement:
+    """One einsum's shortfall of one tensor's traffic at one level, with its energy and stall (`sources`: the
+    stored tensors behind each view)."""
     cost = placement.cost
-    sources = _sources(workload)
     names = {life.tensor, *(v for v, s in sources.items() if life.tensor in s)}
     own_read = sum(n for (lv, t, a), n in cost.accesses.items() if lv == level.name and t in names and a == "read")
     own_write = sum(n for (lv, t, a), n in cost.accesses.items()

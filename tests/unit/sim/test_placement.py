@@ -232,7 +232,8 @@ def test_npu_pim_kv_cache_larger_than_every_level_is_an_error_naming_it() -> Non
     workload = build("gpt3-7b", phase="decode", batch=8, n_layers=1, n_heads=8, head_dim=128, ffn_dim=4096,
                      vocab=0, lm_head=False, tie_embeddings=False, kv_len=255)
     sets = ["memory.hbm.capacity=1 MiB", "memory.global_buffer.capacity=512 KiB"]
-    with pytest.raises(InfeasibleError, match=r"tensor 'L0\.attn\.k_cache' \(4,194,304 bytes.* Fix: raise memory\.hbm\.capacity"):
+    message = r"tensor 'L0\.attn\.k_cache' \(4,194,304 bytes.* Fix: raise memory\.hbm\.capacity"
+    with pytest.raises(InfeasibleError, match=message):
         evaluate(load_arch(ROOT / "arch_configs" / "neupims_like.yaml", sets), workload)
     full = evaluate(load_arch(ROOT / "arch_configs" / "neupims_like.yaml"), workload)
     hbm, buffer = full.trace.memory
