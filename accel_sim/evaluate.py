@@ -10,13 +10,14 @@ placements and the `Trace`; each einsum also keeps its roofline bound, which no 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from accel_sim.energy.components import level_area_mm2
 from accel_sim.mapper import OBJECTIVES, MapperCache
 from accel_sim.sim.execution import ExecutionModel, Placement, run_sequential
+from accel_sim.sim.placement import memory_use
 from accel_sim.sim.trace import Trace
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.execution import (FpgaExecution, NpuPimExecution, PipelinedExecution, ScheduledExecution,
@@ -92,7 +93,8 @@ class Result:
         return out
 
     def summary(self) -> dict[str, object]:
-        """Headline numbers: cycles, latency, energy, area, throughput, utilization and the roofline gap."""
+        """Headline numbers: cycles, latency, energy, area, throughput, utilization, the roofline gap and, per memory
+        level (`memory`), capacity, peak occupancy, spilled bytes, bytes read and written and bandwidth use."""
         latency = self.latency_s
         instances = self.trace.instances
         macs = self.workload.total_macs * instances
@@ -130,7 +132,8 @@ class Result:
         }
 
     def per_einsum(self) -> pd.DataFrame:
-        """One row per einsum: engine, operator, MACs, cycle split, utilization, bytes per level, energy, bound."""
+        """One row per einsum: engine, operator, MACs, cycle split, utilization, bytes per level, energy, bound, and
+        energy per component and action (`energy_<component>_<action>_j`)."""
         import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
         return pd.DataFrame(self.per_einsum_records)
@@ -140,6 +143,8 @@ class Result:
         """The rows of `per_einsum()` as plain dicts (the CLI writes them without importing pandas)."""
         rows = []
         bits = {t.name: t.bits for t in self.workload.tensors}
+        # every row has the same energy columns (CSV): each (component, action) any einsum spends energy on
+        parts = sorted({key for r in self.einsums for key in r.cost.energy_j})
         for r in self.einsums:
             c, b = r.cost, r.bound
             row: dict[str, Any] = {"einsum": r.einsum, "engine": r.engine, "op": r.op, "macs": c.macs,
@@ -150,6 +155,8 @@ class Result:
             row.update({f"{level.name}_bytes": moved.get(level.name, 0.0) for level in self.arch.memory})
             row.update({"bytes": b.traffic_bytes, "latency_s": c.total_cycles / self.arch.clock_hz,
                         "energy_j": c.total_energy_j, "roofline_cycles": b.cycles, "bound": b.kind})
+            row.update({f"energy_{component}_{action}_j": c.energy_j.get((component, action), 0.0)
+                        for component, action in parts})
             rows.append(row)
         return tuple(rows)
 
@@ -169,4 +176,5 @@ def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp", cache
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     model = execution_model(arch.execution)
     execution = model(arch.execution, arch, workload, objective, cache)
-    return Result(arch, workload, execution.placements, objective, execution.trace)
+    memory = memory_use(arch, workload, execution.placements, execution.trace, execution.homes)
+    return Result(arch, workload, execution.placements, objective, replace(execution.trace, memory=memory))

@@ -16,6 +16,8 @@ from accel_sim.reports.plots import roofline_data
 from accel_sim.zoo import list_presets
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from accel_sim.evaluate import Result
     from accel_sim.reports.render import FigureWorker
     from accel_sim.spec.workload import Workload
@@ -136,6 +138,8 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
         for resource, busy in summary["utilization"].items():
             totals.add_row(f"  utilization: {resource}", f"{100 * busy:.1f} %")
     console.print(totals)
+    if result.trace.memory:
+        console.print(memory_table(result))
     for engine in result.arch.engines:
         rows = engine.resource_rows()
         if rows:
@@ -148,6 +152,20 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
             console.print(resources)
     extra = ", timeline.png, timeline.csv" if result.trace.concurrent else ""
     console.print(f"report: {out_dir}/ (per_einsum.csv, summary.json, roofline.png{extra})")
+
+
+def memory_table(result: Result) -> Table:
+    """Per memory level: capacity, peak occupancy, spilled bytes, bytes read and written, bandwidth utilization."""
+    from rich.table import Table  # rich loads on first use: `accel-sim run --json` and workers start without it
+
+    table = Table(title="memory levels (outer -> inner)")
+    for name in ("level", "capacity", "peak", "spilled", "read", "written", "bandwidth used"):
+        table.add_column(name, justify="left" if name == "level" else "right")
+    for use in result.trace.memory:
+        capacity = si_format(use.capacity_bytes, "B") if use.capacity_bytes is not None else "unbounded"
+        table.add_row(use.level, capacity, si_format(use.peak_bytes, "B"), si_format(use.spilled_bytes, "B"),
+                      si_format(use.read_bytes, "B"), si_format(use.write_bytes, "B"), f"{100 * use.utilization:.1f}%")
+    return table
 
 
 def print_workload(workload: Workload) -> None:

@@ -164,6 +164,17 @@ def _on_chip_level(arch: Arch) -> MemoryLevel | None:
     return max(inner, key=lambda lv: lv.capacity_bytes) if inner else None
 
 
+def _on_chip_capacity(arch: Arch) -> int | None:
+    """Bytes the on-chip buffer holds for intermediates: None when a level inside the backing store that admits
+    activations is unbounded, 0 when no such level exists (every intermediate then spills or fuses: none can
+    silently stay on a chip that has no room for it)."""
+    inner = [lv for lv in arch.memory[1:] if lv.admits("activations")]
+    if any(lv.capacity_bytes is None for lv in inner):
+        return None
+    level = _on_chip_level(arch)
+    return int(level.capacity_bytes) if level is not None else 0
+
+
 def _kept_ranks(tensor: str, consumer: Einsum) -> set[str]:
     """Ranks `consumer` reads `tensor` along plainly (one index term) and keeps in its output."""
     return {index.terms[0][0] for acc in consumer.inputs if acc.tensor == tensor for index in acc.indices
@@ -310,8 +321,7 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
     level = _on_chip_level(arch)
     backing = arch.memory[0]
     spill_j_per_byte = 8 * (backing.read_energy_j_per_bit + (backing.write_energy_j_per_bit or 0.0))
-    return Problem(tuple(tasks), tuple(buffers), tuple(edges),
-                   int(level.capacity_bytes) if level is not None else None,
+    return Problem(tuple(tasks), tuple(buffers), tuple(edges), _on_chip_capacity(arch),
                    backing.bandwidth_bytes_per_s / clock,
                    int(backing.capacity_bytes) if backing.capacity_bytes is not None else None,
                    spill_j_per_byte, level.name if level is not None else "", backing.name, clock,

@@ -6,7 +6,8 @@ An execution model takes its spec (spec/execution.py), the arch, the workload an
 `evaluate`.
 
 Per-einsum costs come from the mapping stage (`mapper.best_options`: each engine's best cost per distinct layer
-shape); the sequential model places each einsum on the engine that serves the objective best.
+shape); the sequential model places each einsum on the engine that serves the objective best, then gives every
+tensor alive across einsums a home level with room over its lifetime and charges the spills (sim/placement.py).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from accel_sim.engines.roofline import Bound, bound_on
 from accel_sim.mapper import MapperCache, best_options, score
+from accel_sim.sim.placement import Home, place_graph
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
@@ -39,10 +41,13 @@ class Placement:
 
 @dataclass(frozen=True)
 class Execution:
-    """What an execution model returns: every einsum's placement (workload order) and the trace."""
+    """What an execution model returns: every einsum's placement (workload order), the trace and, where the model
+    used the lifetime placement (sim/placement.py), every live tensor's home; None: the model allocated buffers
+    itself (the trace's buffers) or not at all."""
 
     placements: tuple[Placement, ...]
     trace: Trace
+    homes: tuple[Home, ...] | None = None
 
 
 class ExecutionModel(Protocol[SpecT]):
@@ -81,6 +86,6 @@ def back_to_back(arch: Arch, placements: tuple[Placement, ...], policy: str = "b
 
 def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, objective: str,
                    cache: MapperCache | None = None) -> Execution:
-    """Einsums back to back, each on its best engine (`execution: sequential`)."""
-    placements = place_best(arch, workload, objective, cache)
-    return Execution(placements, back_to_back(arch, placements))
+    """Einsums back to back, each on its best engine, live tensors in their homes (`execution: sequential`)."""
+    placements, homes = place_graph(arch, workload, place_best(arch, workload, objective, cache))
+    return Execution(placements, back_to_back(arch, placements), homes)

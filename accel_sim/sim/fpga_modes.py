@@ -29,6 +29,7 @@ from accel_sim.engines.loopnest import gemm_view
 from accel_sim.engines.roofline import bound_on
 from accel_sim.errors import ConfigError, InfeasibleError
 from accel_sim.sim.execution import Execution, Placement
+from accel_sim.sim.placement import place_graph
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
@@ -269,13 +270,18 @@ def run_fpga(spec: FpgaExecution, arch: Arch, workload: Workload, objective: str
     engine = fpga_engine(arch, spec.engine)
     planned = plan(workload, arch, engine.name, spec.mode, spec.max_stages)
     memo: dict = {}  # the FPGA engine has no mapspace: its operator costs are memoized here, not mapped
-    placed = tuple(Placement(e.name, engine.name, e.op, _operator_cost(e, workload, arch, engine, memo),
-                             bound_on(e, workload, arch, engine.name)) for e in workload.einsums)
+    own = tuple(Placement(e.name, engine.name, e.op, _operator_cost(e, workload, arch, engine, memo),
+                          bound_on(e, workload, arch, engine.name)) for e in workload.einsums)
+    placed, homes = place_graph(arch, workload, own)
+    # a spill's time lands on the einsums of the groups that run them one at a time; a dataflow group streams
+    # whatever crosses it off chip already and checks its ping-pong buffers against the on-chip capacity
+    extra = {p.einsum: p.cost.total_cycles - o.cost.total_cycles for p, o in zip(placed, own)}
     spans, now = [], 0.0
     for i, group in enumerate(planned.groups):
         label = f"{group.einsums[0]}..{group.einsums[-1]} ({group.mode})"
-        spans.append(Span(engine.name, "group", label, now, now + group.cycles, instance=i))
-        now += group.cycles
-    trace = Trace("fpga", spec.mode, tuple(spans), arch.clock_hz, (engine.name,), planned.cycles, concurrent=False,
+        cycles = group.cycles + (sum(extra[e] for e in group.einsums) if group.mode == "sequential" else 0.0)
+        spans.append(Span(engine.name, "group", label, now, now + cycles, instance=i))
+        now += cycles
+    trace = Trace("fpga", spec.mode, tuple(spans), arch.clock_hz, (engine.name,), now, concurrent=False,
                   notes=tuple(planned.explain()))
-    return Execution(placed, trace)
+    return Execution(placed, trace, homes)

@@ -35,6 +35,7 @@ from accel_sim.engines.systolic import SystolicEngine
 from accel_sim.errors import ConfigError
 from accel_sim.sim.execution import Execution, Placement
 from accel_sim.sim.llm_requests import DISTRIBUTIONS, continuous_batch
+from accel_sim.sim.placement import place_graph, timed_as_before
 from accel_sim.sim.trace import Span, Trace
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.workload import Einsum, Workload
@@ -460,7 +461,10 @@ def run_npu_pim(spec: NpuPimExecution, arch: Arch, workload: Workload, objective
         cost = sum((i.cost for i in done), Cost())
         engine = machine_engine(arch, done[0].engine if done else arch.engines[0].name)
         placed.append(Placement(einsum.name, engine, einsum.op, cost, bound_on(einsum, workload, arch, engine)))
-    return Execution(tuple(placed), trace)
+    # live tensors get homes (a KV cache too large for every level is an error); a spill's traffic and energy are
+    # charged, its time is not: the co-simulated items cost each einsum through every level that admits its tensors
+    charged, homes = place_graph(arch, workload, tuple(placed))
+    return Execution(timed_as_before(charged, tuple(placed)), trace, homes)
 
 
 def machine_engine(arch: Arch, name: str) -> str:

@@ -19,6 +19,7 @@ from accel_sim.engines.roofline import Bound, bound_on
 from accel_sim.schedule.onchip import on_chip_bound
 from accel_sim.schedule.problem import base_name, build_problem, copy_name
 from accel_sim.sim.execution import Execution, Placement
+from accel_sim.sim.placement import charge_round_trips
 from accel_sim.sim.replay import replay
 
 if TYPE_CHECKING:
@@ -48,7 +49,8 @@ class PipelineDetail:
 def placements(arch: Arch, workload: Workload, problem: Problem, schedule: Schedule,
                copy: int | None = None) -> tuple[Placement, ...]:
     """Each einsum of `workload` (`problem` is its scheduling problem) on the engine the schedule chose, its cost
-    with the tensors it kept in registers, and its bound without the backing traffic of on-chip intermediates;
+    with the tensors it kept in registers and the traffic and energy of the intermediates it spilled, and its bound
+    without the backing traffic of on-chip intermediates;
     `copy`: read unrolled copy `copy` of a periodic schedule (tasks and tensors named 'name#copy')."""
     bounds: dict[tuple, Bound] = {}
     engines = {e.name: e for e in arch.engines}
@@ -64,7 +66,9 @@ def placements(arch: Arch, workload: Workload, problem: Problem, schedule: Sched
         bound = on_chip_bound(bounds[key], einsum, workload, arch, engines[slot.engine], problem.on_chip_tensors)
         cost = option.variant(frozenset(resident)).cost   # the tensors it kept in registers moved nowhere
         placed.append(Placement(einsum.name, slot.engine, einsum.op, cost, replace(bound, einsum=einsum.name)))
-    return tuple(placed)
+    spilled = [base_name(b.tensor) for b in schedule.buffers if b.placement == "spill"
+               and (copy is None or b.tensor == copy_name(base_name(b.tensor), copy))]
+    return charge_round_trips(arch, workload, tuple(placed), spilled, problem.on_chip_level, problem.spill_level)
 
 
 def run_scheduled(spec: ScheduledExecution, arch: Arch, workload: Workload, objective: str,

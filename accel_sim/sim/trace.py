@@ -35,6 +35,27 @@ class Span:
     instance: int = 0    # the sub-batch or unrolled copy it belongs to
 
 
+@dataclass(frozen=True)
+class LevelUse:
+    """One memory level over a run: capacity, peak live bytes of the tensors homed there, bytes refused there
+    (tensors whose first choice it was, homed further out), bytes read and written, and its busy fraction
+    (cycles its traffic needs, summed over einsums, over the makespan)."""
+
+    level: str
+    capacity_bytes: float | None
+    peak_bytes: float
+    spilled_bytes: float
+    read_bytes: float
+    write_bytes: float
+    utilization: float
+
+    def summary(self) -> dict[str, float | None]:
+        """JSON-ready figures."""
+        return {"capacity_bytes": self.capacity_bytes, "peak_bytes": self.peak_bytes,
+                "spilled_bytes": self.spilled_bytes, "read_bytes": self.read_bytes, "write_bytes": self.write_bytes,
+                "bandwidth_utilization": self.utilization}
+
+
 class TraceDetail(Protocol):
     """Figures of one execution model beyond the common trace (e.g. tokens per second of a decode iteration)."""
 
@@ -61,6 +82,7 @@ class Trace:
     capacity_bytes: int | None = None
     notes: tuple[str, ...] = ()
     detail: TraceDetail | None = None
+    memory: tuple[LevelUse, ...] = ()   # per memory level, outer -> inner (sim/placement.py memory_use)
 
     @property
     def makespan_s(self) -> float:
@@ -140,6 +162,8 @@ class Trace:
                         "replay_over_schedule": self.replay_over_schedule,
                         "replay_gap_flagged": abs(self.replay_over_schedule - 1.0) > GAP_FLAG})
         out["utilization"] = self.utilization()
+        if self.memory:
+            out["memory"] = {use.level: use.summary() for use in self.memory}
         if self.detail is not None:
             out.update(self.detail.summary(self.makespan_s))
         if self.planned_cycles is not None:

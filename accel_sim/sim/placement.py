@@ -1,0 +1,322 @@
+"""Graph-scope placement: every tensor alive across einsums gets a home level with room over its lifetime.
+
+Used by the execution models that do not allocate buffers themselves (sequential, fpga); the scheduled and
+pipelined models keep CP-SAT's allocation (schedule/problem.py), which uses the same `MemoryLevel.admits` test,
+and charge its spills' traffic and energy through `charge_round_trips`.
+
+Lifetimes, in einsum indices of the workload's order (a view is free: reading it reads its sources, unless it
+changes their storage class, as a gather of embedding rows does; then it is a tensor of its own):
+- activations: from their producer (0 for a workload input) to their last consumer (the last einsum for a
+  workload output);
+- weights read by more than one einsum: from the first reader to the last (a weight read once is streamed in by
+  its einsum and lives across no einsum);
+- KV caches (tensors of kind `kv_cache`, role `kv_cache`): the whole step; a cache the workload marks as a plain
+  activation lives from the einsum that writes its new row to its last reader.
+
+Homes: tensors are taken in the walk order (start, then first appearance) and each goes to the innermost level
+that admits its role and has room for its bytes at every point of its lifetime (first fit over the live bytes
+already placed there; an unbounded level always has room). Its *first choice* is the innermost level that admits
+it at all; a home further out is a spill. No admitting level, or none with room: `InfeasibleError` naming the
+tensor, its bytes, the levels tried with their free bytes over its lifetime, and the fix.
+
+Charging a spill: the spilled tensor is written once by its producer and read once by each consumer (the
+footprint the einsum touches, `Einsum.footprint`) at its home and at every admitting level between its first
+choice and its home (it crosses them on the way). An einsum's own cost already moves tensors through the levels
+that admit them; only the shortfall is added, so the tensor's traffic at such a level becomes
+max(what the spill needs, what the einsum already moves). The shortfall costs that level's per-bit read or write
+energy, and time by the roofline rule every engine follows: the einsum takes at least as long as the busiest
+level needs for all its bytes (`engine.level_busy_cycles`, the engine's view of the level), so
+total = max(total before, busy cycles of the level with the spill's bytes added) and the difference is stall.
+Hence added bytes never lower an einsum's cost, and a home further out only adds levels to charge, so a shrink
+that moves homes outward never lowers a cost. First fit is order-dependent, though: a shrink that refuses an
+earlier tensor can leave room for a later one, whose home then moves inward; its einsums still pay at least what
+their own costs move, which is all they pay whenever the engine moves every tensor through each level that admits
+it (every engine in accel_sim/engines does), so with those engines no cost falls.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from accel_sim.energy.components import level_energy_per_bit
+from accel_sim.errors import InfeasibleError
+from accel_sim.sim.trace import LevelUse
+
+if TYPE_CHECKING:
+    from accel_sim.sim.execution import Placement
+    from accel_sim.sim.trace import Trace
+    from accel_sim.spec.arch import Arch, MemoryLevel
+    from accel_sim.spec.workload import Workload
+
+_WRITE_ACTIONS = ("fill", "update", "write")  # accesses that put bits into a level (spec/cost.py)
+
+
+@dataclass(frozen=True)
+class Lifetime:
+    """A tensor alive across einsums: its role, bytes, first and last einsum index and the einsums that use it."""
+
+    tensor: str
+    role: str
+    bytes: float
+    start: int
+    end: int
+    writers: tuple[int, ...]   # einsums that write it
+    readers: tuple[int, ...]   # einsums that read it (directly or through a view)
+
+
+@dataclass(frozen=True)
+class Home:
+    """Where a tensor lives over its lifetime, and the innermost level that admits it (its first choice)."""
+
+    lifetime: Lifetime
+    level: str
+    first_choice: str
+    crossed: tuple[str, ...]   # admitting levels from just outside the first choice out to the home (spilled)
+
+    @property
+    def spilled(self) -> bool:
+        """Whether it lives further out than its first choice."""
+        return self.level != self.first_choice
+
+
+def role_of(workload: Workload, tensor: str) -> str:
+    """The placement role of a tensor: 'kv_cache' for a tensor of that kind, else its storage class ('weights' or
+    'activations', which `MemoryLevel.admits` reads as any non-weight role)."""
+    if workload.tensor(tensor).kind == "kv_cache":
+        return "kv_cache"
+    return workload.storage_class[tensor]
+
+
+def _sources(workload: Workload) -> dict[str, tuple[str, ...]]:
+    """View output -> the stored tensors it reads (views of views resolved). A view of another storage class than
+    its sources (a gather of embedding rows into activations) is a tensor of its own, not an alias."""
+    cls = workload.storage_class
+    direct = {v.output: v.sources for v in workload.views if all(cls[s] == cls[v.output] for s in v.sources)}
+
+    def resolve(name: str, seen: frozenset[str]) -> tuple[str, ...]:
+        if name not in direct or name in seen:
+            return (name,)
+        return tuple(s for src in direct[name] for s in resolve(src, seen | {name}))
+
+    return {name: resolve(name, frozenset()) for name in direct}
+
+
+def lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
+    """Every tensor alive across einsums, in walk order (start, then first appearance)."""
+    sources = _sources(workload)
+    writers: dict[str, list[int]] = {}
+    readers: dict[str, list[int]] = {}
+    seen: dict[str, None] = {}   # first appearance: an einsum's inputs exist before its output
+    for i, einsum in enumerate(workload.einsums):
+        for access in einsum.inputs:
+            for name in sources.get(access.tensor, (access.tensor,)):
+                readers.setdefault(name, []).append(i)
+                seen.setdefault(name)
+        writers.setdefault(einsum.output.tensor, []).append(i)
+        seen.setdefault(einsum.output.tensor)
+    last = len(workload.einsums) - 1
+    out = []
+    for name in seen:
+        role = role_of(workload, name)
+        w, r = tuple(dict.fromkeys(writers.get(name, ()))), tuple(dict.fromkeys(readers.get(name, ())))
+        uses = sorted({*w, *r})
+        if role == "weights" and not w and len(uses) < 2:
+            continue
+        if role == "kv_cache":
+            start, end = 0, last
+        elif role == "weights" and not w:
+            start, end = uses[0], uses[-1]
+        else:
+            start = min(w) if w else 0
+            end = max(r) if r and max(r) >= start else last
+        out.append(Lifetime(name, role, workload.tensor(name).bytes, start, end, w, r))
+    return tuple(sorted(out, key=lambda t: t.start))
+
+
+def assign_homes(arch: Arch, workload: Workload) -> tuple[Home, ...]:
+    """A home level for every tensor alive across einsums (module docstring); InfeasibleError where none has room."""
+    n = max(len(workload.einsums), 1)
+    live = {lv.name: np.zeros(n) for lv in arch.memory}
+    homes = []
+    for life in lifetimes(workload):
+        admitting = [lv for lv in reversed(arch.memory) if lv.admits(life.role, life.tensor)]
+        if not admitting:
+            raise InfeasibleError(_no_level(arch, workload, life))
+        span = slice(life.start, life.end + 1)
+        home = next((lv for lv in admitting if lv.capacity_bytes is None
+                     or live[lv.name][span].max() + life.bytes <= lv.capacity_bytes), None)
+        if home is None:
+            raise InfeasibleError(_no_room(arch, workload, life, admitting, live))
+        live[home.name][span] += life.bytes
+        crossed = tuple(lv.name for lv in admitting[1:admitting.index(home) + 1])
+        homes.append(Home(life, home.name, admitting[0].name, crossed))
+    return tuple(homes)
+
+
+def _bytes(value: float) -> str:
+    return f"{value:,.0f} bytes"
+
+
+def _span_text(workload: Workload, life: Lifetime) -> str:
+    first, last = workload.einsums[life.start].name, workload.einsums[life.end].name
+    return f"at einsum '{first}'" if first == last else f"from einsum '{first}' to '{last}'"
+
+
+def _no_level(arch: Arch, workload: Workload, life: Lifetime) -> str:
+    held = "; ".join(f"{lv.name}: {', '.join(lv.holds)}" for lv in arch.memory)
+    return (f"tensor '{life.tensor}' ({_bytes(life.bytes)}, role {life.role}, live "
+            f"{_span_text(workload, life)}) has no memory level that may hold it (levels and the roles they hold: "
+            f"{held}). Fix: let a level hold role '{life.role}', e.g. add it to memory.{arch.memory[0].name}.holds")
+
+
+def _no_room(arch: Arch, workload: Workload, life: Lifetime, admitting: list[MemoryLevel],
+             live: dict[str, np.ndarray]) -> str:
+    span = slice(life.start, life.end + 1)
+    tried = "; ".join(f"{lv.name} has {_bytes(lv.capacity_bytes - live[lv.name][span].max())} free of "
+                      f"{_bytes(lv.capacity_bytes)}" for lv in admitting)
+    outer = admitting[-1]
+    need = live[outer.name][span].max() + life.bytes
+    fix = f"raise memory.{outer.name}.capacity to at least {_bytes(need)}"
+    further = [lv for lv in arch.memory[:arch.memory.index(outer)] if not lv.admits(life.role, life.tensor)]
+    if further:
+        fix += (f", or let level '{further[-1].name}' hold role '{life.role}' (add it to "
+                f"memory.{further[-1].name}.holds)")
+    return (f"tensor '{life.tensor}' ({_bytes(life.bytes)}, role {life.role}, live {_span_text(workload, life)}) "
+            f"fits no memory level that may hold it: {tried} over its lifetime. Fix: {fix}")
+
+
+def charge_spills(arch: Arch, workload: Workload, placements: tuple[Placement, ...], homes: tuple[Home, ...]
+                  ) -> tuple[Placement, ...]:
+    """`placements` with each spilled tensor's traffic at the levels it crosses added to the einsums that write
+    and read it, where their own costs move less (module docstring)."""
+    placed = list(placements)
+    sources = _sources(workload)
+    for home in homes:
+        if not home.spilled:
+            continue
+        life = home.lifetime
+        for i in sorted({*life.writers, *life.readers}):
+            for level in home.crossed:
+                placed[i] = _charge(arch, workload, placed[i], life, i, arch.level(level), sources)
+    return tuple(placed)
+
+
+def _needed_elements(workload: Workload, life: Lifetime, index: int, sources: dict[str, tuple[str, ...]]
+                     ) -> tuple[float, float]:
+    """(read, write) elements of `life`'s tensor that einsum `index` touches: the footprint it reads or writes
+    (through a view: the view's footprint, at most the whole tensor; a gather reads only its rows)."""
+    einsum, tensor = workload.einsums[index], workload.tensor(life.tensor)
+    write = float(einsum.footprint(einsum.output, tensor)) if index in life.writers else 0.0
+    read = 0.0
+    for access in einsum.inputs:
+        if access.tensor == life.tensor:
+            read = max(read, float(einsum.footprint(access, tensor)))
+        elif life.tensor in sources.get(access.tensor, ()):
+            view = workload.tensor(access.tensor)
+            read = max(read, min(float(tensor.elements), float(einsum.footprint(access, view))))
+    return read, write
+
+
+def _charge(arch: Arch, workload: Workload, placement: Placement, life: Lifetime, index: int,
+            level: MemoryLevel, sources: dict[str, tuple[str, ...]]) -> Placement:
+    """One einsum's shortfall of one tensor's traffic at one level, with its energy and stall (`sources`: the
+    stored tensors behind each view)."""
+    cost = placement.cost
+    names = {life.tensor, *(v for v, s in sources.items() if life.tensor in s)}
+    own_read = sum(n for (lv, t, a), n in cost.accesses.items() if lv == level.name and t in names and a == "read")
+    own_write = sum(n for (lv, t, a), n in cost.accesses.items()
+                    if lv == level.name and t in names and a in _WRITE_ACTIONS)
+    need_read, need_write = _needed_elements(workload, life, index, sources)
+    extra = {"read": max(0.0, need_read - own_read), "write": max(0.0, need_write - own_write)}
+    if not any(extra.values()):
+        return placement
+    accesses, energy = dict(cost.accesses), dict(cost.energy_j)
+    per_bit = dict(zip(("read", "write"), level_energy_per_bit(level, arch.technology_nm)))
+    bits = workload.tensor(life.tensor).bits
+    for action, elements in extra.items():
+        if elements:
+            key = (level.name, life.tensor, action)
+            accesses[key] = accesses.get(key, 0.0) + elements
+            energy[(level.name, action)] = energy.get((level.name, action), 0.0) + elements * bits * per_bit[action]
+    charged = replace(cost, accesses=accesses, energy_j=energy)
+    engine = arch.engine(placement.engine)
+    busy = engine.level_busy_cycles(charged, workload, arch)[level.name]
+    total = max(cost.total_cycles, busy)
+    utilization = cost.utilization * cost.total_cycles / total if total > 0 else cost.utilization
+    stall = total - cost.compute_cycles - cost.fill_drain_cycles
+    return replace(placement, cost=replace(charged, stall_cycles=stall, utilization=utilization))
+
+
+def charge_round_trips(arch: Arch, workload: Workload, placements: tuple[Placement, ...], spilled: Iterable[str],
+                       on_chip_level: str, backing: str) -> tuple[Placement, ...]:
+    """`placements` with the traffic and energy of each intermediate the scheduler spilled: written to `backing`
+    by its producer and read back once before its first consumer, as the scheduler times it
+    (`Problem.spill_cycles`); the cycles stay as they were, since the replay times the round trip on the backing
+    link."""
+    by_name = {life.tensor: life for life in lifetimes(workload)}
+    homes = tuple(Home(replace(by_name[t], readers=by_name[t].readers[:1]), backing, on_chip_level, (backing,))
+                  for t in spilled if t in by_name)
+    return timed_as_before(charge_spills(arch, workload, placements, homes), placements)
+
+
+def timed_as_before(charged: tuple[Placement, ...], placements: tuple[Placement, ...]) -> tuple[Placement, ...]:
+    """`charged` with the cycles and utilization of `placements`: for models whose trace times the spills itself
+    (the scheduler's replay) or times items the placements only sum (the NPU+PIM co-simulation)."""
+    return tuple(replace(c, cost=replace(c.cost, stall_cycles=p.cost.stall_cycles, utilization=p.cost.utilization))
+                 for c, p in zip(charged, placements))
+
+
+def place_graph(arch: Arch, workload: Workload, placements: tuple[Placement, ...]
+                ) -> tuple[tuple[Placement, ...], tuple[Home, ...]]:
+    """Homes for every tensor alive across einsums and `placements` with the spills charged."""
+    homes = assign_homes(arch, workload)
+    return charge_spills(arch, workload, placements, homes), homes
+
+
+def memory_use(arch: Arch, workload: Workload, placements: tuple[Placement, ...], trace: Trace,
+               homes: tuple[Home, ...] | None) -> tuple[LevelUse, ...]:
+    """Per memory level: capacity, peak occupancy and spilled bytes (from `homes`, or the trace's buffers when the
+    model allocated them itself), bytes read and written, and the busy fraction of the makespan."""
+    bits = {t.name: t.bits for t in workload.tensors}
+    read = {lv.name: 0.0 for lv in arch.memory}
+    written = dict(read)
+    busy = dict(read)
+    for p in placements:
+        for (level, tensor, action), elements in p.cost.accesses.items():
+            target = written if action in _WRITE_ACTIONS else read
+            target[level] = target.get(level, 0.0) + elements * bits[tensor] / 8
+        for level, cycles in arch.engine(p.engine).level_busy_cycles(p.cost, workload, arch).items():
+            busy[level] += cycles
+    peak, spilled = _occupancy(arch, workload, trace, homes)
+    span = trace.makespan_cycles
+    return tuple(LevelUse(lv.name, lv.capacity_bytes, peak.get(lv.name, 0.0), spilled.get(lv.name, 0.0),
+                          trace.instances * read[lv.name], trace.instances * written[lv.name],
+                          trace.instances * busy[lv.name] / span if span else 0.0) for lv in arch.memory)
+
+
+def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, ...] | None
+               ) -> tuple[dict[str, float], dict[str, float]]:
+    """(peak live bytes, bytes refused) per level: from the homes, else the trace's on-chip buffers."""
+    peak: dict[str, float] = {}
+    spilled: dict[str, float] = {}
+    if homes is None:
+        # the scheduler's own allocation: its on-chip buffer (the trace's capacity) and the intermediates it spilled
+        inner = [lv for lv in arch.memory[1:] if lv.capacity_bytes == trace.capacity_bytes]
+        if inner:
+            events = sorted([(b.start, b.bytes) for b in trace.buffers] + [(b.end, -b.bytes) for b in trace.buffers])
+            peak[inner[0].name] = float(max(np.cumsum([d for _, d in events]), default=0.0))
+            spills = [b for b in trace.buffers if b.placement == "spill"]
+            spilled[inner[0].name] = float(sum(workload.tensor(b.tensor).bytes for b in spills
+                                               if b.tensor in workload.tensor_map))
+        return peak, spilled
+    n = max(len(workload.einsums), 1)
+    live = {lv.name: np.zeros(n) for lv in arch.memory}
+    for home in homes:
+        life = home.lifetime
+        live[home.level][life.start:life.end + 1] += life.bytes
+        if home.spilled:
+            spilled[home.first_choice] = spilled.get(home.first_choice, 0.0) + life.bytes
+    return {name: float(v.max()) for name, v in live.items()}, spilled

@@ -1,0 +1,240 @@
+"""Graph-scope placement (sim/placement.py): every tensor alive across einsums has a home level with room over its
+lifetime, spills are charged at the outer level, and no home is an InfeasibleError naming the tensor."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accel_sim.engines.roofline import bound_on
+from accel_sim.errors import InfeasibleError
+from accel_sim.evaluate import evaluate
+from accel_sim.io.einsum import parse_cascade
+from accel_sim.io.load import load_arch, load_workload
+from accel_sim.io.yaml import parse_yaml
+from accel_sim.sim.execution import Placement
+from accel_sim.sim.placement import assign_homes, charge_spills
+from accel_sim.spec.arch import Arch
+from accel_sim.spec.cost import Cost
+from accel_sim.zoo import build
+
+ROOT = Path(__file__).resolve().parents[3]
+TPU = ROOT / "arch_configs" / "tpu_v1.yaml"
+
+# X (16 B) -> A[i,j] (16 x 128 int8 = 2,048 B) -> two consumers B, C (16 B each)
+CHAIN = """
+name: spill_chain
+ranks: {i: 16, j: 128}
+default_bits: 8
+einsums:
+  - A[i,j] = relu(X[i])
+  - B[i] = A[i,j]
+  - C[i] = A[i,j] * A[i,j]
+"""
+
+
+def small_arch(buffer: str = "1 KiB", dram_holds: tuple[str, ...] = ("weights", "activations")) -> Arch:
+    """1 GHz; DRAM unbounded at 1 GB/s (one byte a cycle), 10 pJ/bit read, 20 pJ/bit write; a buffer for
+    activations; one 16-lane vector engine."""
+    return Arch.model_validate({
+        "name": "spill test", "clock": "1 GHz", "technology_nm": 28,
+        "memory": [{"name": "dram", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ",
+                    "write_energy_per_bit": "20 pJ", "holds": list(dram_holds)},
+                   {"name": "buf", "capacity": buffer, "bandwidth": "64 GB/s", "read_energy_per_bit": "1 pJ",
+                    "holds": ["activations"]}],
+        "engines": [{"name": "vec", "kind": "vector", "lanes": 16}]})
+
+
+def chain():
+    """The three-einsum chain above."""
+    return parse_cascade(parse_yaml(CHAIN, "<spill chain>"))
+
+
+def test_spilled_tensor_moves_write_once_read_per_consumer_at_the_outer_level() -> None:
+    """A = 2,048 B cannot live in a 1,024 B buffer, so it spills to DRAM. With costs that move nothing (10 compute
+    cycles each), the producer is charged 2,048 B written and each of its two consumers 2,048 B read at DRAM:
+    6,144 B in all; energy 2,048 x 8 bit x 20 pJ = 327.68 nJ (write) and 2,048 x 8 x 10 pJ = 163.84 nJ per read;
+    time 2,048 B / (1 GB/s) x 1 GHz = 2,048 cycles per einsum, which exceeds its 10 compute cycles, so each
+    einsum takes 2,048 cycles (2,038 of them stall). X, B and C (16 B) fit the buffer."""
+    arch, work = small_arch(), chain()
+    homes = {h.lifetime.tensor: h for h in assign_homes(arch, work)}
+    assert homes["A"].level == "dram" and homes["A"].first_choice == "buf" and homes["A"].spilled
+    assert all(homes[t].level == "buf" and not homes[t].spilled for t in ("X", "B", "C"))
+    bare = tuple(Placement(e.name, "vec", e.op, Cost(compute_cycles=10.0), bound_on(e, work, arch, "vec"))
+                 for e in work.einsums)
+    charged = charge_spills(arch, work, bare, tuple(homes.values()))
+    moved = [sum(n for (lv, t, _), n in p.cost.accesses.items() if lv == "dram" and t == "A") for p in charged]
+    assert moved == [2048.0, 2048.0, 2048.0]
+    assert charged[0].cost.accesses[("dram", "A", "write")] == 2048.0
+    assert charged[1].cost.accesses[("dram", "A", "read")] == charged[2].cost.accesses[("dram", "A", "read")] == 2048
+    assert charged[0].cost.energy_j[("dram", "write")] == pytest.approx(2048 * 8 * 20e-12)
+    assert charged[1].cost.energy_j[("dram", "read")] == pytest.approx(2048 * 8 * 10e-12)
+    assert [p.cost.total_cycles for p in charged] == pytest.approx([2048.0] * 3)
+    assert [p.cost.stall_cycles for p in charged] == pytest.approx([2038.0] * 3)
+
+
+def test_spill_the_engine_already_moves_is_not_charged_twice() -> None:
+    """The vector engine moves every tensor through each level that admits it, so A's DRAM traffic is already in
+    its einsums' costs: the spill adds nothing, and a buffer too small for A gives the same figures as one that
+    holds it, while the report says 2,048 B were refused by the buffer."""
+    work = chain()
+    small, large = evaluate(small_arch("1 KiB"), work), evaluate(small_arch("1 MiB"), work)
+    assert small.cycles == large.cycles and small.energy_j == large.energy_j
+    small_buf = next(u for u in small.trace.memory if u.level == "buf")
+    assert small_buf.spilled_bytes == 2048.0 and small_buf.peak_bytes == 32.0    # X then B, C (16 B each)
+    assert next(u for u in large.trace.memory if u.level == "buf").spilled_bytes == 0.0
+
+
+def test_no_level_with_room_is_an_infeasible_error_with_the_fix() -> None:
+    """With DRAM holding weights only, A (2,048 B, live from its producer to its last consumer) has nowhere to go:
+    the buffer has 1,024 - 16 (X) = 1,008 B free at A's first einsum. The message names the tensor, its bytes,
+    the level tried with its free bytes, and the fix (2,064 B = X + A, or let DRAM hold activations)."""
+    with pytest.raises(InfeasibleError) as info:
+        assign_homes(small_arch("1 KiB", ("weights",)), chain())
+    text = str(info.value)
+    assert "tensor 'A' (2,048 bytes" in text and "buf has 1,008 bytes free of 1,024 bytes" in text
+    assert "Fix: raise memory.buf.capacity to at least 2,064 bytes" in text
+    assert "let level 'dram' hold role 'activations'" in text
+
+
+def test_llama2_decode_batch8_kv4096_keeps_its_kv_cache_in_dram_and_pays_for_it() -> None:
+    """Llama-2-7B decode, batch 8, kv_len 4096, on TPU v1 with DRAM allowed to hold activations: one layer's K
+    cache is 8 x 32 heads x 4,097 x 128 x 16 bit / 8 = 268.5 MB, larger than the 24 MiB Unified Buffer, so every
+    cache lives in DRAM. The caches total 2 x 32 layers x 8 x 32 x 128 x 4,097 x 2 B = 17.18 GB; DRAM reads at
+    least that, and the step takes at least 17.18 GB / 34 GB/s = 0.505 s."""
+    arch = load_arch(TPU, ["memory.unified_buffer.capacity=24 MiB",
+                           "memory.weight_memory.holds=[weights, activations]"])
+    work = build("llama2-7b", phase="decode", batch=8, kv_len=4096)
+    kv_bytes = 2 * 32 * 8 * 32 * 128 * 4097 * 16 / 8
+    caches = [t for t in work.tensors if t.name.endswith(("k_cache", "v_cache"))]
+    assert len(caches) == 64 and sum(t.bytes for t in caches) == kv_bytes
+    homes = {h.lifetime.tensor: h for h in assign_homes(arch, work)}
+    assert all(homes[t.name].level == "weight_memory" for t in caches)
+    result = evaluate(arch, work)
+    dram = next(u for u in result.trace.memory if u.level == "weight_memory")
+    assert dram.read_bytes >= kv_bytes
+    assert result.latency_s >= kv_bytes / 34e9
+
+
+def test_resnet50_on_a_shrunk_tpu_v1_is_not_the_full_size_answer() -> None:
+    """The on-chip levels shrunk from 24 MiB / 4 MiB / 256 KiB to 4 KiB / 2 KiB / 1 KiB cannot hold ResNet-50's
+    activations (the stem's output alone is 112 x 112 x 64 int8 = 802,816 B): either an error naming a tensor and
+    the fix, or a run that costs more than the full-size chip."""
+    work = load_workload(ROOT / "workloads" / "resnet50.yaml")
+    full = evaluate(load_arch(TPU), work)
+    shrunk_sets = ["memory.unified_buffer.capacity=4 KiB", "memory.accumulators.capacity=2 KiB",
+                   "memory.weight_fifo.capacity=1 KiB"]
+    try:
+        shrunk = evaluate(load_arch(TPU, shrunk_sets), work)
+    except InfeasibleError as error:
+        assert "tensor '" in str(error) and "Fix: raise memory." in str(error)
+    else:
+        assert shrunk.cycles >= full.cycles and shrunk.energy_j >= full.energy_j
+        assert (shrunk.cycles, shrunk.energy_j) != (full.cycles, full.energy_j)
+
+
+OPS = ("relu", "exp", "sum", "mul")
+
+
+def _cascade(ops: list[str], sizes: tuple[int, int], bits: int) -> str:
+    """A chain T0 -> T1 -> ... of maps (relu, exp), a row sum broadcast back, or a square, on [i, j]."""
+    lines = []
+    for n, op in enumerate(ops):
+        src, dst = f"T{n}[i,j]", f"T{n + 1}[i,j]"
+        lines.append({"relu": f"{dst} = relu({src})", "exp": f"{dst} = exp({src})",
+                      "mul": f"{dst} = {src} * {src}", "sum": f"S{n}[i] = {src}"}[op])
+        if op == "sum":
+            lines.append(f"{dst} = relu(S{n}[i])")
+    body = "\n".join(f"  - {line}" for line in lines)
+    return f"name: chain\nranks: {{i: {sizes[0]}, j: {sizes[1]}}}\ndefault_bits: {bits}\neinsums:\n{body}\n"
+
+
+@st.composite
+def chains_and_archs(draw: st.DrawFn) -> tuple[str, dict]:
+    """A random chain and a random two- or three-level arch (an unbounded DRAM, one or two bounded levels)."""
+    ops = draw(st.lists(st.sampled_from(OPS), min_size=1, max_size=4))
+    text = _cascade(ops, (draw(st.sampled_from((4, 16, 64))), draw(st.sampled_from((8, 32, 128)))),
+                    draw(st.sampled_from((8, 16))))
+    dram_holds = draw(st.sampled_from((["weights", "activations"], ["weights"])))
+    levels = [{"name": "dram", "bandwidth": f"{draw(st.integers(1, 64))} GB/s", "read_energy_per_bit": "20 pJ",
+               "holds": dram_holds}]
+    capacity = 2 ** draw(st.integers(10, 20))
+    for k in range(draw(st.integers(1, 2))):
+        levels.append({"name": f"l{k}", "capacity": capacity, "bandwidth": f"{draw(st.integers(8, 256))} GB/s",
+                       "read_energy_per_bit": f"{draw(st.integers(1, 5))} pJ", "holds": ["activations"]})
+        capacity //= draw(st.sampled_from((1, 2, 8)))
+    arch = {"name": "random", "clock": "1 GHz", "technology_nm": 28, "memory": levels,
+            "engines": [{"name": "vec", "kind": "vector", "lanes": draw(st.sampled_from((4, 32)))}]}
+    return text, arch
+
+
+@settings(max_examples=25, deadline=None)
+@given(case=chains_and_archs(), level=st.integers(1, 2), shrink=st.sampled_from((2, 16, 1024)))
+def test_shrinking_a_capacity_never_lowers_latency_or_energy(case: tuple[str, dict], level: int,
+                                                             shrink: int) -> None:
+    """Shrinking one level's capacity with all else equal never lowers latency or energy; a shrink below the
+    largest live tensor either homes it at an outer level that admits it or raises InfeasibleError naming it."""
+    text, spec = case
+    work = parse_cascade(parse_yaml(text, "<random chain>"))
+    level = min(level, len(spec["memory"]) - 1)
+    small = {**spec, "memory": [dict(lv) for lv in spec["memory"]]}
+    # capacities stay non-increasing outer -> inner: an outer level shrinks no lower than the level inside it
+    floor = spec["memory"][level + 1]["capacity"] if level + 1 < len(spec["memory"]) else 1
+    small["memory"][level]["capacity"] = max(floor, spec["memory"][level]["capacity"] // shrink)
+    try:
+        before = evaluate(Arch.model_validate(spec), work)
+    except InfeasibleError:
+        with pytest.raises(InfeasibleError):
+            evaluate(Arch.model_validate(small), work)
+        return
+    arch = Arch.model_validate(small)
+    largest = max((t for t in work.tensors), key=lambda t: t.bytes)
+    try:
+        after = evaluate(arch, work)
+    except InfeasibleError as error:
+        assert "tensor '" in str(error) and "Fix:" in str(error)
+        return
+    assert after.cycles >= before.cycles * (1 - 1e-12)
+    assert after.energy_j >= before.energy_j * (1 - 1e-12)
+    if largest.bytes > small["memory"][level]["capacity"]:
+        home = next(h for h in assign_homes(arch, work) if h.lifetime.tensor == largest.name)
+        assert home.level != small["memory"][level]["name"]
+        assert arch.level(home.level).admits("activations", largest.name)
+
+
+def test_scheduled_intermediate_with_no_on_chip_level_spills_and_pays_its_round_trip() -> None:
+    """With DRAM the only level, no intermediate can stay on chip: the scheduler spills A (2,048 B) instead of
+    keeping it in a buffer that does not exist. Its round trip is in the result: 2,048 B written by the producer
+    and read back once before the first consumer at DRAM, 2,048 x 8 bit x 20 pJ and x 10 pJ, and at one
+    byte a cycle the makespan holds at least the 4,096 cycles of the round trip."""
+    spec = {"name": "dram only", "clock": "1 GHz", "technology_nm": 28, "execution": "scheduled",
+            "memory": [{"name": "dram", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ",
+                        "write_energy_per_bit": "20 pJ"}],
+            "engines": [{"name": "vec", "kind": "vector", "lanes": 16}]}
+    result = evaluate(Arch.model_validate(spec), chain())
+    assert [(b.tensor, b.placement) for b in result.trace.buffers] == [("A", "spill")]
+    produce, first, second = result.einsums
+    assert produce.cost.accesses[("dram", "A", "write")] == 2048.0
+    assert first.cost.accesses[("dram", "A", "read")] == 2048.0
+    assert ("dram", "A", "read") not in second.cost.accesses
+    # A's own DRAM traffic left the costs when the scheduler took it for on chip; the spill puts it back
+    assert produce.cost.energy_j[("dram", "write")] == pytest.approx(2048 * 8 * 20e-12)
+    assert first.cost.energy_j[("dram", "read")] == pytest.approx(2048 * 8 * 10e-12)
+    assert result.cycles >= 2 * 2048
+
+
+def test_npu_pim_kv_cache_larger_than_every_level_is_an_error_naming_it() -> None:
+    """NPU+PIM decode step (one GPT-3-shaped layer, batch 8, 8 heads x 128, 256 cached positions at 16 bit): each
+    K or V cache is 8 x 8 x 256 x 128 x 2 B = 4 MiB. With HBM shrunk to 1 MiB and the buffer to 512 KiB no level
+    can hold it, and the co-simulation does not run on a memory that cannot hold its state."""
+    workload = build("gpt3-7b", phase="decode", batch=8, n_layers=1, n_heads=8, head_dim=128, ffn_dim=4096,
+                     vocab=0, lm_head=False, tie_embeddings=False, kv_len=255)
+    sets = ["memory.hbm.capacity=1 MiB", "memory.global_buffer.capacity=512 KiB"]
+    message = r"tensor 'L0\.attn\.k_cache' \(4,194,304 bytes.* Fix: raise memory\.hbm\.capacity"
+    with pytest.raises(InfeasibleError, match=message):
+        evaluate(load_arch(ROOT / "arch_configs" / "neupims_like.yaml", sets), workload)
+    full = evaluate(load_arch(ROOT / "arch_configs" / "neupims_like.yaml"), workload)
+    hbm, buffer = full.trace.memory
+    assert buffer.peak_bytes <= 128 * 2**20 and hbm.read_bytes > 0
