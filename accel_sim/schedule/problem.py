@@ -159,8 +159,10 @@ class Problem:
 
 
 def _on_chip_level(arch: Arch) -> MemoryLevel | None:
-    """The largest bounded level inside the backing store that holds activations (the global buffer)."""
-    inner = [lv for lv in arch.memory[1:] if lv.admits("activations") and lv.capacity_bytes is not None]
+    """The largest bounded level inside the backing store that holds intermediates, written as one einsum's output
+    and read as the next one's input (the global buffer)."""
+    inner = [lv for lv in arch.memory[1:]
+             if lv.admits("outputs") and lv.admits("inputs") and lv.capacity_bytes is not None]
     return max(inner, key=lambda lv: lv.capacity_bytes) if inner else None
 
 
@@ -312,7 +314,7 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
     spill_j_per_byte = 8 * (backing.read_energy_j_per_bit + (backing.write_energy_j_per_bit or 0.0))
     return Problem(tuple(tasks), tuple(buffers), tuple(edges),
                    int(level.capacity_bytes) if level is not None else None,
-                   backing.bandwidth_bytes_per_s / clock,
+                   backing.ports.round_trip_bytes_per_s / clock,
                    int(backing.capacity_bytes) if backing.capacity_bytes is not None else None,
                    spill_j_per_byte, level.name if level is not None else "", backing.name, clock,
                    tuple(required_fusions), frozenset(on_chip), residencies)
