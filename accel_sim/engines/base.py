@@ -1,11 +1,12 @@
 """Fields and behaviour every engine shares: a peak for the roofline, a cost model and an area."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, Field
 
+from accel_sim.spec.arch import ByteCount, Ports
 from accel_sim.spec.fields import SPEC_CONFIG, Hertz
 from accel_sim.spec.workload import Einsum
 
@@ -14,8 +15,6 @@ if TYPE_CHECKING:
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.mapspace import Mapspace
     from accel_sim.spec.workload import Workload
-
-ByteCount = TypeVar("ByteCount", float, np.ndarray)
 
 
 class EngineBase(BaseModel):
@@ -38,9 +37,9 @@ class EngineBase(BaseModel):
         """Cycles, accesses and energy of running `einsum` on this engine within `arch`."""
         raise NotImplementedError(f"{type(self).__name__} does not define cost")
 
-    def level_bandwidth_bytes_per_s(self, level: MemoryLevel, clock_hz: float) -> float:
-        """Bandwidth at which this engine sees `level` (near-memory engines read their own level faster)."""
-        return level.bandwidth_bytes_per_s
+    def level_ports(self, level: MemoryLevel, clock_hz: float) -> Ports:
+        """The ports through which this engine sees `level` (near-memory engines read their own level faster)."""
+        return level.ports
 
     def resource_rows(self) -> tuple[dict[str, object], ...]:
         """Device resources used vs available (resource, used, available, utilization); none for fixed silicon."""
@@ -51,20 +50,28 @@ class EngineBase(BaseModel):
         (accel_sim.mapper) searches; None: the engine has no choices for it and `cost` is the answer."""
         return None
 
-    def transfer_cycles(self, bytes_moved: ByteCount, level: MemoryLevel, arch: Arch) -> ByteCount:
-        """Cycles (arch clock) to move `bytes_moved` (a number or an array) through `level` as this engine sees it."""
-        return bytes_moved / self.level_bandwidth_bytes_per_s(level, arch.engine_clock_hz(self)) * arch.clock_hz
+    def transfer_cycles(self, read_bytes: ByteCount, write_bytes: ByteCount, level: MemoryLevel,
+                        arch: Arch) -> ByteCount:
+        """Cycles (arch clock) to read and write these bytes (numbers or arrays) at `level` as this engine sees it:
+        the one place bytes become time (`Ports.seconds`: shared port r + w, separate ports the slower one)."""
+        return self.level_ports(level, arch.engine_clock_hz(self)).seconds(read_bytes, write_bytes) * arch.clock_hz
 
-    def levels_transfer_cycles(self, level_bytes: np.ndarray, arch: Arch) -> np.ndarray:
-        """`transfer_cycles` of every memory level at once: `level_bytes` has the levels (outer -> inner) last."""
+    def levels_transfer_cycles(self, read_bytes: np.ndarray, write_bytes: np.ndarray, arch: Arch) -> np.ndarray:
+        """`transfer_cycles` of every memory level at once: the byte arrays have the levels (outer -> inner) last."""
         clock = arch.engine_clock_hz(self)
-        bandwidth = np.array([self.level_bandwidth_bytes_per_s(level, clock) for level in arch.memory])
-        return level_bytes / bandwidth * arch.clock_hz
+        ports = [self.level_ports(level, clock) for level in arch.memory]
+        read_bw = np.array([p.read_bytes_per_s for p in ports])
+        write_bw = np.array([p.write_bytes_per_s for p in ports])
+        shared = np.array([p.shared for p in ports])
+        separate = np.maximum(read_bytes / read_bw, write_bytes / write_bw)
+        return np.where(shared, (read_bytes + write_bytes) / read_bw, separate) * arch.clock_hz
 
     def level_busy_cycles(self, cost: Cost, workload: Workload, arch: Arch) -> dict[str, float]:
-        """Cycles (arch clock) each memory level needs for the bytes `cost` moves through it, as this engine sees it."""
-        moved = cost.bytes_by_level({t.name: t.bits for t in workload.tensors})
-        return {level.name: self.transfer_cycles(moved.get(level.name, 0.0), level, arch) for level in arch.memory}
+        """Cycles (arch clock) each memory level needs for the bytes `cost` reads and writes there, as this engine
+        sees it."""
+        moved = cost.read_write_bytes_by_level({t.name: t.bits for t in workload.tensors})
+        return {level.name: self.transfer_cycles(*moved.get(level.name, (0.0, 0.0)), level, arch)
+                for level in arch.memory}
 
     def register_capacity_bytes(self) -> float:
         """Bytes of datapath registers that can hold a tensor between two einsums on this engine (0: none)."""

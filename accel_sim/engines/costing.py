@@ -79,7 +79,7 @@ def array_batch(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols:
                 ) -> tuple[MappingBatch, np.ndarray]:
     """The implied mappings of `flows` on a rows x cols array and their dataflow codes (`implied_batch`)."""
     roles = gemm_roles(einsum, workload.tensor_map)
-    mappings = [systolic_mapping(einsum, arch, rows, cols, flow, roles, storage_class=workload.storage_class)
+    mappings = [systolic_mapping(einsum, arch, rows, cols, flow, roles, tensor_roles=workload.roles(einsum))
                 for flow in flows]
     batch = MappingBatch.from_mappings(mappings, einsum, arch, {"rows": rows, "cols": cols})
     return batch, np.array([DATAFLOW_CODES.index(f) for f in flows], dtype=np.int64)
@@ -270,9 +270,11 @@ def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: Sy
 def array_analyses(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int,
                    batch: MappingBatch) -> tuple[LoopnestAnalysis, LoopnestAnalysis]:
     """`systolic_analyses` of a batch on a rows x cols array."""
-    # one analysis over both layouts: the per-call set-up dominates small batches
+    # one analysis over both layouts: the per-call set-up dominates small batches. Both run the streamed
+    # layout's folds, the iterations of its loops above the innermost level (where the time loops stream).
+    folds = batch.temporal[:, :-1, :].reshape(len(batch), -1).prod(axis=1)
     both = analyze(einsum, workload.tensor_map, arch, {"rows": rows, "cols": cols},
-                   concat_batches([batch, collapsed(batch)]))
+                   concat_batches([batch, collapsed(batch)]), pe_folds=np.concatenate([folds, folds]))
     return both.rows(slice(0, len(batch))), both.rows(slice(len(batch), None))
 
 
@@ -286,7 +288,8 @@ class ArrayTraffic:
     fill: np.ndarray
     update: np.ndarray
     write: np.ndarray
-    level_bytes: np.ndarray       # (B, L): bytes read and written at each level
+    level_read_bytes: np.ndarray  # (B, L): bytes read at each level
+    level_write_bytes: np.ndarray  # (B, L): bytes written (filled, updated, written) at each level
     level_energy_j: np.ndarray    # (B, L, 2): read and write joules per level
 
 
@@ -329,19 +332,21 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     write_bits = ((fill + update + write) * bits).sum(axis=2)
     per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
     level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
-    return ArrayTraffic(fits, choice.astype(bool), read, fill, update, write, (read_bits + write_bits) / 8,
+    return ArrayTraffic(fits, choice.astype(bool), read, fill, update, write, read_bits / 8, write_bits / 8,
                         level_energy)
 
 
 def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase,
                     streamed: LoopnestAnalysis) -> np.ndarray:
     """Cycles (B,) each candidate's array waits for the first tiles of its inputs (the tiles `streamed` holds at
-    the innermost level), each from the level that stores its class, at the bandwidth `engine` sees."""
+    the innermost level), each read from the outermost level that keeps it in its role, at the bandwidth `engine`
+    sees."""
     names = streamed.tensor_names
     bits = np.array([workload.tensor_map[n].bits for n in names], dtype=float)
     first = streamed.tile_elements[:, -1, :] * bits / 8                                    # (B, T)
-    home = [next(lv for lv in arch.memory if lv.admits(workload.storage_class[n], n)) for n in names]
-    return sum(engine.transfer_cycles(first[:, ti], home[ti], arch)
+    roles = workload.roles(einsum)
+    home = [next(lv for lv in arch.memory if lv.keeps(roles[n], n)) for n in names]
+    return sum(engine.transfer_cycles(first[:, ti], 0.0, home[ti], arch)
                for ti in range(len(names)) if names[ti] != einsum.output.tensor)
 
 
@@ -358,7 +363,7 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     roles = gemm_roles(einsum, workload.tensor_map)
     analyses = analyses if analyses is not None else systolic_analyses(einsum, workload, arch, engine, batch)
     traffic = array_traffic(einsum, workload, arch, engine.rows, engine.cols, batch, analyses)
-    busiest = engine.levels_transfer_cycles(traffic.level_bytes, arch).max(axis=1)
+    busiest = engine.levels_transfer_cycles(traffic.level_read_bytes, traffic.level_write_bytes, arch).max(axis=1)
 
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
     timing = systolic_timing(einsum, engine, roles, batch, dataflow)
@@ -406,11 +411,11 @@ def elementwise_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: Eng
     level_cycles = []
     for li, level in enumerate(arch.memory):
         read, write = traffic.through(level)
-        level_cycles.append(engine.transfer_cycles(read + write, level, arch))
+        level_cycles.append(engine.transfer_cycles(read, write, level, arch))
         for key, value in level_access_energy(arch, li, read * 8, write * 8).items():
             energy[key] = energy.get(key, 0.0) + value
         for tensor, touched in footprints.items():
-            if level.admits(workload.storage_class[tensor], tensor):
+            if level.keeps(traffic.roles[tensor], tensor):
                 accesses[(level.name, tensor, touched.action)] = touched.elements
     total = max([compute, *level_cycles])
     return Cost(macs=einsum.macs, compute_cycles=compute, stall_cycles=total - compute, accesses=accesses,
@@ -477,10 +482,11 @@ def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, engine: E
     for li, level in enumerate(arch.memory):
         energy[(level.name, "read")] = float(traffic.level_energy_j[0, li, 0])
         energy[(level.name, "write")] = float(traffic.level_energy_j[0, li, 1])
-    level_cycles = tuple(float(engine.transfer_cycles(traffic.level_bytes[0, li], level, arch))
+    level_cycles = tuple(float(engine.transfer_cycles(traffic.level_read_bytes[0, li], traffic.level_write_bytes[0, li],
+                                                      level, arch))
                          for li, level in enumerate(arch.memory))
     prologue = float(prologue_cycles(einsum, workload, arch, engine, analyses[0])[0])
     innermost = arch.memory[-1]
     if step_bytes is not None and is_off_chip(innermost):
-        prologue = min(prologue, engine.transfer_cycles(step_bytes, innermost, arch))
+        prologue = min(prologue, engine.transfer_cycles(step_bytes, 0.0, innermost, arch))
     return GemmTraffic(_accesses(arch, tensor_names(einsum), traffic, 0), energy, level_cycles, prologue)

@@ -59,8 +59,8 @@ class LoopnestAnalysis:
     write_elements: np.ndarray     # int64 (B, L, T): first writes of output elements from inner
     occupancy_bytes: np.ndarray    # float (B, L): kept tiles' bytes per instance, x2 where double-buffered
     fits: np.ndarray               # bool (B, L): occupancy within the level's capacity
-    level_bytes: np.ndarray        # float (B, L): bytes read and written at the level (an engine's
-    #                                levels_transfer_cycles turns them into cycles at the bandwidth it sees)
+    level_read_bytes: np.ndarray   # float (B, L): bytes read out of the level (an engine's
+    level_write_bytes: np.ndarray  # float (B, L): bytes written into it     levels_transfer_cycles -> cycles)
     level_energy_j: np.ndarray     # float (B, L): access energy at the level's per-bit read/write energies
     iterations: np.ndarray         # int64 (B,): real points of the iteration space the mapping runs
     macs: np.ndarray               # int64 (B,): iterations for a contraction, else 0
@@ -78,6 +78,11 @@ class LoopnestAnalysis:
     def utilization(self) -> np.ndarray:
         """Real iterations / (PEs x compute cycles)."""
         return self.iterations / (self.pes * self.compute_cycles)
+
+    @property
+    def level_bytes(self) -> np.ndarray:
+        """Bytes read and written at each level (B, L)."""
+        return self.level_read_bytes + self.level_write_bytes
 
     def rows(self, selection: slice) -> LoopnestAnalysis:
         """The analysis of a slice of the candidates (every per-candidate array sliced alike)."""
@@ -193,14 +198,16 @@ class _Keeping:
     has_parent: np.ndarray   # bool (T, L+1, B): a kept level lies above
 
 
-def _keeping(einsum: Einsum, batch: MappingBatch, nest: _Nest) -> _Keeping:
-    """Stationarity, tile positions and the kept-level chain of every tensor of `batch`."""
+def _keeping(einsum: Einsum, batch: MappingBatch, nest: _Nest, pe_folds: np.ndarray | None) -> _Keeping:
+    """Stationarity, tile positions and the kept-level chain of every tensor of `batch` (`pe_folds`: `analyze`)."""
     b, n_l, _ = batch.temporal.shape
     names = batch.tensor_names
     n_t = len(names)
     indexing = [set(access.ranks) for access in (_access_of(einsum, t) for t in names)]
     relevant = np.array([[r in ranks for r in batch.rank_names] for ranks in indexing])        # (T, R)
     changes = _changes(nest.ordered, np.stack([rel.take(nest.order) for rel in relevant]))   # (T, L+1, B)
+    if pe_folds is not None:
+        np.maximum(changes[:, n_l], pe_folds, out=changes[:, n_l])
     # distinct tile positions: the loops above a level that index the tensor, in whatever order
     positions = np.ones((n_t, n_l + 1, b), dtype=np.int64)
     for ti in range(n_t):
@@ -271,14 +278,19 @@ def _element_counts(einsum: Einsum, tensors: MappingType[str, Tensor], batch: Ma
 
 
 def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes: MappingType[str, int],
-            batch: MappingBatch, double_buffered: Collection[str] = ()) -> LoopnestAnalysis:
+            batch: MappingBatch, double_buffered: Collection[str] = (), pe_folds: np.ndarray | None = None
+            ) -> LoopnestAnalysis:
     """Footprints, fills, reads, updates, capacity and MACs of every candidate in `batch` (no per-candidate loop).
 
     `tensors` gives shapes and widths (a workload's `tensor_map`); `axes` the engine's axis sizes;
     `double_buffered` names the levels whose tiles take twice their size (one filling while one is used).
+    `pe_folds` (B,), for a systolic array: the folds each candidate runs. The PEs keep nothing from one fold to
+    the next (each fold streams its operands in and its partial sums out, as the fold timing charges), so
+    their tile of every tensor changes at least that often; without it a time loop of factor 1 (a GEMV) ends
+    no stationary run, and the registers would seem to keep the streamed operand or a partial sum across folds.
     """
     nest = _nest(einsum, batch)
-    counts, tiles = _element_counts(einsum, tensors, batch, nest, _keeping(einsum, batch, nest))
+    counts, tiles = _element_counts(einsum, tensors, batch, nest, _keeping(einsum, batch, nest, pe_folds))
     # back to candidate-major (B, L, T); every sum below adds whole numbers of bits, exact in any order
     read, fill, update, write = np.rint(counts, out=counts).transpose(0, 3, 2, 1).astype(np.int64, order="C")
     tile_elements = np.ascontiguousarray(tiles.transpose(2, 1, 0))
@@ -296,7 +308,7 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
     pes = math.prod(axes[a] for a in batch.axis_names)
     return LoopnestAnalysis(
         batch.level_names, batch.tensor_names, tile_elements, read, fill, update, write, occupancy,
-        occupancy <= capacity, (read_bits + write_bits) / 8, read_bits * read_e + write_bits * write_e, iterations,
+        occupancy <= capacity, read_bits / 8, write_bits / 8, read_bits * read_e + write_bits * write_e, iterations,
         iterations if einsum.op == "mac" else np.zeros_like(iterations), coverage.prod(axis=0),
         nest.total.prod(axis=0), nest.used_pes, pes)
 
@@ -392,14 +404,14 @@ def split_fold(ranks: Sequence[str], sizes: MappingType[str, int], capacity: int
 
 def systolic_mapping(einsum: Einsum, arch: Arch, rows: int, cols: int, dataflow: str,
                      roles: tuple[Sequence[str], Sequence[str], Sequence[str], Sequence[str]],
-                     storage_class: MappingType[str, str] | None = None, fold_level: str | None = None) -> Mapping:
+                     tensor_roles: MappingType[str, str] | None = None, fold_level: str | None = None) -> Mapping:
     """A systolic dataflow (os | ws | is) as a Mapping on axes 'rows' and 'cols', folds as SCALE-Sim runs them.
 
     `roles` is (M, N, K, batch) from `gemm_roles`. The dataflow's row and column roles are unrolled on the
     array (per-rank factors from `split_fold`), its time role runs as the innermost level's loops, and the
     folds run at `fold_level` (default: the level outside the innermost): batch ranks outermost, then the
-    column fold, then the row fold (SCALE-Sim: `for col fold: for row fold:`). Levels whose `holds` does not
-    admit a tensor's storage class ('weights' / 'activations', e.g. `Workload.storage_class`) bypass it.
+    column fold, then the row fold (SCALE-Sim: `for col fold: for row fold:`). Levels that do not keep a tensor in
+    its role (`tensor_roles`, e.g. `Workload.roles(einsum)`; `MemoryLevel.keeps`) bypass it.
     """
     if dataflow not in SYSTOLIC_ROLES:
         raise InfeasibleError(f"unknown systolic dataflow '{dataflow}'. Fix: use one of os, ws, is")
@@ -428,9 +440,9 @@ def systolic_mapping(einsum: Einsum, arch: Arch, rows: int, cols: int, dataflow:
     else:
         orders = {fold: _permutation(einsum, fold_loops), inner: _permutation(einsum, list(time_role))}
     bypass = {}
-    if storage_class is not None:
+    if tensor_roles is not None:
         for level in arch.memory:
-            skip = [t for t in tensor_names(einsum) if not level.admits(storage_class.get(t, "activations"), t)]
+            skip = [t for t in tensor_names(einsum) if not level.keeps(tensor_roles[t], t)]
             if skip:
                 bypass[level.name] = skip
     return Mapping.of({lv: f for lv, f in temporal.items() if f}, orders,

@@ -269,10 +269,10 @@ def _finish(einsum: Einsum, arch: Arch, engine: EngineBase, compute: float, traf
                 energy_j=energy, utilization=min(1.0, macs / (peak * total)) if total > 0 else 0.0)
 
 
-def _activation_level(workload: Workload, arch: Arch, tensor: str) -> int:
-    """Innermost memory level that holds the activation tensor's class (where tables would live)."""
-    cls = workload.storage_class[tensor]
-    return max(li for li, lv in enumerate(arch.memory) if lv.admits(cls, tensor))
+def _activation_level(einsum: Einsum, workload: Workload, arch: Arch, tensor: str) -> int:
+    """Innermost memory level that keeps the activation tensor as this einsum reads it (where tables would live)."""
+    role = workload.roles(einsum)[tensor]
+    return max(li for li, lv in enumerate(arch.memory) if lv.keeps(role, tensor))
 
 
 def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCoreEngine) -> Cost:
@@ -322,7 +322,7 @@ def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCo
     if engine.precompute == "fused":
         # the producer writes tables instead of activations and the array reads tables: the activation bytes
         # at the level that holds them grow by entries x entry bits / (g x activation bits)
-        li = _activation_level(workload, arch, a_name)
+        li = _activation_level(einsum, workload, arch, a_name)
         level = arch.memory[li]
         act_reads = sum(v for (lv, t, a), v in traffic.accesses.items()
                         if lv == level.name and t == a_name and a == "read")
@@ -332,7 +332,7 @@ def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCo
         r_e, w_e = level_energy_per_bit(level, node)
         energy[(level.name, "read")] = energy.get((level.name, "read"), 0.0) + read_bits * r_e
         energy[(level.name, "write")] = energy.get((level.name, "write"), 0.0) + write_bits * w_e
-        extra[li] = engine.transfer_cycles((read_bits + write_bits) / 8, level, arch)
+        extra[li] = engine.transfer_cycles(read_bits / 8, write_bits / 8, level, arch)
     return _finish(einsum, arch, engine, compute, traffic, energy, extra)
 
 

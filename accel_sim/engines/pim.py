@@ -29,6 +29,7 @@ from accel_sim.energy import add_area_mm2, dram_energy_j_per_bit, dtype_mac_area
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.loopnest import gemm_view
+from accel_sim.spec.arch import Ports
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt
 from accel_sim.spec.workload import Einsum
@@ -178,11 +179,14 @@ class PimEngine(EngineBase):
         """Every multiplier of every bank."""
         return float(self.channels * self.banks * self.multipliers_per_bank)
 
-    def level_bandwidth_bytes_per_s(self, level: MemoryLevel, clock_hz: float) -> float:
-        """The banks read their own level at the in-bank rate; other levels at their own bandwidth."""
+    def level_ports(self, level: MemoryLevel, clock_hz: float) -> Ports:
+        """The banks read and write their own level at the in-bank rate (or its ports, if faster); other levels
+        through their own ports."""
         if level.name == self.memory:
-            return max(level.bandwidth_bytes_per_s, self.internal_bytes_per_cycle() * clock_hz)
-        return level.bandwidth_bytes_per_s
+            internal = self.internal_bytes_per_cycle() * clock_hz
+            return Ports(max(level.ports.read_bytes_per_s, internal), max(level.ports.write_bytes_per_s, internal),
+                         shared=level.ports.shared)
+        return level.ports
 
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Repeated GEMVs: every (batch, input vector) pair streams its matrix through the banks once."""

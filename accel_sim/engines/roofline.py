@@ -4,7 +4,8 @@ For one einsum on one engine the bound is the largest of
 - compute: operator applications / the engine's peak per cycle (scaled to the arch clock), and
 - for every memory level: the einsum's compulsory traffic through that level / the level's bandwidth.
 Compulsory traffic is each distinct tensor element the einsum touches, moved once (inputs read, output
-written), counted at every level whose `holds` admits the tensor's class (weights or activations).
+written), counted at every level that keeps the tensor in the role the einsum accesses it (`Workload.roles`,
+`MemoryLevel.keeps`); reads and writes become time through the level's ports (`EngineBase.transfer_cycles`).
 This is the classic per-layer roofline (Williams et al., CACM 2009) applied level by level.
 """
 from __future__ import annotations
@@ -24,16 +25,16 @@ COMPUTE = "compute"
 
 @dataclass(frozen=True)
 class Traffic:
-    """Compulsory bytes an einsum reads and writes, per tensor, and each tensor's storage class."""
+    """Compulsory bytes an einsum reads and writes, per tensor, and the role in which it accesses each tensor."""
 
     read_bytes: dict[str, float]   # tensor -> bytes
     write_bytes: dict[str, float]
-    storage_class: dict[str, str]  # tensor -> 'weights' | 'activations'
+    roles: dict[str, str]          # tensor -> role (`Workload.roles`)
 
     def through(self, level: MemoryLevel) -> tuple[float, float]:
-        """(read, write) bytes that cross `level`: those of the tensors it may hold."""
-        return (sum(b for t, b in self.read_bytes.items() if level.admits(self.storage_class[t], t)),
-                sum(b for t, b in self.write_bytes.items() if level.admits(self.storage_class[t], t)))
+        """(read, write) bytes that cross `level`: those of the tensors it keeps."""
+        return (sum(b for t, b in self.read_bytes.items() if level.keeps(self.roles[t], t)),
+                sum(b for t, b in self.write_bytes.items() if level.keeps(self.roles[t], t)))
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Bound:
     ops: int
     compute_cycles: float
     level_bytes: dict[str, float]    # memory level -> bytes read + written through it
+    level_read_bytes: dict[str, float]   # memory level -> bytes read (the rest of level_bytes is written)
     level_cycles: dict[str, float]
     level_energy_j: dict[str, float]
 
@@ -77,8 +79,7 @@ def compulsory_traffic(einsum: Einsum, workload: Workload) -> Traffic:
         reads[tensor.name] = einsum.footprint(access, tensor) * tensor.bits / 8
     out = workload.tensor(einsum.output.tensor)
     writes = {out.name: einsum.footprint(einsum.output, out) * out.bits / 8}
-    classes = workload.storage_class
-    return Traffic(reads, writes, {t: classes[t] for t in (*reads, *writes)})
+    return Traffic(reads, writes, workload.roles(einsum))
 
 
 def bound_on(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str) -> Bound:
@@ -89,16 +90,17 @@ def bound_on(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str) -
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
     compute_cycles = ops / peak * clock_ratio if peak > 0 else math.inf
     traffic = compulsory_traffic(einsum, workload)
-    level_bytes, level_cycles, level_energy = {}, {}, {}
+    level_bytes, level_read, level_cycles, level_energy = {}, {}, {}, {}
     for level in arch.memory:
         read, write = traffic.through(level)
         level_bytes[level.name] = read + write
-        level_cycles[level.name] = engine.transfer_cycles(read + write, level, arch)
+        level_read[level.name] = read
+        level_cycles[level.name] = engine.transfer_cycles(read, write, level, arch)
         write_energy = level.read_energy_j_per_bit if level.write_energy_j_per_bit is None \
             else level.write_energy_j_per_bit
         level_energy[level.name] = 8 * (read * level.read_energy_j_per_bit + write * write_energy)
     return Bound(einsum.name, engine.name, einsum.op, einsum.macs, ops, compute_cycles,
-                 level_bytes, level_cycles, level_energy)
+                 level_bytes, level_read, level_cycles, level_energy)
 
 
 def roofline(einsum: Einsum, workload: Workload, arch: Arch) -> Bound:

@@ -198,8 +198,10 @@ def traffic(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, tile
             expr, lo, hi = tiles[(child, ti)]
             outer_c = [_log_round(opts[:, 1:1 + child].prod(axis=1)) for opts in space.options[d]]
             outer, olo, ohi = _linear(x, outer_c)
-            for li, per_bit in ((parent, energy_bit[parent][0]), (child, energy_bit[child][1])):
-                cycles_per_element = engine.transfer_cycles(bits / 8, arch.memory[li], arch)
+            # the parent reads the element, the child is written with it; a proxy that adds the two directions
+            for li, per_bit, moved in ((parent, energy_bit[parent][0], (bits / 8, 0.0)),
+                                       (child, energy_bit[child][1], (0.0, bits / 8))):
+                cycles_per_element = engine.transfer_cycles(*moved, arch.memory[li], arch)
                 level_time[li].append(_exp_of(model, expr + outer, lo + olo, hi + ohi,
                                               cycles_per_element * UNIT / ref_cycles))
                 if per_bit > 0:

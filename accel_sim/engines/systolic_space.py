@@ -202,8 +202,8 @@ def systolic_space(einsum: Einsum, workload: Workload, arch: Arch, engine: Systo
     access = {a.tensor: a for a in einsum.inputs}
     access[einsum.output.tensor] = einsum.output
     relevant = np.array([[r in access[t].ranks for r in ranks] for t in tensors])
-    storage = workload.storage_class
-    bypass = np.array([[not lv.admits(storage[t], t) for t in tensors] for lv in arch.memory])
+    roles = workload.roles(einsum)
+    bypass = np.array([[not lv.keeps(roles[t], t) for t in tensors] for lv in arch.memory])
     pinned = pinned or {}
     for rank, slots in pinned.items():
         if rank not in ranks:

@@ -63,7 +63,7 @@ def roofline_data(result: Result) -> RooflineData:
     for engine in arch.engines:
         peak = engine.peak_macs_per_cycle() * arch.engine_clock_hz(engine)
         ceilings.append((f"{engine.name} peak {si_format(peak, 'op/s')}", peak))
-    slopes = tuple((f"{level.name} {si_format(level.bandwidth_bytes_per_s, 'B/s')}", level.bandwidth_bytes_per_s)
+    slopes = tuple((f"{level.name} {si_format(level.ports.peak_bytes_per_s, 'B/s')}", level.ports.peak_bytes_per_s)
                    for level in arch.memory)
     return RooflineData(f"{result.workload.name} on {arch.name}", tuple(ceilings), slopes, _points(result))
 

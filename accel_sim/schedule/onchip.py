@@ -62,19 +62,27 @@ def on_chip_bound(bound: Bound, einsum: Einsum, workload: Workload, arch: Arch, 
     """The roofline `bound` without the compulsory backing-level bytes of the `on_chip` tensors."""
     backing = arch.memory[0]
     names = {a.tensor for a in einsum.inputs if a.tensor != einsum.output.tensor} | {einsum.output.tensor}
-    held = [t for t in names & on_chip if backing.admits(workload.storage_class[t], t)]
+    roles = workload.roles(einsum)
+    held = [t for t in names & on_chip if backing.keeps(roles[t], t)]
     if not held:
         return bound
-    removed = 0.0
+    removed_read = removed_write = 0.0
     for tensor in held:
         access = einsum.output if tensor == einsum.output.tensor else next(a for a in einsum.inputs
                                                                            if a.tensor == tensor)
-        removed += einsum.footprint(access, workload.tensor(tensor)) * workload.tensor(tensor).bits / 8
-    level_bytes = dict(bound.level_bytes)
-    level_bytes[backing.name] = max(0.0, level_bytes[backing.name] - removed)
+        moved = einsum.footprint(access, workload.tensor(tensor)) * workload.tensor(tensor).bits / 8
+        if tensor == einsum.output.tensor:
+            removed_write += moved
+        else:
+            removed_read += moved
+    read = max(0.0, bound.level_read_bytes[backing.name] - removed_read)
+    write = max(0.0, bound.level_bytes[backing.name] - bound.level_read_bytes[backing.name] - removed_write)
+    level_bytes = {**bound.level_bytes, backing.name: read + write}
+    level_read = {**bound.level_read_bytes, backing.name: read}
     level_cycles = dict(bound.level_cycles)
-    level_cycles[backing.name] = engine.transfer_cycles(level_bytes[backing.name], backing, arch)
+    level_cycles[backing.name] = engine.transfer_cycles(read, write, backing, arch)
     level_energy = dict(bound.level_energy_j)
     scale = level_bytes[backing.name] / bound.level_bytes[backing.name] if bound.level_bytes[backing.name] else 0.0
     level_energy[backing.name] = bound.level_energy_j[backing.name] * scale
-    return replace(bound, level_bytes=level_bytes, level_cycles=level_cycles, level_energy_j=level_energy)
+    return replace(bound, level_bytes=level_bytes, level_read_bytes=level_read, level_cycles=level_cycles,
+                   level_energy_j=level_energy)

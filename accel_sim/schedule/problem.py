@@ -159,16 +159,22 @@ class Problem:
 
 
 def _on_chip_level(arch: Arch) -> MemoryLevel | None:
-    """The largest bounded level inside the backing store that holds activations (the global buffer)."""
-    inner = [lv for lv in arch.memory[1:] if lv.admits("activations") and lv.capacity_bytes is not None]
+    """The largest bounded level inside the backing store that holds intermediates, written as one einsum's output
+    and read as the next one's input (the global buffer)."""
+    inner = [lv for lv in arch.memory[1:] if _holds_intermediates(lv) and lv.capacity_bytes is not None]
     return max(inner, key=lambda lv: lv.capacity_bytes) if inner else None
 
 
+def _holds_intermediates(level: MemoryLevel) -> bool:
+    """A level one einsum writes an intermediate to and the next reads it from."""
+    return level.admits("outputs") and level.admits("inputs")
+
+
 def _on_chip_capacity(arch: Arch) -> int | None:
-    """Bytes the on-chip buffer holds for intermediates: None when a level inside the backing store that admits
-    activations is unbounded, 0 when no such level exists (every intermediate then spills or fuses: none can
-    silently stay on a chip that has no room for it)."""
-    inner = [lv for lv in arch.memory[1:] if lv.admits("activations")]
+    """Bytes the on-chip buffer holds for intermediates: None when a level inside the backing store that holds
+    them is unbounded, 0 when no such level exists (every intermediate then spills or fuses: none can silently
+    stay on a chip that has no room for it)."""
+    inner = [lv for lv in arch.memory[1:] if _holds_intermediates(lv)]
     if any(lv.capacity_bytes is None for lv in inner):
         return None
     level = _on_chip_level(arch)
@@ -322,7 +328,7 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
     backing = arch.memory[0]
     spill_j_per_byte = 8 * (backing.read_energy_j_per_bit + (backing.write_energy_j_per_bit or 0.0))
     return Problem(tuple(tasks), tuple(buffers), tuple(edges), _on_chip_capacity(arch),
-                   backing.bandwidth_bytes_per_s / clock,
+                   backing.ports.round_trip_bytes_per_s / clock,
                    int(backing.capacity_bytes) if backing.capacity_bytes is not None else None,
                    spill_j_per_byte, level.name if level is not None else "", backing.name, clock,
                    tuple(required_fusions), frozenset(on_chip), residencies)

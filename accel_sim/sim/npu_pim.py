@@ -177,9 +177,10 @@ class _Coster:
             compute = (cost.compute_cycles + cost.fill_drain_cycles) / share
             level_cycles = engine.level_busy_cycles(cost, workload, arch)
             on_chip = max([cycles for name, cycles in level_cycles.items() if name != self.m.dram], default=0.0)
-            dram = cost.bytes_by_level(bits).get(self.m.dram, 0.0)
+            dram_read, dram_write = cost.read_write_bytes_by_level(bits).get(self.m.dram, (0.0, 0.0))
+            dram = dram_read + dram_write
             busy = max(compute, on_chip) / clock
-            total = max(busy, engine.transfer_cycles(dram, arch.level(self.m.dram), arch) / clock)
+            total = max(busy, engine.transfer_cycles(dram_read, dram_write, arch.level(self.m.dram), arch) / clock)
             rest = cost.bytes_by_level(activation_bits).get(self.m.dram, 0.0)  # DRAM bytes other than weights
             options.append((total, NPU if engine in self.m.arrays else engine.name, cost, busy, dram, rest))
         if not options:
@@ -267,7 +268,7 @@ class _CoSim:
             self.res[f"pim.ch{c:02d}"] = simpy.Resource(env)
         self.spans: list[Span] = []
         self.items: list[Item] = []
-        self.bus_bw = arch.level(machine.dram).bandwidth_bytes_per_s
+        self.bus_bw = arch.level(machine.dram).ports.peak_bytes_per_s  # one bus carries reads and writes
         self.parts = split_sub_batches(contexts, pol.sub_batches)
         weight_names = frozenset(t for t, c in workload.storage_class.items() if c == "weights")
         self.stages = _stages(workload)

@@ -90,6 +90,16 @@ def role_of(workload: Workload, tensor: str) -> str:
     return workload.storage_class[tensor]
 
 
+def may_hold(level: MemoryLevel, life: Lifetime) -> bool:
+    """Whether `level` can be the home of a tensor over its lifetime: an activation is written there as its
+    producer's output and read there as its consumers' input (a level holding only partial sums, or only inputs,
+    is no home for it); other roles (weights, kv_cache) by `admits`."""
+    if life.role != "activations":
+        return level.admits(life.role, life.tensor)
+    return ((not life.writers or level.admits("outputs", life.tensor))
+            and (not life.readers or level.admits("inputs", life.tensor)))
+
+
 def _sources(workload: Workload) -> dict[str, tuple[str, ...]]:
     """View output -> the stored tensors it reads (views of views resolved). A view of another storage class than
     its sources (a gather of embedding rows into activations) is a tensor of its own, not an alias."""
@@ -142,7 +152,7 @@ def assign_homes(arch: Arch, workload: Workload) -> tuple[Home, ...]:
     live = {lv.name: np.zeros(n) for lv in arch.memory}
     homes = []
     for life in lifetimes(workload):
-        admitting = [lv for lv in reversed(arch.memory) if lv.admits(life.role, life.tensor)]
+        admitting = [lv for lv in reversed(arch.memory) if may_hold(lv, life)]
         if not admitting:
             raise InfeasibleError(_no_level(arch, workload, life))
         span = slice(life.start, life.end + 1)
@@ -180,7 +190,7 @@ def _no_room(arch: Arch, workload: Workload, life: Lifetime, admitting: list[Mem
     outer = admitting[-1]
     need = live[outer.name][span].max() + life.bytes
     fix = f"raise memory.{outer.name}.capacity to at least {_bytes(need)}"
-    further = [lv for lv in arch.memory[:arch.memory.index(outer)] if not lv.admits(life.role, life.tensor)]
+    further = [lv for lv in arch.memory[:arch.memory.index(outer)] if not may_hold(lv, life)]
     if further:
         fix += (f", or let level '{further[-1].name}' hold role '{life.role}' (add it to "
                 f"memory.{further[-1].name}.holds)")

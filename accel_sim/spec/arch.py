@@ -9,9 +9,11 @@ engines in the layering, so `Arch.engines` names the union only in its annotatio
 from __future__ import annotations
 
 import fnmatch
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator
+import numpy as np
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
 from accel_sim.spec.fields import (ACTIVATION_ROLES, SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
@@ -24,16 +26,52 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------------------------
 # Memory
 # ---------------------------------------------------------------------------------------------
+ByteCount = TypeVar("ByteCount", float, np.ndarray)
+
+
+@dataclass(frozen=True)
+class Ports:
+    """The bandwidths at which a memory level is read and written: one port both share, or two independent ones."""
+
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    shared: bool   # True: one port (read and write bandwidths are the same number and their bytes add)
+
+    def seconds(self, read_bytes: ByteCount, write_bytes: ByteCount) -> ByteCount:
+        """Time to read and write these bytes: (read + write) / bandwidth through a shared port,
+        max(read / read bandwidth, write / write bandwidth) through separate ones."""
+        if self.shared:
+            return (read_bytes + write_bytes) / self.read_bytes_per_s
+        return np.maximum(read_bytes / self.read_bytes_per_s, write_bytes / self.write_bytes_per_s)
+
+    @property
+    def peak_bytes_per_s(self) -> float:
+        """Bytes per second in both directions together at most."""
+        return self.read_bytes_per_s if self.shared else self.read_bytes_per_s + self.write_bytes_per_s
+
+    @property
+    def round_trip_bytes_per_s(self) -> float:
+        """Bytes per second of a write followed by a read of the same bytes, per direction: 2 / (1/r + 1/w)."""
+        return 2 / (1 / self.read_bytes_per_s + 1 / self.write_bytes_per_s)
+
+
 class MemoryLevel(BaseModel):
-    """One level of the memory hierarchy: size, bandwidth, per-bit access energy, and what it may hold (roles, and
-    tensors by name pattern)."""
+    """One level of the memory hierarchy: size, ports, per-bit access energy, and what it may hold (roles, and
+    tensors by name pattern).
+
+    Ports: `bandwidth` is one port shared by reads and writes; `read_bandwidth` with `write_bandwidth` are two
+    independent ports. A level has exactly one of the two forms (`Ports.seconds` turns bytes into time).
+    """
 
     model_config = SPEC_CONFIG
 
     name: str
     technology: str | None = None  # "DDR3", "LPDDR5", "HBM2", "SRAM", ...: free text for reports
     capacity_bytes: Bytes | None = Field(None, alias="capacity")  # None: unbounded backing store
-    bandwidth_bytes_per_s: BytesPerSecond = Field(alias="bandwidth")
+    # one shared port (None when the level has separate read and write ports)
+    bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="bandwidth")
+    read_bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="read_bandwidth")
+    write_bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="write_bandwidth")
     read_energy_j_per_bit: JoulesPerBit = Field(0.0, alias="read_energy_per_bit")
     # None in the file means "same as read"; after validation it is always a float
     write_energy_j_per_bit: JoulesPerBit | None = Field(None, alias="write_energy_per_bit", validate_default=True)
@@ -59,11 +97,40 @@ class MemoryLevel(BaseModel):
                              f"{', '.join(ACTIVATION_ROLES)}). Fix: list each role once")
         return tuple(roles)
 
+    @model_validator(mode="after")
+    def _one_port_form(self) -> MemoryLevel:
+        shared = self.bandwidth_bytes_per_s is not None
+        split = (self.read_bandwidth_bytes_per_s is not None, self.write_bandwidth_bytes_per_s is not None)
+        if shared and any(split):
+            raise located(f"level '{self.name}' gives both 'bandwidth' (one port shared by reads and writes) and "
+                          f"{'read_bandwidth' if split[0] else 'write_bandwidth'} (separate ports). Fix: keep one "
+                          f"form: either 'bandwidth', or both 'read_bandwidth' and 'write_bandwidth'", "bandwidth")
+        if not shared and not all(split):
+            given = "read_bandwidth" if split[0] else "write_bandwidth" if split[1] else "bandwidth"
+            missing = "'write_bandwidth'" if split[0] else "'read_bandwidth'" if split[1] else "bandwidth"
+            message = (f"level '{self.name}' has no {missing}. Fix: give 'bandwidth' (one port "
+                       f"shared by reads and writes, e.g. 'bandwidth: 34 GB/s'), or both 'read_bandwidth' and "
+                       f"'write_bandwidth' (separate ports)")
+            raise located(message, given)
+        return self
+
+    @property
+    def ports(self) -> Ports:
+        """The level's read and write bandwidths as its own ports give them."""
+        if self.bandwidth_bytes_per_s is not None:
+            return Ports(self.bandwidth_bytes_per_s, self.bandwidth_bytes_per_s, shared=True)
+        return Ports(self.read_bandwidth_bytes_per_s, self.write_bandwidth_bytes_per_s, shared=False)
+
     def admits(self, role: str, tensor: str = "") -> bool:
         """Whether this level may hold a tensor of `role` (a role, or the storage class 'activations': any
         non-weight role) or, by name pattern, `tensor` itself."""
         held = (any(r in self.holds for r in ACTIVATION_ROLES) if role == "activations" else role in self.holds)
         return held or any(fnmatch.fnmatchcase(tensor, pattern) for pattern in self.tensors)
+
+    def keeps(self, role: str, tensor: str = "") -> bool:
+        """Whether an einsum keeps `tensor`, accessed in `role` (`Workload.roles`), at this level: as `admits`, and
+        an output also stays where its partial sums accumulate ('psums'), draining out to a level holding 'outputs'."""
+        return self.admits(role, tensor) or (role == "outputs" and self.admits("psums", tensor))
 
 
 # ---------------------------------------------------------------------------------------------

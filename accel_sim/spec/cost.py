@@ -62,9 +62,16 @@ class Cost:
 
     def bytes_by_level(self, bits: Mapping[str, int]) -> dict[str, float]:
         """Bytes the access records move at each level, given each tensor's width in bits."""
-        moved: dict[str, float] = {}
-        for (level, tensor, _), elements in self.accesses.items():
-            moved[level] = moved.get(level, 0.0) + elements * bits[tensor] / 8
+        return {level: read + write for level, (read, write) in self.read_write_bytes_by_level(bits).items()}
+
+    def read_write_bytes_by_level(self, bits: Mapping[str, int]) -> dict[str, tuple[float, float]]:
+        """(read, written) bytes of the access records at each level: 'read' reads it; 'fill', 'update' and
+        'write' write it."""
+        moved: dict[str, tuple[float, float]] = {}
+        for (level, tensor, action), elements in self.accesses.items():
+            read, write = moved.get(level, (0.0, 0.0))
+            moved_bytes = elements * bits[tensor] / 8
+            moved[level] = (read + moved_bytes, write) if action == "read" else (read, write + moved_bytes)
         return moved
 
     def with_tensor_names(self, names: dict[str, str]) -> Cost:

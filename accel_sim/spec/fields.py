@@ -15,8 +15,8 @@ from pydantic_core import PydanticCustomError
 from accel_sim.units import Dimension, example_quantity, parse_quantity
 
 SPEC_CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-# What a memory level may hold, by role. A tensor's storage class (Workload.storage_class) is 'weights' or
-# 'activations'; 'activations' in a config is the legacy shorthand for every non-weight role.
+# What a memory level may hold, by role; Workload.roles gives the role of each tensor an einsum accesses.
+# 'activations' in a config is the shorthand for every non-weight role.
 TensorRole = Literal["weights", "inputs", "outputs", "psums", "kv_cache"]
 HoldsEntry = Literal["weights", "inputs", "outputs", "psums", "kv_cache", "activations"]
 ACTIVATION_ROLES: tuple[str, ...] = ("inputs", "outputs", "psums", "kv_cache")

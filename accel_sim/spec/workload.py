@@ -15,10 +15,14 @@ from typing import TYPE_CHECKING, Callable, Literal, Mapping, Union
 
 import numpy as np
 
+from accel_sim.spec.fields import TensorRole
+
 if TYPE_CHECKING:
     import networkx as nx
 
-TensorKind = Literal["activation", "weight", "constant"]
+# kv_cache: a transformer's K/V cache, state that earlier decode steps wrote and this one reads (and appends to)
+TensorKind = Literal["activation", "weight", "constant", "kv_cache"]
+StorageClass = Literal["weights", "kv_cache", "activations"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,6 +327,11 @@ class View:
     op: str
 
 
+_STORAGE_CLASS: dict[str, StorageClass] = {"activation": "activations", "weight": "weights", "constant": "weights",
+                                           "kv_cache": "kv_cache"}
+_INPUT_ROLE: dict[str, TensorRole] = {"weights": "weights", "kv_cache": "kv_cache", "activations": "inputs"}
+
+
 @dataclass(frozen=True)
 class Workload:
     """Tensors plus einsums in topological order; views are free; `unsupported` lists untranslated ops."""
@@ -386,13 +395,26 @@ class Workload:
         return g
 
     @cached_property
-    def storage_class(self) -> dict[str, Literal["weights", "activations"]]:
-        """Tensor name -> 'weights' or 'activations'; a view of weights only (a transpose, a gather) is weights."""
-        out: dict[str, Literal["weights", "activations"]] = {
-            t.name: ("weights" if t.kind in ("weight", "constant") else "activations") for t in self.tensors}
+    def storage_class(self) -> dict[str, StorageClass]:
+        """Tensor name -> 'weights' (weight and constant kinds), 'kv_cache' or 'activations'; a view of one class
+        only (a transpose, a gather of weights) has that class."""
+        out: dict[str, StorageClass] = {t.name: _STORAGE_CLASS[t.kind] for t in self.tensors}
         for view in self.views:
-            if view.sources and all(out.get(s) == "weights" for s in view.sources):
-                out[view.output] = "weights"
+            classes = {out.get(s) for s in view.sources}
+            if len(classes) == 1 and None not in classes:
+                out[view.output] = classes.pop()
+        return out
+
+    def roles(self, einsum: Einsum) -> dict[str, TensorRole]:
+        """Tensor name -> the role in which `einsum` accesses it, the role memory levels are asked about
+        (`MemoryLevel.keeps`): its output 'outputs' (a KV cache it appends to stays 'kv_cache'); an input
+        'weights', 'kv_cache' or else 'inputs', by its storage class."""
+        classes = self.storage_class
+        out: dict[str, TensorRole] = {}
+        for access in einsum.inputs:
+            out[access.tensor] = _INPUT_ROLE[classes[access.tensor]]
+        written = einsum.output.tensor
+        out[written] = "kv_cache" if classes[written] == "kv_cache" else "outputs"
         return out
 
     def shape_key(self, einsum: Einsum) -> tuple[tuple, tuple[str, ...]]:

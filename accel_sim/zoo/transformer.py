@@ -9,8 +9,8 @@ Conventions, stated once:
   ``kv_len + 1`` positions (the cache plus itself), as Hugging Face's DynamicCache does (the MANIFEST's
   ``llama2_7b_dims_2layers_decode_kv512`` export takes an attention_mask of length 513).
 * KV cache: ``L{i}.attn.k_cache`` / ``v_cache`` of shape [b, h, kv_len + 1, e] at ``kv_bits``, kind
-  "activation": they are state written by earlier steps, not parameters, but like weights they live in
-  memory and are read whole every step. The step writes its own row in place (``k_cache_write``), so the
+  "kv_cache": they are state written by earlier steps, not parameters, but like weights they live in
+  memory and are read whole every step (memory levels place them by the 'kv_cache' role). The step writes its own row in place (``k_cache_write``), so the
   traffic is one row written and kv_len + 1 rows read. Prefill writes no cache (``use_cache=False``, like
   the MANIFEST exports). Every K/V tensor (projection outputs, RoPE outputs, caches) is at ``kv_bits``.
 * Causal attention computes the full P x M score matrix, as the ONNX exports do, and adds a constant mask
@@ -331,7 +331,7 @@ def _attention(g: GraphBuilder, spec: TransformerSpec, dims: _Dims, a: str, x: s
     if spec.phase == "decode":
         cache_shape = (B, H, M, E)
         for name, new in (("k", k), ("v", v)):
-            cache = g.tensor(f"{a}.{name}_cache", ("b", "h", "m", "e"), cache_shape, K)
+            cache = g.tensor(f"{a}.{name}_cache", ("b", "h", "m", "e"), cache_shape, K, kind="kv_cache")
             g.einsum(f"{a}.{name}_cache_write", at(cache, "b", "h", aff(spec.kv_len, p=1), "e"),
                      at(new, *k_ranks), _sizes(dims, "bhpe"))
         k, v = f"{a}.k_cache", f"{a}.v_cache"

@@ -84,8 +84,9 @@ def double_buffered(compute: float, load: float, tiles: int) -> float:
 
 
 def channel_bandwidth(engine: FpgaEngine, arch: Arch) -> float:
-    """Bytes/s of one off-chip channel: the outermost level's bandwidth (as the engine sees it) over the channels."""
-    offchip = engine.level_bandwidth_bytes_per_s(arch.memory[0], arch.engine_clock_hz(engine))
+    """Bytes/s of one off-chip channel: the outermost level's read bandwidth (as the engine sees it) over the
+    channels (the shipped FPGA boards' off-chip memories have one port, which stores share)."""
+    offchip = engine.level_ports(arch.memory[0], arch.engine_clock_hz(engine)).read_bytes_per_s
     return offchip / engine.fpga.offchip.channels
 
 
@@ -107,9 +108,9 @@ class OperatorWork:
     operations: float              # what that peak counts: MACs or operator applications
 
 
-def _offchip(workload: Workload, arch: Arch, tensor: str) -> bool:
-    """Whether the outermost (off-chip) level holds `tensor`'s class."""
-    return arch.memory[0].admits(workload.storage_class[tensor], tensor)
+def _offchip(einsum: Einsum, workload: Workload, arch: Arch, tensor: str) -> bool:
+    """Whether the outermost (off-chip) level keeps `tensor` in the role `einsum` accesses it."""
+    return arch.memory[0].keeps(workload.roles(einsum)[tensor], tensor)
 
 
 def _striped_bandwidth(engine: FpgaEngine, arch: Arch) -> float:
@@ -124,8 +125,8 @@ def gemm_work(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine
     view = gemm_view(einsum, workload)
     gc = gemm_compute(engine, view)
     s = split(engine, view.batch, view.n)
-    w_bytes = _bytes(einsum, view.weight, workload) if _offchip(workload, arch, view.weight.tensor) else 0.0
-    a_total = _bytes(einsum, view.streamed, workload) if _offchip(workload, arch, view.streamed.tensor) else 0.0
+    w_bytes = _bytes(einsum, view.weight, workload) if _offchip(einsum, workload, arch, view.weight.tensor) else 0.0
+    a_total = _bytes(einsum, view.streamed, workload) if _offchip(einsum, workload, arch, view.streamed.tensor) else 0.0
     # cores sharing a batch item each read all of that item's activations
     a_core = a_total * s.batch_per_core / view.batch
     load = (w_bytes / engine.cores / _striped_bandwidth(engine, arch)
@@ -145,7 +146,7 @@ def sfu_work(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine)
     reads: dict[str, float] = {}
     for access in einsum.inputs:
         if (access.tensor != einsum.output.tensor and access.tensor not in reads
-                and _offchip(workload, arch, access.tensor)):
+                and _offchip(einsum, workload, arch, access.tensor)):
             reads[access.tensor] = _bytes(einsum, access, workload)
     load = sum(reads.values()) / engine.cores / _striped_bandwidth(engine, arch) * arch.engine_clock_hz(engine)
     dtype = dtype_of_bits(workload.tensor(einsum.output.tensor).bits)
@@ -159,10 +160,11 @@ def _level_accesses(einsum: Einsum, workload: Workload, arch: Arch, level_index:
                     offchip_reads: dict[str, float]) -> dict[tuple[str, str, str], float]:
     """Elements each tensor moves through one level: off-chip reads as loaded, else the compulsory footprint."""
     level = arch.memory[level_index]
+    roles = workload.roles(einsum)
     accesses: dict[tuple[str, str, str], float] = {}
     for access in (*einsum.inputs, einsum.output):
         tensor = workload.tensor(access.tensor)
-        if not level.admits(workload.storage_class[tensor.name], tensor.name):
+        if not level.keeps(roles[tensor.name], tensor.name):
             continue
         action = "write" if access is einsum.output else "read"
         elements = (offchip_reads.get(tensor.name, 0.0) * 8 / tensor.bits if level_index == 0 and action == "read"
@@ -178,7 +180,7 @@ def operator_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEn
     work = (gemm_work if einsum.op == "mac" else sfu_work)(einsum, workload, arch, engine)
     energy = dict(work.energy_j)
     out = einsum.output
-    written = _bytes(einsum, out, workload) if _offchip(workload, arch, out.tensor) else 0.0
+    written = _bytes(einsum, out, workload) if _offchip(einsum, workload, arch, out.tensor) else 0.0
     store = (written / engine.cores / (channel_bandwidth(engine, arch) * engine.same_channel_efficiency)
              * arch.engine_clock_hz(engine))
 
@@ -188,7 +190,7 @@ def operator_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEn
     accesses: dict[tuple[str, str, str], float] = {}
     for li, level in enumerate(arch.memory):
         rd, wr = traffic.through(level)
-        level_floor.append(engine.transfer_cycles(rd + wr, level, arch) / ratio)
+        level_floor.append(engine.transfer_cycles(rd, wr, level, arch) / ratio)
         if li == 0:
             rd_bits, wr_bits = 8 * sum(work.offchip_reads.values()), 8 * written
         else:

@@ -67,10 +67,10 @@ class DotProductEngine(EngineBase):
             read_bits = write_bits = 0.0
             for access in (view.streamed, view.weight, einsum.output):
                 tensor = workload.tensor(access.tensor)
-                role = workload.storage_class[tensor.name]
-                if not level.admits(role, tensor.name):
+                role = workload.roles(einsum)[tensor.name]
+                if not level.keeps(role, tensor.name):
                     continue
-                innermost = not any(inner.admits(role, tensor.name) for inner in arch.memory[li + 1:])
+                innermost = not any(inner.keeps(role, tensor.name) for inner in arch.memory[li + 1:])
                 elements = einsum.footprint(access, tensor) * (rereads[tensor.name] if innermost else 1)
                 action = "write" if access is einsum.output else "read"
                 accesses[(level.name, tensor.name, action)] = elements
@@ -78,7 +78,7 @@ class DotProductEngine(EngineBase):
                     write_bits += elements * tensor.bits
                 else:
                     read_bits += elements * tensor.bits
-            level_cycles.append(self.transfer_cycles((read_bits + write_bits) / 8, level, arch))
+            level_cycles.append(self.transfer_cycles(read_bits / 8, write_bits / 8, level, arch))
             for key, joules in level_access_energy(arch, li, read_bits, write_bits).items():
                 energy[key] = energy.get(key, 0.0) + joules
         dtype = dtype_of_bits(self.operand_bits)

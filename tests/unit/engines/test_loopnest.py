@@ -212,7 +212,8 @@ def test_level_bytes_energy_and_cycles():
     arch = make_arch()
     a = run(e, t, arch, [WS])
     assert a.level_bytes[0, 0] == 15872
-    assert arch.engines[0].levels_transfer_cycles(a.level_bytes, arch)[0, 0] == pytest.approx(1587.2)
+    cycles = arch.engines[0].levels_transfer_cycles(a.level_read_bytes, a.level_write_bytes, arch)
+    assert cycles[0, 0] == pytest.approx(1587.2)
     assert a.level_energy_j[0, 0] == pytest.approx(15872 * 8 * 10e-12)
 
 
@@ -340,15 +341,15 @@ def test_systolic_mapping_agrees_with_fold_plan_on_conv(dataflow):
 
 
 def test_systolic_weight_stationary_mapping_loop_order_matches_scalesim():
-    """WS folds run column fold (n) outer, row fold (k) inner, m streamed innermost at the SRAM; levels whose holds
-    exclude a tensor's class bypass it."""
+    """WS folds run column fold (n) outer, row fold (k) inner, m streamed innermost at the SRAM; levels that do not
+    keep a tensor in its role bypass it."""
     e, t = gemm(64, 32, 48)
     arch = Arch.model_validate({"name": "t", "clock": "1 GHz", "technology_nm": 28, "memory": [
         {"name": "dram", "bandwidth": "10 GB/s"},
         {"name": "sram", "capacity": "64 KiB", "bandwidth": "100 GB/s", "holds": ["activations"]}],
         "engines": [{"name": "mxu", "kind": "systolic", "rows": 16, "cols": 16}]})
-    mapping = systolic_mapping(e, arch, 16, 16, "ws", gemm_roles(e, t), {"A": "activations", "B": "weights",
-                                                                          "Z": "activations"})
+    mapping = systolic_mapping(e, arch, 16, 16, "ws", gemm_roles(e, t), {"A": "inputs", "B": "weights",
+                                                                          "Z": "outputs"})
     assert mapping.loop_order("dram", e)[-2:] == ("n", "k")
     assert mapping.loop_order("sram", e)[-1] == "m"
     assert mapping.bypassed("sram") == ("B",)

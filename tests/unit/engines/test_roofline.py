@@ -74,8 +74,8 @@ def test_padded_conv_footprint_is_clipped_to_the_tensor() -> None:
     """3x3 pad-1 conv on 8x8x8: the window reaches rows -1..8, but only the 8x8x8 input exists."""
     w = conv(c=8, k=8, h=8, rs=3, stride=1, pad=1)
     traffic = compulsory_traffic(w.einsums[0], w)
-    reads = {traffic.storage_class[t]: b for t, b in traffic.read_bytes.items()}
-    assert reads == {"activations": 8 * 8 * 8 * 2, "weights": 8 * 8 * 9 * 2}
+    reads = {traffic.roles[t]: b for t, b in traffic.read_bytes.items()}
+    assert reads == {"inputs": 8 * 8 * 8 * 2, "weights": 8 * 8 * 9 * 2}
 
 
 def test_slower_engine_clock_scales_compute_cycles() -> None:

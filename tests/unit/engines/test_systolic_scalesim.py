@@ -25,7 +25,7 @@ Not asserted, because the two models mean different things by them:
   (quirk 8) and drains in chunks (quirk 9); the engine counts the traffic of its residency choice;
 - SRAM start/stop cycles, bandwidths and utilizations, which the engine does not report per operand.
 So 4 of SCALE-Sim's 30 columns are compared: `Total Cycles` - `Stall Cycles` on all 186 cases, the three
-SRAM access counts on 178; on the other 8 the engine disagrees (below, xfail strict).
+SRAM access counts on all 186 (the GEMV cases among them: a time extent of 1 still streams every fold).
 """
 from __future__ import annotations
 
@@ -34,11 +34,6 @@ from scalesim_cases import CASES, conv_workload_of, im2col_workload_of, run_arch
 
 import accel_sim
 from accel_sim.spec.cost import Cost
-
-
-def temporal_extent(case: dict) -> int:
-    """T, the rank the dataflow streams in time (os: K, ws: M, is: N of the im2col GEMM), from the case's inputs."""
-    return int(case[{"os": "im2col_k", "ws": "im2col_m", "is": "im2col_n"}[case["dataflow"]]])
 
 
 def folds(case: dict) -> int:
@@ -83,15 +78,7 @@ def test_conv_einsum_compute_cycles_equal_scalesim() -> None:
     assert len(convs) == 81 and bad == []
 
 
-GEMV_REASON = ("engine bug: with a temporal extent of 1 (os K = 1, ws M = 1, is N = 1) the loop-nest analysis "
-               "skips the time loop of factor 1 (engines/loopnest.py _changes) and lets the PE registers keep the "
-               "streamed operand, or a ws/is partial sum, across folds; SCALE-Sim re-streams it every fold")
-
-
-@pytest.mark.parametrize("case", [
-    pytest.param(c, id=c["case_id"],
-                 marks=[pytest.mark.xfail(strict=True, reason=GEMV_REASON)] if temporal_extent(c) == 1 else [])
-    for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["case_id"]) for c in CASES])
 def test_sram_accesses_equal_scalesim(case: dict, gemm_costs: dict[str, Cost]) -> None:
     """SRAM ifmap reads, filter reads and ofmap writes (less quirk 3's F(R + C) on os) equal SCALE-Sim's."""
     accesses = gemm_costs[case["case_id"]].accesses

@@ -100,16 +100,20 @@ def test_no_level_with_room_is_an_infeasible_error_with_the_fix() -> None:
 
 
 def test_llama2_decode_batch8_kv4096_keeps_its_kv_cache_in_dram_and_pays_for_it() -> None:
-    """Llama-2-7B decode, batch 8, kv_len 4096, on TPU v1 with DRAM allowed to hold activations: one layer's K
-    cache is 8 x 32 heads x 4,097 x 128 x 16 bit / 8 = 268.5 MB, larger than the 24 MiB Unified Buffer, so every
-    cache lives in DRAM. The caches total 2 x 32 layers x 8 x 32 x 128 x 4,097 x 2 B = 17.18 GB; DRAM reads at
-    least that, and the step takes at least 17.18 GB / 34 GB/s = 0.505 s."""
-    arch = load_arch(TPU, ["memory.unified_buffer.capacity=24 MiB",
-                           "memory.weight_memory.holds=[weights, activations]"])
+    """Llama-2-7B decode, batch 8, kv_len 4096, on TPU v1: one layer's K cache is 8 x 32 heads x 4,097 x 128 x
+    16 bit / 8 = 268.5 MB, far beyond the 24 MiB Unified Buffer, and the caches hold 2 x 32 layers x that =
+    17.18 GB, more than the 8 GiB Weight Memory (Jouppi et al., ISCA 2017, sec. 2): the shipped chip cannot run it,
+    and the error names a cache and the fix. With the Weight Memory raised to 32 GiB every cache lives in DRAM (the
+    level tpu_v1.yaml lets hold kv_cache); DRAM then reads at least the 17.18 GB and the step takes at least
+    17.18 GB / 34 GB/s = 0.505 s."""
     work = build("llama2-7b", phase="decode", batch=8, kv_len=4096)
     kv_bytes = 2 * 32 * 8 * 32 * 128 * 4097 * 16 / 8
     caches = [t for t in work.tensors if t.name.endswith(("k_cache", "v_cache"))]
     assert len(caches) == 64 and sum(t.bytes for t in caches) == kv_bytes
+    with pytest.raises(InfeasibleError) as caught:
+        evaluate(load_arch(TPU), work)
+    assert "_cache" in str(caught.value) and "weight_memory" in str(caught.value)
+    arch = load_arch(TPU, ["memory.weight_memory.capacity=32 GiB"])
     homes = {h.lifetime.tensor: h for h in assign_homes(arch, work)}
     assert all(homes[t.name].level == "weight_memory" for t in caches)
     result = evaluate(arch, work)

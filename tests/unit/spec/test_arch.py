@@ -84,20 +84,24 @@ def test_tpu_v1_memory_sizes_and_bandwidths_are_the_papers() -> None:
 
 
 def test_tpu_v1_on_chip_bandwidths_are_bytes_per_cycle_times_clock() -> None:
-    """ISCA 2017 sec. 2: 256 one-byte values per cycle into the matrix unit (UB, weight FIFO) and one
-    256-element 32-bit partial-sum row per cycle into the accumulators, at 700 MHz."""
+    """ISCA 2017 sec. 2: 256 one-byte values per cycle into the matrix unit from the UB (whose results come back
+    from the activation unit on a write path of their own) and from the weight FIFO (one shared port); one
+    256-element 32-bit partial-sum row per cycle read from and written back to the accumulators, at 700 MHz."""
     arch = load_arch(TPU)
-    assert arch.level("unified_buffer").bandwidth_bytes_per_s == pytest.approx(256 * 700e6)
-    assert arch.level("weight_fifo").bandwidth_bytes_per_s == pytest.approx(256 * 700e6)
-    assert arch.level("accumulators").bandwidth_bytes_per_s == pytest.approx(256 * 4 * 700e6)
+    ub, acc, fifo = (arch.level(n).ports for n in ("unified_buffer", "accumulators", "weight_fifo"))
+    assert (ub.read_bytes_per_s, ub.write_bytes_per_s, ub.shared) == pytest.approx((256 * 700e6, 256 * 700e6, False))
+    assert (acc.read_bytes_per_s, acc.write_bytes_per_s, acc.shared) == \
+        pytest.approx((1024 * 700e6, 1024 * 700e6, False))
+    assert fifo.shared and arch.level("weight_fifo").bandwidth_bytes_per_s == pytest.approx(256 * 700e6)
 
 
-def test_tpu_v1_weights_and_activations_live_in_separate_levels() -> None:
-    """ISCA 2017 sec. 2: weights stream from DDR3 through the weight FIFO; activations live on chip."""
+def test_tpu_v1_levels_hold_the_roles_on_their_routes() -> None:
+    """ISCA 2017 sec. 2, Fig. 1: weights DDR3 -> weight FIFO -> array; activations Unified Buffer -> array;
+    partial sums array -> accumulators -> activation unit -> Unified Buffer. The KV cache (an assumption: TPU v1
+    ran no attention) lives with the weights."""
     holds = {m.name: m.holds for m in load_arch(TPU).memory}
-    activations = ("inputs", "outputs", "psums", "kv_cache")  # the config's 'activations' shorthand
-    assert holds == {"weight_memory": ("weights",), "unified_buffer": activations,
-                     "accumulators": activations, "weight_fifo": ("weights",)}
+    assert holds == {"weight_memory": ("weights", "kv_cache"), "unified_buffer": ("inputs", "outputs"),
+                     "accumulators": ("psums",), "weight_fifo": ("weights", "kv_cache")}
 
 
 def test_tpu_v1_peak_is_65536_macs_per_cycle_or_92_tops() -> None:
