@@ -70,7 +70,8 @@ def gemm(m: int, n: int, k: int, w_bits: int, a_bits: int) -> Workload:
 def datapath_arch(engine: EngineBase, node_nm: float, clock_hz: float) -> Arch:
     """The engine alone with one free, unbounded memory (no traffic energy, no stalls)."""
     return Arch.model_validate({"name": "datapath", "clock": clock_hz, "technology_nm": node_nm,
-                                "memory": [{"name": "mem", "bandwidth": "1e18 B/s"}],
+                                "memory": [{"name": "mem", "technology": "DRAM", "bandwidth": "1e18 B/s",
+                                            "read_energy_per_bit": 0}],
                                 "engines": [engine.model_dump(by_alias=False)]})
 
 

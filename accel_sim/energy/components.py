@@ -3,12 +3,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accel_sim.energy.model import dram_energy_j_per_bit, dram_kinds, sram_access_energy_j, sram_area_mm2
+from accel_sim.energy.model import (dram_energy_j_per_bit, regfile_access_energy_j, regfile_area_mm2,
+                                    sram_access_energy_j, sram_area_mm2)
+from accel_sim.energy.tables import REGISTER_FILE_REFERENCE_BITS, SRAM_REFERENCE_ACCESS_BITS
+from accel_sim.spec.fields import memory_kind
 
 if TYPE_CHECKING:
     from accel_sim.spec.arch import MemoryLevel
 
-SRAM_PORT_BITS = 64  # Horowitz's SRAM figures are per 64-bit access; we charge per bit at that width
+# Both on-chip models are linear in access width (tables.SRAM_INTERPOLATION_RULE, regfile_access_energy_j), so a
+# level's per-bit energy does not depend on its width: we read them at their cited reference widths.
+SRAM_PORT_BITS = int(SRAM_REFERENCE_ACCESS_BITS.value)
+REGISTER_PORT_BITS = int(REGISTER_FILE_REFERENCE_BITS.value)
 
 
 def dtype_of_bits(bits: int) -> str:
@@ -23,27 +29,46 @@ def dtype_of_bits(bits: int) -> str:
 
 
 def is_off_chip(level: MemoryLevel) -> bool:
-    """A DRAM-kind technology or an unbounded backing store."""
-    return level.capacity_bytes is None or (level.technology or "").upper() in dram_kinds()
+    """Whether the level is an off-chip DRAM of some kind (spec.fields.memory_kind)."""
+    return memory_kind(level.technology) == "off_chip"
+
+
+def derived_energy_per_bit(level: MemoryLevel, node_nm: float) -> float:
+    """Joules per bit read or written by the level's technology model, ignoring any figure the config pins.
+
+    Off-chip: the DRAM kind's cited pJ/bit (no node scaling: the device is not on our die). SRAM: Horowitz's
+    cache reads at the level's capacity, node-scaled. Registers: Eyeriss' register-file access at its capacity.
+    """
+    kind = memory_kind(level.technology)
+    if kind == "off_chip":
+        return dram_energy_j_per_bit(level.technology)
+    if kind == "sram":
+        return sram_access_energy_j(level.capacity_bytes, SRAM_PORT_BITS, node_nm) / SRAM_PORT_BITS
+    return regfile_access_energy_j(level.capacity_bytes, REGISTER_PORT_BITS, node_nm) / REGISTER_PORT_BITS
 
 
 def level_energy_per_bit(level: MemoryLevel, node_nm: float) -> tuple[float, float]:
-    """(read, write) joules per bit: the config's figures when given, else the cited tables.
+    """(read, write) joules per bit: each the config's pinned figure when given, else the technology model.
 
-    DRAM kinds use their pJ/bit (energy/tables.py); on-chip levels an SRAM of their capacity read at 64 bits.
+    A write figure left out follows the read figure (pinned or derived).
     """
-    if level.read_energy_j_per_bit > 0 or level.write_energy_j_per_bit:
-        return level.read_energy_j_per_bit, level.write_energy_j_per_bit or level.read_energy_j_per_bit
-    technology = (level.technology or "").upper()
-    if technology in dram_kinds():
-        per_bit = dram_energy_j_per_bit(technology)
-    elif level.capacity_bytes is None:
-        per_bit = 0.0  # an unbounded store of unknown kind: nothing cited to charge
-    else:
-        per_bit = sram_access_energy_j(level.capacity_bytes, SRAM_PORT_BITS, node_nm) / SRAM_PORT_BITS
-    return per_bit, per_bit
+    read = level.read_energy_j_per_bit
+    write = level.write_energy_j_per_bit
+    if read is None or write is None:
+        derived = derived_energy_per_bit(level, node_nm)
+        read = derived if read is None else read
+        write = read if write is None else write
+    return read, write
 
 
 def level_area_mm2(level: MemoryLevel, node_nm: float) -> float:
-    """Silicon area of an on-chip level (an SRAM macro of its capacity); off-chip levels take none."""
-    return 0.0 if is_off_chip(level) else sram_area_mm2(level.capacity_bytes, node_nm)
+    """Die area of a level: none off chip; else the pinned area, or an SRAM macro / flip-flop register file of
+    its capacity at the node."""
+    kind = memory_kind(level.technology)
+    if kind == "off_chip":
+        return 0.0
+    if level.area_mm2 is not None:
+        return level.area_mm2
+    if kind == "sram":
+        return sram_area_mm2(level.capacity_bytes, node_nm)
+    return regfile_area_mm2(level.capacity_bytes, node_nm)

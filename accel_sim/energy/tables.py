@@ -130,6 +130,7 @@ SRAM_45NM_READ_64BIT_PJ: tuple[tuple[int, Cited], ...] = (
     (32 * 1024, Cited(20.0, "pJ", HOROWITZ_2014 + ": 32 KB cache, 64-bit read")),
     (1024 * 1024, Cited(100.0, "pJ", HOROWITZ_2014 + ": 1 MB cache, 64-bit read")),
 )
+SRAM_REFERENCE_ACCESS_BITS = Cited(64, "bits", HOROWITZ_2014 + ": the cache figures are per 64-bit read")
 SRAM_INTERPOLATION_RULE = ("log-log interpolation in capacity between Horowitz's points, extrapolated with "
                            "the nearest segment's slope (0.5 below 32 KB, the square-root growth of "
                            "word/bit-line length in a square array); energy linear in access width")
@@ -212,24 +213,43 @@ _OCONNOR_2017 = ("M. O'Connor et al., 'Fine-Grained DRAM: Energy-Efficient DRAM 
                  "Systems', MICRO 2017")
 _TPUV4I_2021 = ("N. Jouppi et al., 'Ten Lessons From Three Generations Shaped Google's TPUv4i', ISCA 2021, "
                 "Table 2 (Horowitz's table updated to 7 nm)")
+_AMD_HBM_2015 = ("AMD, 'High-Bandwidth Memory (HBM): Reinventing memory technology' (HBM whitepaper and launch "
+                 "slides, 2015): GDDR5 10.66 GB/s per W, HBM more than 35 GB/s per W")
+_HOROWITZ_DRAM = HOROWITZ_2014 + ": DRAM 1.3-2.6 nJ per 64-bit access; midpoint 1.95 nJ / 64 bits"
+# Keys: every off-chip technology a memory level may name (spec.fields.OFF_CHIP_TECHNOLOGIES).
 DRAM_ENERGY: dict[str, DramEnergy] = {
-    "DDR3": DramEnergy("DDR3", 1950.0 / 64, "published",
-                       HOROWITZ_2014 + ": DRAM 1.3-2.6 nJ per 64-bit access; midpoint 1.95 nJ / 64 bits"),
+    "DRAM": DramEnergy("DRAM", 1950.0 / 64, "published", _HOROWITZ_DRAM + " (a commodity DRAM of its day)"),
+    "DDR3": DramEnergy("DDR3", 1950.0 / 64, "published", _HOROWITZ_DRAM),
     "DDR4": DramEnergy("DDR4", 1950.0 / 64 * (1.2 / 1.5) ** 2, "derived",
                        "DDR3's 30.5 pJ/bit x (VDD 1.2 V / 1.5 V)^2 (JEDEC JESD79-4 vs JESD79-3 supply; "
                        "dynamic energy ~ C V^2); inside the 20-41 pJ/bit range " + _TPUV4I_2021
                        + " gives for DDR3/4"),
+    "DDR5": DramEnergy("DDR5", 1950.0 / 64 * (1.1 / 1.5) ** 2, "derived",
+                       "DDR3's 30.5 pJ/bit x (VDD 1.1 V / 1.5 V)^2 (JEDEC JESD79-5 vs JESD79-3 supply), the "
+                       "rule of the DDR4 row"),
     "LPDDR4": DramEnergy("LPDDR4", 13.5, "published",
                          "H. Ha, Stanford PhD thesis (DramDSE), 32 Gb LPDDR4: 14.0 pJ/bit, 4x8 Gb QDP: "
                          "13.0 pJ/bit (as tabulated in github.com/Dongyunkam/DRAM_info); mean of the two"),
+    "LPDDR4X": DramEnergy("LPDDR4X", 13.5, "proxy",
+                          "LPDDR4's figure: LPDDR4X (JESD209-4-1) lowers only the I/O supply VDDQ (1.1 V -> "
+                          "0.6 V) and keeps the core VDD2 1.1 V, so it errs high"),
     "LPDDR5": DramEnergy("LPDDR5", 13.5 * (1.05 / 1.1) ** 2, "derived",
                          "LPDDR4's 13.5 pJ/bit x (VDD2H 1.05 V / VDD2 1.1 V)^2 (JEDEC JESD209-5 vs "
                          "JESD209-4); ignores the lower LPDDR5 VDDQ (0.5 V), so errs high"),
+    "LPDDR5X": DramEnergy("LPDDR5X", 13.5 * (1.05 / 1.1) ** 2, "proxy",
+                          "LPDDR5's figure: LPDDR5X (JESD209-5B) keeps LPDDR5's VDD2H 1.05 V core supply; we "
+                          "know no separate published per-bit figure"),
     "GDDR5": DramEnergy("GDDR5", 14.0, "published",
-                        _OCONNOR_2017 + ", Fig. 1 (GDDR5 ~14 pJ/bit); AMD's HBM whitepaper (2015) gives "
+                        _OCONNOR_2017 + ", Fig. 1 (GDDR5 ~14 pJ/bit); " + _AMD_HBM_2015 + " gives "
                         "10.66 GB/s/W for GDDR5, i.e. 11.7 pJ/bit"),
     "GDDR6": DramEnergy("GDDR6", 415.0 / 64, "published",
                         _TPUV4I_2021 + ": GDDR6 350-480 pJ per 64-bit access; midpoint 415 pJ / 64 bits"),
+    "GDDR6X": DramEnergy("GDDR6X", 415.0 / 64, "proxy",
+                         "GDDR6's figure: GDDR6X (Micron, PAM4 signalling) keeps GDDR6's 1.35 V supply; we know "
+                         "no separate per-bit figure from the sources of this table"),
+    "HBM": DramEnergy("HBM", 1e3 / (35 * 8), "published",
+                      _AMD_HBM_2015 + ": 35 GB/s per W = 1 J / (35e9 x 8 bits) = 3.57 pJ/bit (a bound: 'more "
+                      "than 35', so errs high)"),
     "HBM2": DramEnergy("HBM2", 3.9, "published",
                        _OCONNOR_2017 + ": HBM2 ~3.9 pJ/bit (" + _TPUV4I_2021 + ": 250-450 pJ/64 bits)"),
     "HBM2E": DramEnergy("HBM2E", 3.9, "proxy",
@@ -238,6 +258,9 @@ DRAM_ENERGY: dict[str, DramEnergy] = {
     "HBM3": DramEnergy("HBM3", 3.9 * (1.1 / 1.2) ** 2, "derived",
                        "HBM2's 3.9 pJ/bit x (VDD 1.1 V / 1.2 V)^2 (JEDEC JESD238 vs JESD235); ignores "
                        "HBM3's VDDQ drop to 0.4 V, so errs high"),
+    "HBM3E": DramEnergy("HBM3E", 3.9 * (1.1 / 1.2) ** 2, "proxy",
+                        "HBM3's figure: HBM3E keeps HBM3's 1.1 V VDD (JESD238A); we know no separate published "
+                        "per-bit figure"),
 }
 
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.engines.folds import fold_count
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.mapping import Mapping, MappingBatch, rank_names, tensor_names
@@ -300,8 +301,7 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
     capacity = np.array([np.inf if m.capacity_bytes is None else m.capacity_bytes for m in arch.memory])
     read_bits = (read * bits).sum(axis=2)
     write_bits = ((fill + update + write) * bits).sum(axis=2)
-    read_e = np.array([m.read_energy_j_per_bit for m in arch.memory])
-    write_e = np.array([m.write_energy_j_per_bit for m in arch.memory])
+    read_e, write_e = np.array([level_energy_per_bit(m, arch.technology_nm) for m in arch.memory]).T
 
     coverage = nest.total * nest.spatial
     iterations = np.minimum(coverage, nest.sizes).prod(axis=0)

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.errors import InfeasibleError
 
 if TYPE_CHECKING:
@@ -96,9 +97,8 @@ def bound_on(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str) -
         level_bytes[level.name] = read + write
         level_read[level.name] = read
         level_cycles[level.name] = engine.transfer_cycles(read, write, level, arch)
-        write_energy = level.read_energy_j_per_bit if level.write_energy_j_per_bit is None \
-            else level.write_energy_j_per_bit
-        level_energy[level.name] = 8 * (read * level.read_energy_j_per_bit + write * write_energy)
+        read_energy, write_energy = level_energy_per_bit(level, arch.technology_nm)
+        level_energy[level.name] = 8 * (read * read_energy + write * write_energy)
     return Bound(einsum.name, engine.name, einsum.op, einsum.macs, ops, compute_cycles,
                  level_bytes, level_read, level_cycles, level_energy)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.schedule.onchip import on_chip_cost
 from accel_sim.mapper import MapperCache, best_options
 
@@ -326,7 +327,7 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
 
     level = _on_chip_level(arch)
     backing = arch.memory[0]
-    spill_j_per_byte = 8 * (backing.read_energy_j_per_bit + (backing.write_energy_j_per_bit or 0.0))
+    spill_j_per_byte = 8 * sum(level_energy_per_bit(backing, arch.technology_nm))
     return Problem(tuple(tasks), tuple(buffers), tuple(edges), _on_chip_capacity(arch),
                    backing.ports.round_trip_bytes_per_s / clock,
                    int(backing.capacity_bytes) if backing.capacity_bytes is not None else None,

@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 
 from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
 from accel_sim.spec.fields import (ACTIVATION_ROLES, SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
-                                   SquareMillimetres, HoldsEntry, TensorRole, located, unique_names)
+                                   MemoryTechnology, SquareMillimetres, HoldsEntry, TensorRole, located, memory_kind,
+                                   unique_names)
 
 if TYPE_CHECKING:
     from accel_sim.engines import AnyEngine
@@ -56,25 +57,29 @@ class Ports:
 
 
 class MemoryLevel(BaseModel):
-    """One level of the memory hierarchy: size, ports, per-bit access energy, and what it may hold (roles, and
-    tensors by name pattern).
+    """One level of the memory hierarchy: technology, size, ports, per-bit access energy, and what it may hold
+    (roles, and tensors by name pattern).
 
     Ports: `bandwidth` is one port shared by reads and writes; `read_bandwidth` with `write_bandwidth` are two
     independent ports. A level has exactly one of the two forms (`Ports.seconds` turns bytes into time).
+    Per-bit energies and area left out are derived from technology, capacity and node (energy/components.py).
     """
 
     model_config = SPEC_CONFIG
 
     name: str
-    technology: str | None = None  # "DDR3", "LPDDR5", "HBM2", "SRAM", ...: free text for reports
+    # off-chip DRAM kind (DDR4, LPDDR5, HBM2, ...), SRAM or registers (spec/fields.py TECHNOLOGIES); required
+    technology: MemoryTechnology = Field(None, validate_default=True)  # type: ignore[assignment]
     capacity_bytes: Bytes | None = Field(None, alias="capacity")  # None: unbounded backing store
     # one shared port (None when the level has separate read and write ports)
     bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="bandwidth")
     read_bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="read_bandwidth")
     write_bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="write_bandwidth")
-    read_energy_j_per_bit: JoulesPerBit = Field(0.0, alias="read_energy_per_bit")
-    # None in the file means "same as read"; after validation it is always a float
+    # pinned per-bit energies; None: derived from technology, capacity and node (energy.level_energy_per_bit)
+    read_energy_j_per_bit: JoulesPerBit | None = Field(None, alias="read_energy_per_bit")
+    # None in the file means "same as read" (pinned or derived)
     write_energy_j_per_bit: JoulesPerBit | None = Field(None, alias="write_energy_per_bit", validate_default=True)
+    area_mm2: SquareMillimetres | None = Field(None, alias="area")  # pinned macro area of an on-chip level
     # the roles it may hold; 'activations' in a config stands for every non-weight role (ACTIVATION_ROLES)
     holds: tuple[HoldsEntry, ...] = ("weights", *ACTIVATION_ROLES)  # after validation: roles only
     tensors: tuple[str, ...] = ()  # glob patterns of tensor names it also holds, whatever their role
@@ -83,6 +88,18 @@ class MemoryLevel(BaseModel):
     @classmethod
     def _write_defaults_to_read(cls, value: float | None, info: ValidationInfo) -> float | None:
         return info.data.get("read_energy_j_per_bit") if value is None else value
+
+    @model_validator(mode="after")
+    def _technology_fits(self) -> MemoryLevel:
+        if memory_kind(self.technology) == "off_chip":
+            if self.area_mm2 is not None:
+                raise located(f"level '{self.name}' is off-chip ({self.technology}) and adds no die area. "
+                              "Fix: remove 'area', or set technology to SRAM or registers", "area")
+        elif self.capacity_bytes is None:
+            raise located(f"on-chip level '{self.name}' ({self.technology}) has no capacity. Fix: give "
+                          "'capacity:' (e.g. 256 KiB), or set technology to an off-chip kind such as DRAM for an "
+                          "unbounded backing store", "capacity")
+        return self
 
     @field_validator("holds", mode="after")
     @classmethod

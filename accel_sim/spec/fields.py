@@ -7,7 +7,7 @@ Validator messages end with " Fix: ..." so `accel_sim.io.yaml.config_error` can 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal, get_args
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict
 from pydantic_core import PydanticCustomError
@@ -20,6 +20,15 @@ SPEC_CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 TensorRole = Literal["weights", "inputs", "outputs", "psums", "kv_cache"]
 HoldsEntry = Literal["weights", "inputs", "outputs", "psums", "kv_cache", "activations"]
 ACTIVATION_ROLES: tuple[str, ...] = ("inputs", "outputs", "psums", "kv_cache")
+
+# What a memory level is built from. Off-chip kinds are the DRAM standards energy/tables.py prices per bit
+# (JEDEC DDR, LPDDR, GDDR, HBM families; 'DRAM' a generic commodity part); on chip a level is SRAM or registers.
+OffChipTechnology = Literal["DRAM", "DDR3", "DDR4", "DDR5", "LPDDR4", "LPDDR4X", "LPDDR5", "LPDDR5X",
+                            "GDDR5", "GDDR6", "GDDR6X", "HBM", "HBM2", "HBM2E", "HBM3", "HBM3E"]
+Technology = Literal[OffChipTechnology, "SRAM", "registers"]
+MemoryKind = Literal["off_chip", "sram", "registers"]
+OFF_CHIP_TECHNOLOGIES: tuple[str, ...] = get_args(OffChipTechnology)
+TECHNOLOGIES: tuple[str, ...] = (*OFF_CHIP_TECHNOLOGIES, "SRAM", "registers")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,6 +98,31 @@ def _area_mm2(value: Any) -> Any:
     return float(f"{_si('area')(value) * 1e6:.12g}")
 
 
+_TECHNOLOGY_FIX = (f"set 'technology:' to one of {', '.join(OFF_CHIP_TECHNOLOGIES)} (off-chip), SRAM (on-chip) "
+                   "or registers")
+
+
+def memory_kind(technology: str) -> MemoryKind:
+    """Off-chip DRAM of some kind, on-chip SRAM, or registers: the one classification of a level's technology."""
+    if technology in OFF_CHIP_TECHNOLOGIES:
+        return "off_chip"
+    if technology == "SRAM":
+        return "sram"
+    if technology == "registers":
+        return "registers"
+    raise ValueError(f"unknown memory technology {technology!r}. Fix: {_TECHNOLOGY_FIX}")
+
+
+def _technology(value: Any) -> Any:
+    """A level's technology in its canonical spelling (case-insensitive); missing or unknown is an error."""
+    if value is None:
+        raise ValueError(f"no memory technology given. Fix: {_TECHNOLOGY_FIX}")
+    canonical = {t.upper(): t for t in TECHNOLOGIES}.get(str(value).strip().upper())
+    if canonical is None:
+        raise ValueError(f"unknown memory technology {value!r}. Fix: {_TECHNOLOGY_FIX}")
+    return canonical
+
+
 Bytes = Annotated[float, BeforeValidator(_si("bytes")), AfterValidator(_positive("bytes", "'24 MiB'"))]
 BytesPerSecond = Annotated[float, BeforeValidator(_si("bandwidth")),
                            AfterValidator(_positive("bytes/s", "'900 GB/s'"))]
@@ -96,6 +130,7 @@ Hertz = Annotated[float, BeforeValidator(_si("frequency")), AfterValidator(_posi
 JoulesPerBit = Annotated[float, BeforeValidator(_si("energy", per_bit=True)), AfterValidator(_non_negative)]
 SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(_positive("mm^2", "'331 mm2'"))]
 PositiveFloat = Annotated[float, BeforeValidator(_reject_bool), AfterValidator(_positive())]
+MemoryTechnology = Annotated[Technology, BeforeValidator(_technology)]
 PositiveInt = Annotated[int, BeforeValidator(_reject_bool), AfterValidator(_positive())]
 
 

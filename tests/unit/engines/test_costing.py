@@ -23,7 +23,7 @@ def two_level_arch(*, dram_gbps: float = 1.0, sram: str = "1 MiB", rows: int = 4
     return Arch.model_validate({
         "name": "t", "clock": "1 GHz", "technology_nm": 45,
         "memory": [{"name": "dram", "technology": "DDR4", "bandwidth": f"{dram_gbps} GB/s"},
-                   {"name": "sram", "capacity": sram, "bandwidth": "1000 GB/s"}],
+                   {"name": "sram", "technology": "SRAM", "capacity": sram, "bandwidth": "1000 GB/s"}],
         "engines": [{"name": "mxu", "kind": "systolic", "rows": rows, "cols": cols, "dataflow": dataflow,
                      "stationary_buffering": buffering},
                     {"name": "vec", "kind": "vector", "lanes": lanes, "contractions": False}],

@@ -21,10 +21,12 @@ AXES = {"rows": 16, "cols": 16}
 
 def make_arch(sram: str = "64 KiB", levels: int = 2) -> Arch:
     """1 GHz, DRAM (unbounded) -> SRAM [-> RF]; one 16 x 16 array."""
-    memory = [{"name": "dram", "bandwidth": "10 GB/s", "read_energy_per_bit": "10 pJ"},
-              {"name": "sram", "capacity": sram, "bandwidth": "100 GB/s", "read_energy_per_bit": "1 pJ"}]
+    memory = [{"name": "dram", "technology": "DRAM", "bandwidth": "10 GB/s", "read_energy_per_bit": "10 pJ"},
+              {"name": "sram", "technology": "SRAM",
+               "capacity": sram, "bandwidth": "100 GB/s", "read_energy_per_bit": "1 pJ"}]
     if levels == 3:
-        memory.append({"name": "rf", "capacity": "1 KiB", "bandwidth": "1 TB/s", "read_energy_per_bit": "0.1 pJ"})
+        memory.append({"name": "rf", "technology": "registers",
+                       "capacity": "1 KiB", "bandwidth": "1 TB/s", "read_energy_per_bit": "0.1 pJ"})
     return Arch.model_validate({"name": "t", "clock": "1 GHz", "technology_nm": 28, "memory": memory,
                                 "engines": [{"name": "mxu", "kind": "systolic", "rows": 16, "cols": 16}]})
 
@@ -345,8 +347,9 @@ def test_systolic_weight_stationary_mapping_loop_order_matches_scalesim():
     keep a tensor in its role bypass it."""
     e, t = gemm(64, 32, 48)
     arch = Arch.model_validate({"name": "t", "clock": "1 GHz", "technology_nm": 28, "memory": [
-        {"name": "dram", "bandwidth": "10 GB/s"},
-        {"name": "sram", "capacity": "64 KiB", "bandwidth": "100 GB/s", "holds": ["activations"]}],
+        {"name": "dram", "technology": "DRAM", "bandwidth": "10 GB/s"},
+        {"name": "sram", "technology": "SRAM",
+         "capacity": "64 KiB", "bandwidth": "100 GB/s", "holds": ["activations"]}],
         "engines": [{"name": "mxu", "kind": "systolic", "rows": 16, "cols": 16}]})
     mapping = systolic_mapping(e, arch, 16, 16, "ws", gemm_roles(e, t), {"A": "inputs", "B": "weights",
                                                                           "Z": "outputs"})

@@ -43,7 +43,7 @@ def gemm(m: int, n: int, k: int, w_bits: int, a_bits: int = 16) -> Workload:
 def fast_arch(*engines) -> Arch:
     """One unbounded level with bandwidth so high that every cost is compute-bound."""
     return Arch.model_validate({"name": "t", "clock": "1 GHz", "technology_nm": 28,
-                                "memory": [{"name": "mem", "bandwidth": "1e18 B/s"}],
+                                "memory": [{"name": "mem", "technology": "DRAM", "bandwidth": "1e18 B/s"}],
                                 "engines": [e.model_dump(by_alias=False) for e in engines]})
 
 
@@ -227,7 +227,7 @@ def test_lut_energy_per_mac_grows_linearly_with_weight_bits() -> None:
 ])
 def test_bad_lut_specs_raise_config_errors_with_a_fix(yaml_engine: str, needle: str) -> None:
     """Bad LUT parameters are ConfigErrors naming the line, key path and a fix."""
-    text = ("name: t\nclock: 1 GHz\ntechnology_nm: 28\nmemory:\n  - {name: m, bandwidth: 1 GB/s}\n"
+    text = ("name: t\nclock: 1 GHz\ntechnology_nm: 28\nmemory:\n  - {name: m, technology: DRAM, bandwidth: 1 GB/s}\n"
             f"engines:\n  - {yaml_engine}\n")
     with pytest.raises(ConfigError) as info:
         validate(Arch, parse_yaml(text, "bad.yaml"))
@@ -266,7 +266,7 @@ def test_single_level_memory_streams_and_overlaps_with_compute() -> None:
     256 * 256 * 2 / 8 = 16384 B, so at 1 B/cycle memory dominates and the sum would exceed 20480 cycles."""
     engine = lut(tile_m=1, precompute="unit", precompute_adds_per_cycle=1e6)  # no fused-table traffic
     arch = Arch.model_validate({"name": "cpu", "clock": "1 GHz", "technology_nm": 28,
-                                "memory": [{"name": "dram", "bandwidth": "1 GB/s"}],
+                                "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s"}],
                                 "engines": [engine.model_dump(by_alias=False)]})
     w = gemm(1, 256, 256, 2)
     cost = engine.cost(w.einsums[0], w, arch)

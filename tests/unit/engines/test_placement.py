@@ -25,7 +25,7 @@ def test_roles_of_an_einsum_follow_kinds_and_the_written_tensor() -> None:
 def test_a_psums_level_keeps_outputs_but_not_inputs() -> None:
     """holds: [psums] (the TPU's accumulators): an einsum's output accumulates there, its inputs do not stop there;
     as a home across einsums it admits no 'outputs'."""
-    level = MemoryLevel.model_validate({"name": "acc", "bandwidth": "1 GB/s", "holds": ["psums"]})
+    level = MemoryLevel.model_validate({"name": "acc", "technology": "SRAM", "capacity": "4 KiB", "bandwidth": "1 GB/s", "holds": ["psums"]})
     assert level.keeps("outputs") and not level.keeps("inputs") and not level.keeps("weights")
     assert not level.admits("outputs")
 

@@ -23,9 +23,10 @@ def make_arch(*, dram_gbps: float = 100.0, sram_gbps: float = 1000.0, rows: int 
     return Arch.model_validate({
         "name": "test", "clock": "1 GHz", "technology_nm": 28,
         "memory": [
-            {"name": "dram", "bandwidth": f"{dram_gbps} GB/s", "holds": list(dram_holds),
+            {"name": "dram", "technology": "DRAM", "bandwidth": f"{dram_gbps} GB/s", "holds": list(dram_holds),
              "read_energy_per_bit": "10 pJ"},
-            {"name": "sram", "capacity": "1 MiB", "bandwidth": f"{sram_gbps} GB/s", "read_energy_per_bit": "1 pJ"},
+            {"name": "sram", "technology": "SRAM",
+             "capacity": "1 MiB", "bandwidth": f"{sram_gbps} GB/s", "read_energy_per_bit": "1 pJ"},
         ],
         "engines": [systolic, {"name": "vec", "kind": "vector", "lanes": lanes}],
     })

@@ -27,8 +27,9 @@ def arch(elementwise_ops: dict | None = None) -> Arch:
         array["elementwise_ops"] = elementwise_ops
     return Arch.model_validate({
         "name": "t", "clock": "1 GHz", "technology_nm": 28,
-        "memory": [{"name": "dram", "bandwidth": "1000 GB/s", "read_energy_per_bit": "10 pJ"},
-                   {"name": "sram", "capacity": "1 MiB", "bandwidth": "1000 GB/s", "read_energy_per_bit": "1 pJ"}],
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1000 GB/s", "read_energy_per_bit": "10 pJ"},
+                   {"name": "sram", "technology": "SRAM",
+                    "capacity": "1 MiB", "bandwidth": "1000 GB/s", "read_energy_per_bit": "1 pJ"}],
         "engines": [array]})
 
 

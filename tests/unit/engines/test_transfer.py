@@ -13,7 +13,7 @@ from accel_sim.spec.arch import Arch
 
 def two_level_arch(engine: dict, sram_ports: dict | None = None) -> Arch:
     """1 GHz arch: HBM at 100 GB/s, an SRAM at 1 TB/s (or `sram_ports`), and `engine`."""
-    sram = {"name": "sram", "capacity": "1 MiB", **(sram_ports or {"bandwidth": "1 TB/s"})}
+    sram = {"name": "sram", "technology": "SRAM", "capacity": "1 MiB", **(sram_ports or {"bandwidth": "1 TB/s"})}
     return Arch.model_validate({"name": "a", "clock": "1 GHz", "technology_nm": 28,
                                 "memory": [{"name": "hbm", "bandwidth": "100 GB/s", "technology": "HBM2"}, sram],
                                 "engines": [engine]})

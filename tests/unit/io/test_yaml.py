@@ -17,8 +17,10 @@ clock: 1 GHz
 technology_nm: 7
 memory:
   - name: dram
+    technology: DRAM
     bandwidth: 100 GB/s
   - name: sram
+    technology: SRAM
     capacity: 1 MiB
     bandwidth: 1 TB/s
 engines:
@@ -80,9 +82,9 @@ def test_unclosed_bracket_names_where_it_began() -> None:
 def test_every_key_and_item_keeps_its_line() -> None:
     """lines maps key paths to 1-based lines; line_of falls back to the nearest known prefix."""
     doc = parse_yaml(ARCH, "t.yaml")
-    assert doc.lines[("memory", 1, "capacity")] == 8
-    assert doc.lines[("engines", 0)] == 11
-    assert doc.line_of(("memory", 1, "no_such_key")) == 7
+    assert doc.lines[("memory", 1, "capacity")] == 10
+    assert doc.lines[("engines", 0)] == 13
+    assert doc.line_of(("memory", 1, "no_such_key")) == 8
 
 
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
@@ -101,12 +103,12 @@ def test_key_paths_format_with_dots_and_indices() -> None:
 # config_error: pydantic errors -> file, line, key path, fix
 # ---------------------------------------------------------------------------------------------
 def test_unknown_key_suggests_the_close_one_and_lists_valid_keys() -> None:
-    """'capasity' -> did you mean 'capacity', plus every valid level key, at memory[1].capasity line 8."""
+    """'capasity' -> did you mean 'capacity', plus every valid level key, at memory[1].capasity line 10."""
     err = arch_error(ARCH.replace("capacity:", "capasity:"))
-    assert (err.file, err.line, err.key_path) == ("t.yaml", 8, "memory[1].capasity")
+    assert (err.file, err.line, err.key_path) == ("t.yaml", 10, "memory[1].capasity")
     assert "did you mean 'capacity'?" in err.fix
     assert ("name, technology, capacity, bandwidth, read_bandwidth, write_bandwidth, read_energy_per_bit, "
-            "write_energy_per_bit, holds") in err.fix
+            "write_energy_per_bit, area, holds") in err.fix
 
 
 def test_unknown_key_far_from_any_valid_one_only_lists() -> None:
@@ -119,7 +121,7 @@ def test_unknown_key_inside_a_tagged_engine_lists_that_engines_keys() -> None:
     """'rowz' for the required 'rows' is reported as unknown (with 'did you mean'), not as 'rows' missing;
     the valid keys are SystolicEngine's (dataflow, not lanes)."""
     err = arch_error(ARCH.replace("rows: 8", "rowz: 8"))
-    assert (err.key_path, err.line) == ("engines[0].rowz", 13)
+    assert (err.key_path, err.line) == ("engines[0].rowz", 15)
     assert "did you mean 'rows'?" in err.fix and "dataflow" in err.fix and "lanes" not in err.fix
 
 
@@ -136,9 +138,9 @@ def test_missing_key_in_a_list_item_points_at_the_item() -> None:
 
 
 def test_bad_unit_names_the_unit_and_gives_an_example() -> None:
-    """bandwidth: 100 GHz -> unknown bandwidth unit 'GHz' at memory[0].bandwidth line 6, example '900 GB/s'."""
+    """bandwidth: 100 GHz -> unknown bandwidth unit 'GHz' at memory[0].bandwidth line 7, example '900 GB/s'."""
     err = arch_error(ARCH.replace("100 GB/s", "100 GHz"))
-    assert (err.key_path, err.line) == ("memory[0].bandwidth", 6)
+    assert (err.key_path, err.line) == ("memory[0].bandwidth", 7)
     assert "unknown bandwidth unit 'GHz'" in err.problem and "900 GB/s" in err.fix
 
 
@@ -149,9 +151,9 @@ def test_unparseable_quantity_is_explained() -> None:
 
 
 def test_wrong_engine_kind_lists_valid_kinds() -> None:
-    """kind: tpu -> unknown kind 'tpu' at engines[0].kind on line 12; fix lists the kinds."""
+    """kind: tpu -> unknown kind 'tpu' at engines[0].kind on line 14; fix lists the kinds."""
     err = arch_error(ARCH.replace("kind: systolic", "kind: tpu"))
-    assert (err.key_path, err.line) == ("engines[0].kind", 12)
+    assert (err.key_path, err.line) == ("engines[0].kind", 14)
     assert "unknown kind 'tpu'" in err.problem and "'systolic'" in err.fix and "'vector'" in err.fix
 
 
@@ -176,14 +178,14 @@ def test_scalar_where_a_list_belongs_asks_for_a_list() -> None:
 
 def test_scalar_where_a_mapping_belongs_asks_for_keys() -> None:
     """A memory item that is a bare string -> expected a mapping of keys at memory[0]."""
-    err = arch_error(ARCH.replace("  - name: dram\n    bandwidth: 100 GB/s\n", "  - dram\n"))
+    err = arch_error(ARCH.replace("  - name: dram\n    technology: DRAM\n    bandwidth: 100 GB/s\n", "  - dram\n"))
     assert err.key_path == "memory[0]" and "expected a mapping" in err.problem
 
 
 def test_validator_error_can_point_below_its_field() -> None:
-    """A duplicate name found by the 'memory' validator is placed at memory[1].name (line 7), not 'memory'."""
+    """A duplicate name found by the 'memory' validator is placed at memory[1].name (line 8), not 'memory'."""
     err = arch_error(ARCH.replace("name: sram", "name: dram"))
-    assert (err.key_path, err.line) == ("memory[1].name", 7)
+    assert (err.key_path, err.line) == ("memory[1].name", 8)
 
 
 def test_validate_can_start_below_the_root() -> None:
@@ -199,7 +201,8 @@ def test_validate_can_start_below_the_root() -> None:
 # apply_overrides
 # ---------------------------------------------------------------------------------------------
 DATA = {"clock": "1 GHz",
-        "memory": [{"name": "dram", "bandwidth": "100 GB/s"}, {"name": "sram", "capacity": "1 MiB"}],
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "100 GB/s"},
+                   {"name": "sram", "technology": "SRAM", "capacity": "1 MiB"}],
         "engines": [{"name": "mxu", "rows": 8}]}
 
 

@@ -31,7 +31,7 @@ def _arch() -> Arch:
     return Arch.model_validate({
         "name": "toy", "clock": "1 GHz", "technology_nm": 45,
         "memory": [{"name": "dram", "technology": "DDR4", "bandwidth": "100 GB/s"},
-                   {"name": "sram", "capacity": "1 MiB", "bandwidth": "1000 GB/s"}],
+                   {"name": "sram", "technology": "SRAM", "capacity": "1 MiB", "bandwidth": "1000 GB/s"}],
         "engines": [{"name": "vec", "kind": "vector", "lanes": 8}]})
 
 

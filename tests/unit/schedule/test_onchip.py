@@ -21,8 +21,9 @@ def arch(capacity: str = "1 MiB") -> Arch:
     """1 GHz (bytes/cycle = GB/s): DRAM 100 B/cycle at 10 pJ/bit, SRAM 1000 B/cycle, one 64-lane vector unit."""
     return Arch.model_validate({
         "name": "t", "clock": "1 GHz", "technology_nm": 28,
-        "memory": [{"name": "dram", "bandwidth": "100 GB/s", "read_energy_per_bit": "10 pJ"},
-                   {"name": "sram", "capacity": capacity, "bandwidth": "1000 GB/s", "read_energy_per_bit": "1 pJ"}],
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "100 GB/s", "read_energy_per_bit": "10 pJ"},
+                   {"name": "sram", "technology": "SRAM",
+                    "capacity": capacity, "bandwidth": "1000 GB/s", "read_energy_per_bit": "1 pJ"}],
         "engines": [{"name": "vec", "kind": "vector", "lanes": 64}]})
 
 

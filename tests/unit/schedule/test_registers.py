@@ -25,8 +25,9 @@ def arch(vector: dict | None = None, sram: str = "1 MiB") -> Arch:
     """1 GHz (bytes/cycle = GB/s): DRAM 1000 B/cycle, an SRAM (1 MiB) of 100 B/cycle, one 64-lane vector unit."""
     return Arch.model_validate({
         "name": "t", "clock": "1 GHz", "technology_nm": 28,
-        "memory": [{"name": "dram", "bandwidth": "1000 GB/s", "read_energy_per_bit": "10 pJ"},
-                   {"name": "sram", "capacity": sram, "bandwidth": "100 GB/s", "read_energy_per_bit": "1 pJ"}],
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1000 GB/s", "read_energy_per_bit": "10 pJ"},
+                   {"name": "sram", "technology": "SRAM",
+                    "capacity": sram, "bandwidth": "100 GB/s", "read_energy_per_bit": "1 pJ"}],
         "engines": [{"name": "vec", "kind": "vector", "lanes": 64, **(vector or {})}]})
 
 
@@ -82,8 +83,9 @@ def test_resident_output_folds_run_behind_one_skew() -> None:
     workload = gemm(512, 512, 64, bits=16)
     fast = Arch.model_validate({
         "name": "t", "clock": "1 GHz", "technology_nm": 28,
-        "memory": [{"name": "dram", "bandwidth": "100 TB/s", "read_energy_per_bit": "10 pJ"},
-                   {"name": "sram", "capacity": "16 MiB", "bandwidth": "100 TB/s", "read_energy_per_bit": "1 pJ"}],
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "100 TB/s", "read_energy_per_bit": "10 pJ"},
+                   {"name": "sram", "technology": "SRAM",
+                    "capacity": "16 MiB", "bandwidth": "100 TB/s", "read_energy_per_bit": "1 pJ"}],
         "engines": [{"name": "sa", "kind": "systolic", "rows": 256, "cols": 256, "dataflow": "any",
                      "pe_registers": "32 B"}]})
     engine = fast.engines[0]

@@ -40,9 +40,9 @@ def small_arch(buffer: str = "1 KiB", dram_holds: tuple[str, ...] = ("weights", 
     activations; one 16-lane vector engine."""
     return Arch.model_validate({
         "name": "spill test", "clock": "1 GHz", "technology_nm": 28,
-        "memory": [{"name": "dram", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ",
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ",
                     "write_energy_per_bit": "20 pJ", "holds": list(dram_holds)},
-                   {"name": "buf", "capacity": buffer, "bandwidth": "64 GB/s", "read_energy_per_bit": "1 pJ",
+                   {"name": "buf", "technology": "SRAM", "capacity": buffer, "bandwidth": "64 GB/s", "read_energy_per_bit": "1 pJ",
                     "holds": ["activations"]}],
         "engines": [{"name": "vec", "kind": "vector", "lanes": 16}]})
 
@@ -162,11 +162,11 @@ def chains_and_archs(draw: st.DrawFn) -> tuple[str, dict]:
     text = _cascade(ops, (draw(st.sampled_from((4, 16, 64))), draw(st.sampled_from((8, 32, 128)))),
                     draw(st.sampled_from((8, 16))))
     dram_holds = draw(st.sampled_from((["weights", "activations"], ["weights"])))
-    levels = [{"name": "dram", "bandwidth": f"{draw(st.integers(1, 64))} GB/s", "read_energy_per_bit": "20 pJ",
+    levels = [{"name": "dram", "technology": "DRAM", "bandwidth": f"{draw(st.integers(1, 64))} GB/s", "read_energy_per_bit": "20 pJ",
                "holds": dram_holds}]
     capacity = 2 ** draw(st.integers(10, 20))
     for k in range(draw(st.integers(1, 2))):
-        levels.append({"name": f"l{k}", "capacity": capacity, "bandwidth": f"{draw(st.integers(8, 256))} GB/s",
+        levels.append({"name": f"l{k}", "technology": "SRAM", "capacity": capacity, "bandwidth": f"{draw(st.integers(8, 256))} GB/s",
                        "read_energy_per_bit": f"{draw(st.integers(1, 5))} pJ", "holds": ["activations"]})
         capacity //= draw(st.sampled_from((1, 2, 8)))
     arch = {"name": "random", "clock": "1 GHz", "technology_nm": 28, "memory": levels,
@@ -214,7 +214,7 @@ def test_scheduled_intermediate_with_no_on_chip_level_spills_and_pays_its_round_
     and read back once before the first consumer at DRAM, 2,048 x 8 bit x 20 pJ and x 10 pJ, and at one
     byte a cycle the makespan holds at least the 4,096 cycles of the round trip."""
     spec = {"name": "dram only", "clock": "1 GHz", "technology_nm": 28, "execution": "scheduled",
-            "memory": [{"name": "dram", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ",
+            "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ",
                         "write_energy_per_bit": "20 pJ"}],
             "engines": [{"name": "vec", "kind": "vector", "lanes": 16}]}
     result = evaluate(Arch.model_validate(spec), chain())

@@ -27,8 +27,10 @@ clock: 1 GHz
 technology_nm: 7
 memory:
   - name: dram
+    technology: DRAM
     bandwidth: 100 GB/s
   - name: sram
+    technology: SRAM
     capacity: 1 MiB
     bandwidth: 1 TB/s
 engines:
@@ -113,13 +115,12 @@ def test_tpu_v1_peak_is_65536_macs_per_cycle_or_92_tops() -> None:
     assert tops == pytest.approx(92, rel=0.005)
 
 
-def test_tpu_v1_energies_follow_horowitz_2014() -> None:
-    """Horowitz ISSCC 2014 (45 nm, per 64-bit access): DRAM midpoint 1.95 nJ, 1 MB SRAM 100 pJ, and the
-    log-linear 32 KB (20 pJ) -> 1 MB (100 pJ) interpolation at 256 KB: 20 * 5**(3/5) pJ."""
+def test_tpu_v1_pins_no_memory_energy() -> None:
+    """Jouppi et al. (ISCA 2017) publish no per-access memory energies, so tpu_v1 pins none: every level's is
+    derived from its technology, capacity and the 28 nm node (tests/unit/energy/test_components.py)."""
     arch = load_arch(TPU)
-    assert arch.level("weight_memory").read_energy_j_per_bit == pytest.approx(1.95e-9 / 64, rel=1e-3)
-    assert arch.level("unified_buffer").read_energy_j_per_bit == pytest.approx(100e-12 / 64)
-    assert arch.level("weight_fifo").read_energy_j_per_bit == pytest.approx(20e-12 * 5 ** 0.6 / 64, rel=1e-3)
+    assert [(lv.technology, lv.read_energy_j_per_bit, lv.write_energy_j_per_bit) for lv in arch.memory] == \
+        [("DDR3", None, None)] + [("SRAM", None, None)] * 3
 
 
 def test_edge_npu_has_eyeriss_array_buffer_and_clock() -> None:
@@ -219,7 +220,8 @@ def test_lookup_of_unknown_level_names_the_existing_ones() -> None:
 # ---------------------------------------------------------------------------------------------
 def test_unit_strings_convert_to_si() -> None:
     """'64 KiB' = 65536 B, '2 GHz' = 2e9 Hz, '1.5 TB/s' = 1.5e12 B/s, '0.5 pJ/bit' = 0.5e-12 J/bit."""
-    level = MemoryLevel.model_validate({"name": "x", "capacity": "64 KiB", "bandwidth": "1.5 TB/s",
+    level = MemoryLevel.model_validate({"name": "x", "technology": "SRAM",
+                                        "capacity": "64 KiB", "bandwidth": "1.5 TB/s",
                                         "read_energy_per_bit": "0.5 pJ/bit"})
     engine = VectorEngine.model_validate({"name": "v", "kind": "vector", "lanes": 1, "clock": "2 GHz"})
     assert (level.capacity_bytes, level.bandwidth_bytes_per_s, level.read_energy_j_per_bit) == \
@@ -229,29 +231,32 @@ def test_unit_strings_convert_to_si() -> None:
 
 def test_bare_numbers_are_taken_as_si() -> None:
     """capacity: 1024 means 1024 bytes; bandwidth: 1e9 means 1e9 bytes/s."""
-    level = MemoryLevel.model_validate({"name": "x", "capacity": 1024, "bandwidth": 1e9})
+    level = MemoryLevel.model_validate({"name": "x", "technology": "SRAM", "capacity": 1024, "bandwidth": 1e9})
     assert (level.capacity_bytes, level.bandwidth_bytes_per_s) == (1024.0, 1e9)
 
 
 def test_python_names_are_accepted_too() -> None:
     """populate_by_name: capacity_bytes works as well as the YAML key capacity."""
-    level = MemoryLevel.model_validate({"name": "x", "capacity_bytes": 10, "bandwidth_bytes_per_s": 5})
+    level = MemoryLevel.model_validate({"name": "x", "technology": "SRAM", "capacity_bytes": 10,
+                                        "bandwidth_bytes_per_s": 5})
     assert (level.capacity_bytes, level.bandwidth_bytes_per_s) == (10.0, 5.0)
 
 
 def test_write_energy_defaults_to_read_energy() -> None:
     """write_energy_per_bit left out -> equal to read_energy_per_bit; given -> kept."""
-    same = MemoryLevel.model_validate({"name": "x", "bandwidth": 1, "read_energy_per_bit": "2 pJ"})
-    own = MemoryLevel.model_validate({"name": "x", "bandwidth": 1, "read_energy_per_bit": "2 pJ",
+    same = MemoryLevel.model_validate({"name": "x", "technology": "DRAM",
+                                       "bandwidth": 1, "read_energy_per_bit": "2 pJ"})
+    own = MemoryLevel.model_validate({"name": "x", "technology": "DRAM", "bandwidth": 1, "read_energy_per_bit": "2 pJ",
                                       "write_energy_per_bit": "3 pJ"})
     assert (same.write_energy_j_per_bit, own.write_energy_j_per_bit) == (pytest.approx(2e-12), pytest.approx(3e-12))
 
 
-def test_level_defaults_hold_everything_unbounded_at_zero_energy() -> None:
-    """Defaults: both tensor classes, no capacity (backing store), 0 J/bit."""
-    level = MemoryLevel.model_validate({"name": "x", "bandwidth": 1})
-    assert (level.holds, level.capacity_bytes, level.read_energy_j_per_bit) == (
-        ("weights", "inputs", "outputs", "psums", "kv_cache"), None, 0.0)
+def test_level_defaults_hold_everything_unbounded_with_energies_and_area_unpinned() -> None:
+    """Defaults: every role, no capacity (backing store), no pinned energy or area (the technology model prices
+    it)."""
+    level = MemoryLevel.model_validate({"name": "x", "technology": "DDR4", "bandwidth": 1})
+    assert (level.holds, level.capacity_bytes, level.read_energy_j_per_bit, level.write_energy_j_per_bit,
+            level.area_mm2) == (("weights", "inputs", "outputs", "psums", "kv_cache"), None, None, None, None)
 
 
 def test_validated_arch_round_trips_through_its_dump() -> None:
@@ -284,44 +289,45 @@ def test_nested_levels_and_engines_are_frozen() -> None:
 # Errors: key path, line and fix
 # ---------------------------------------------------------------------------------------------
 def test_duplicate_level_name_points_at_the_second_name() -> None:
-    """The error sits on the repeated name (line 7), names the first use and says to rename."""
+    """The error sits on the repeated name (line 8), names the first use and says to rename."""
     err = error_of(SMALL.replace("name: sram", "name: dram"))
-    assert (err.key_path, err.line) == ("memory[1].name", 7)
+    assert (err.key_path, err.line) == ("memory[1].name", 8)
     assert "memory[0]" in err.problem and "distinct name" in err.fix
 
 
 def test_duplicate_engine_name_points_at_the_second_engine() -> None:
-    """Two engines called mxu: key path engines[1].name on line 12."""
+    """Two engines called mxu: key path engines[1].name on line 14."""
     err = error_of(SMALL.replace("name: vec", "name: mxu"))
-    assert (err.key_path, err.line) == ("engines[1].name", 12)
+    assert (err.key_path, err.line) == ("engines[1].name", 14)
     assert "distinct name" in err.fix
 
 
 def test_inner_level_larger_than_outer_is_rejected() -> None:
     """Capacities must not grow inward: an inner level of 2 MiB under an outer 1 MiB fails at its capacity."""
-    text = SMALL.replace("engines:", "  - {name: regs, capacity: 2 MiB, bandwidth: 10 TB/s}\nengines:")
+    text = SMALL.replace("engines:",
+                         "  - {name: regs, technology: registers, capacity: 2 MiB, bandwidth: 10 TB/s}\nengines:")
     err = error_of(text)
-    assert (err.key_path, err.line) == ("memory[2].capacity", 10)
+    assert (err.key_path, err.line) == ("memory[2].capacity", 12)
     assert "sram" in err.problem and "outermost first" in err.fix
 
 
 def test_unbounded_inner_level_does_not_break_the_capacity_order() -> None:
     """Levels without capacity are skipped by the order check (only given capacities are compared)."""
-    text = SMALL.replace("engines:", "  - {name: regs, bandwidth: 10 TB/s}\nengines:")
-    assert small(text).level("regs").capacity_bytes is None
+    text = SMALL.replace("engines:", "  - {name: far, technology: DRAM, bandwidth: 10 TB/s}\nengines:")
+    assert small(text).level("far").capacity_bytes is None
 
 
 def test_negative_capacity_names_key_line_and_fix() -> None:
-    """capacity: -1 MiB -> memory[1].capacity, line 8, fix with an example size."""
+    """capacity: -1 MiB -> memory[1].capacity, line 10, fix with an example size."""
     err = error_of(SMALL.replace("capacity: 1 MiB", "capacity: -1 MiB"))
-    assert (err.key_path, err.line) == ("memory[1].capacity", 8)
+    assert (err.key_path, err.line) == ("memory[1].capacity", 10)
     assert "greater than zero" in err.problem and "24 MiB" in err.fix
 
 
 def test_zero_bandwidth_names_key_line_and_fix() -> None:
-    """bandwidth: 0 GB/s -> memory[0].bandwidth, line 6, fix with an example bandwidth."""
+    """bandwidth: 0 GB/s -> memory[0].bandwidth, line 7, fix with an example bandwidth."""
     err = error_of(SMALL.replace("bandwidth: 100 GB/s", "bandwidth: 0 GB/s"))
-    assert (err.key_path, err.line) == ("memory[0].bandwidth", 6)
+    assert (err.key_path, err.line) == ("memory[0].bandwidth", 7)
     assert "900 GB/s" in err.fix
 
 
@@ -335,21 +341,21 @@ def test_zero_clock_is_rejected() -> None:
 def test_zero_rows_is_rejected() -> None:
     """rows: 0 -> engines[0].rows."""
     err = error_of(SMALL.replace("rows: 8", "rows: 0"))
-    assert (err.key_path, err.line) == ("engines[0].rows", 11)
+    assert (err.key_path, err.line) == ("engines[0].rows", 13)
     assert "positive" in err.fix
 
 
 def test_negative_energy_is_rejected() -> None:
     """read_energy_per_bit: -1 pJ -> not negative, with the key path."""
     err = error_of(SMALL.replace("bandwidth: 1 TB/s", "bandwidth: 1 TB/s\n    read_energy_per_bit: -1 pJ"))
-    assert (err.key_path, err.line) == ("memory[1].read_energy_per_bit", 10)
+    assert (err.key_path, err.line) == ("memory[1].read_energy_per_bit", 12)
     assert "negative" in err.problem
 
 
 def test_wrong_dimension_unit_lists_valid_units() -> None:
     """capacity: 1 GHz -> unknown bytes unit 'GHz', the valid units, and an example in the fix."""
     err = error_of(SMALL.replace("capacity: 1 MiB", "capacity: 1 GHz"))
-    assert (err.key_path, err.line) == ("memory[1].capacity", 8)
+    assert (err.key_path, err.line) == ("memory[1].capacity", 10)
     assert "unknown bytes unit 'GHz'" in err.problem and "MiB" in err.problem and "24 MiB" in err.fix
 
 
@@ -367,9 +373,9 @@ def test_area_with_wrong_unit_is_rejected() -> None:
 
 
 def test_unknown_engine_kind_lists_valid_kinds() -> None:
-    """kind: systolc -> engines[0].kind on line 11, fix lists 'systolic' and 'vector'."""
+    """kind: systolc -> engines[0].kind on line 13, fix lists 'systolic' and 'vector'."""
     err = error_of(SMALL.replace("kind: systolic", "kind: systolc"))
-    assert (err.key_path, err.line) == ("engines[0].kind", 11)
+    assert (err.key_path, err.line) == ("engines[0].kind", 13)
     assert "systolc" in err.problem and "'systolic'" in err.fix and "'vector'" in err.fix
 
 
@@ -389,7 +395,7 @@ def test_empty_holds_is_rejected() -> None:
 def test_no_engines_is_rejected() -> None:
     """engines: [] -> at least one engine is needed."""
     err = error_of(SMALL.split("engines:")[0] + "engines: []\n")
-    assert (err.key_path, err.line) == ("engines", 10)
+    assert (err.key_path, err.line) == ("engines", 12)
     assert "add at least one engine" in err.fix
 
 
@@ -490,7 +496,8 @@ def test_bad_arch_corpus_raises_config_error_with_expected_text(name: str, expec
 def test_a_level_admits_roles_and_name_patterns() -> None:
     """holds: [psums] and tensors: ['*.k_cache']: psums and the K cache, nothing else; 'activations' means any
     non-weight role."""
-    level = MemoryLevel.model_validate({"name": "acc", "bandwidth": "1 GB/s", "holds": ["psums"],
+    level = MemoryLevel.model_validate({"name": "acc", "technology": "SRAM", "capacity": "4 MiB", "bandwidth": "1 GB/s",
+                                        "holds": ["psums"],
                                         "tensors": ["*.k_cache"]})
     assert level.admits("psums") and level.admits("activations") and not level.admits("weights")
     assert not level.admits("inputs", "L0.attn.q") and level.admits("weights", "L0.attn.k_cache")

@@ -17,7 +17,8 @@ GEMM = Einsum("gemm", Access("Z", (R("m"), R("n"))),
               {"m": 8, "n": 6, "k": 4})
 ARCH = Arch.model_validate({
     "name": "t", "clock": "1 GHz", "technology_nm": 28,
-    "memory": [{"name": "dram", "bandwidth": "10 GB/s"}, {"name": "sram", "capacity": "4 KiB", "bandwidth": "1 TB/s"}],
+    "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "10 GB/s"},
+               {"name": "sram", "technology": "SRAM", "capacity": "4 KiB", "bandwidth": "1 TB/s"}],
     "engines": [{"name": "pe", "kind": "systolic", "rows": 4, "cols": 4}]})
 LEGAL = Mapping.of({"dram": {"m": 2, "n": 2}, "sram": {"m": 4, "n": 3}}, {"dram": ("n", "m", "k")},
                    {"rows": {"k": 4}}, {"sram": ["B"]})
