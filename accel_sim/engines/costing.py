@@ -5,7 +5,14 @@ the loop-nest analysis of the dataflow written as a mapping (`engines/loopnest.p
 level overlaps its transfers with compute, so the run takes the longer of the busiest level and compute
 (with fill/drain) after the prologue that loads the first tiles before the array can start. Each operand
 either stays resident in an on-chip level (fetched once) or streams fold by fold, whichever the
-capacities allow with the least outer-level traffic.
+capacities allow with the least outer-level traffic. Where neither fits, the operand spills: it is kept only
+at the outermost level that holds it (its backing store) and moves between there and the array through the
+inner levels too small for its tiles, which stage it without reuse (Timeloop's bypass per dataspace, Parashar
+et al., ISPASS 2019, Sec. III; SCALE-Sim's SRAMs likewise pass every operand whatever their size): a spilled
+output's partial sums go out to the backing store at the end of every fold and come back for the next. Its
+traffic, and the time the backing store's bandwidth takes to serve it, are charged; a spill is chosen only when
+no choice without it fits. A mapping that fits nowhere, even spilled (a backing
+store on chip too small for its tile, or more PEs than the array has), does not fit.
 Vector: one operator application per lane per cycle; traffic is the compulsory footprint (as roofline.py).
 """
 from __future__ import annotations
@@ -24,6 +31,7 @@ from accel_sim.engines.folds import fold_count, hidden_fold_cycles
 from accel_sim.engines.loopnest import (SYSTOLIC_ROLES, LoopnestAnalysis, analyze, gemm_operands, gemm_roles,
                                         systolic_mapping)
 from accel_sim.engines.roofline import compulsory_traffic
+from accel_sim.errors import InfeasibleError
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.mapping import MappingBatch, concat_batches, tensor_names
 
@@ -64,8 +72,36 @@ def systolic_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: Systol
     """
     batch, dataflow = implied_batch(einsum, workload, arch, engine)
     scores = systolic_scores(einsum, workload, arch, engine, batch, dataflow)
-    return systolic_cost_of(einsum, workload, arch, engine, scores, int(np.argmin(scores.objective("edp"))),
-                            dataflow)
+    values = scores.objective("edp")
+    if not np.isfinite(values).any():
+        raise unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, batch, dataflow)
+    return systolic_cost_of(einsum, workload, arch, engine, scores, int(np.argmin(values)), dataflow)
+
+
+def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str, rows: int, cols: int,
+                batch: MappingBatch, dataflow: np.ndarray) -> InfeasibleError:
+    """Why none of `batch` fits even with every operand spilled: the on-chip level the least-demanding candidate
+    overfills, its capacity and the bytes its tiles need (double-buffered), and the fix."""
+    spill = array_analyses(einsum, workload, arch, rows, cols, batch, dataflow)[SPILLED]
+    bits = np.array([workload.tensor_map[t].bits for t in batch.tensor_names], dtype=float)
+    need = (spill.tile_elements * bits).sum(axis=2) / 8 * 2                           # (B, L)
+    on_chip = [li for li, lv in enumerate(arch.memory) if not is_off_chip(lv) and lv.capacity_bytes is not None]
+    over = [(float(need[:, li].min() - arch.memory[li].capacity_bytes), li) for li in on_chip]
+    over = [(excess, li) for excess, li in over if excess > 0]
+    if not over:
+        return InfeasibleError(
+            f"einsum '{einsum.name}' on '{engine_name}': no mapping uses at most the array's {rows} x {cols} PEs. "
+            f"Fix: enlarge the array or unpin the factors that exceed it")
+    _, li = max(over)
+    level = arch.memory[li]
+    best = int(need[:, li].argmin())
+    kept = ", ".join(f"tensor '{t}'" for ti, t in enumerate(batch.tensor_names) if spill.tile_elements[best, li, ti])
+    return InfeasibleError(
+        f"einsum '{einsum.name}' on '{engine_name}': its tiles fit no on-chip level, even with every operand "
+        f"streamed from the outermost level that holds it: '{level.name}' holds {level.capacity_bytes:,.0f} bytes "
+        f"and the smallest tiles it must keep ({kept}) need {need[best, li]:,.0f} bytes (double-buffered). Fix: raise "
+        f"memory.{level.name}.capacity to at least {need[:, li].min():,.0f} bytes, or let an outer level hold "
+        f"what it holds (its `holds:`)")
 
 
 def implied_batch(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine
@@ -261,30 +297,47 @@ def axis_folds(einsum: Einsum, engine: SystolicEngine, masks: np.ndarray, batch:
     return np.where(packed, fused, split), packed
 
 
-def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
-                      batch: MappingBatch) -> tuple[LoopnestAnalysis, LoopnestAnalysis]:
+def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
+                      dataflow: np.ndarray) -> tuple[LoopnestAnalysis, LoopnestAnalysis, LoopnestAnalysis]:
     """(streamed, collapsed) loop-nest analyses of a batch: the part of systolic_scores that only tiles decide."""
-    return array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch)
+    return array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch, dataflow)
 
 
-def array_analyses(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int,
-                   batch: MappingBatch) -> tuple[LoopnestAnalysis, LoopnestAnalysis]:
-    """`systolic_analyses` of a batch on a rows x cols array."""
-    # one analysis over both layouts: the per-call set-up dominates small batches. Both run the streamed
-    # layout's folds, the iterations of its loops above the innermost level (where the time loops stream).
-    folds = batch.temporal[:, :-1, :].reshape(len(batch), -1).prod(axis=1)
-    both = analyze(einsum, workload.tensor_map, arch, {"rows": rows, "cols": cols},
-                   concat_batches([batch, collapsed(batch)]), pe_folds=np.concatenate([folds, folds]))
-    return both.rows(slice(0, len(batch))), both.rows(slice(len(batch), None))
+def spilled(batch: MappingBatch) -> MappingBatch:
+    """The same candidates with every tensor kept only at the outermost level that keeps it (its backing store):
+    the inner levels are bypassed, so its tiles stream from there straight to the PEs."""
+    kept = ~batch.bypass                                                              # (B, L, T)
+    outermost = kept.argmax(axis=1)                                                   # (B, T)
+    inner = np.arange(batch.bypass.shape[1])[None, :, None] > outermost[:, None, :]
+    return replace(batch, bypass=batch.bypass | inner)
+
+
+def array_analyses(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, batch: MappingBatch,
+                   dataflow: np.ndarray) -> tuple[LoopnestAnalysis, LoopnestAnalysis, LoopnestAnalysis]:
+    """`systolic_analyses` of a batch on a rows x cols array: (streamed, collapsed, spilled) layouts."""
+    # one analysis over the three layouts: the per-call set-up dominates small batches. All run the streamed
+    # layout's folds: every temporal iteration except the time role's loops at the innermost level, which stream
+    # through the array within a fold (systolic_timing). A reduction fold at the innermost level is a fold too:
+    # a weight- or input-stationary array sends its partial sums out at the end of each.
+    time = _role_masks(einsum, gemm_roles(einsum, workload.tensor_map), batch.rank_names)[dataflow][:, 2]
+    streamed = np.where(time, batch.temporal[:, -1, :], 1).prod(axis=1)
+    folds = batch.temporal.reshape(len(batch), -1).prod(axis=1) // streamed
+    every = analyze(einsum, workload.tensor_map, arch, {"rows": rows, "cols": cols},
+                    concat_batches([batch, collapsed(batch), spilled(batch)]), pe_folds=np.tile(folds, 3))
+    n = len(batch)
+    return tuple(every.rows(slice(i * n, (i + 1) * n)) for i in range(3))  # type: ignore[return-value]
+
+
+STREAMED, RESIDENT, SPILLED = 0, 1, 2   # how one operand of a candidate moves (array_traffic)
 
 
 @dataclass(frozen=True)
 class ArrayTraffic:
-    """Traffic of B candidates on an array with each operand resident or streamed as the capacities allow."""
+    """Traffic of B candidates on an array with each operand streamed, resident or spilled as the capacities allow."""
 
-    fits: np.ndarray              # bool (B,): some residency choice fits every on-chip level, the array the PEs
-    resident: np.ndarray          # bool (B, T): tensor kept whole on chip (else streamed tile by tile)
-    read: np.ndarray              # (B, L, T) elements, per the residency choice; likewise fill/update/write
+    fits: np.ndarray              # bool (B,): some choice fits every on-chip level, and the array the PEs
+    choice: np.ndarray            # int (B, T): STREAMED | RESIDENT | SPILLED per tensor
+    read: np.ndarray              # (B, L, T) elements, per the choice; likewise fill/update/write
     fill: np.ndarray
     update: np.ndarray
     write: np.ndarray
@@ -292,48 +345,70 @@ class ArrayTraffic:
     level_write_bytes: np.ndarray  # (B, L): bytes written (filled, updated, written) at each level
     level_energy_j: np.ndarray    # (B, L, 2): read and write joules per level
 
+    @property
+    def resident(self) -> np.ndarray:
+        """bool (B, T): tensor kept whole on chip."""
+        return self.choice == RESIDENT
+
 
 def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, batch: MappingBatch,
-                  analyses: tuple[LoopnestAnalysis, LoopnestAnalysis]) -> ArrayTraffic:
-    """Per candidate, the residency choice with the least outermost-level traffic (then least total traffic)
-    among those that fit, and its accesses, bytes and energy per level; `analyses` from `array_analyses`."""
+                  analyses: tuple[LoopnestAnalysis, ...]) -> ArrayTraffic:
+    """Per candidate, the choice per operand (streamed, resident, spilled) that fits with the fewest spilled
+    operands, then the least outermost-level traffic, then the least total traffic, and its accesses, bytes and
+    energy per level; `analyses` from `array_analyses`."""
     tensors = workload.tensor_map
-    streamed, whole = analyses
     names = batch.tensor_names
     bits = np.array([tensors[t].bits for t in names], dtype=float)
     on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
-    # per (variant, tensor): on-chip bytes per level and traffic bytes
-    tiles = np.stack([streamed.tile_elements, whole.tile_elements]) * bits / 8          # (2, B, L, T)
-    tiles[0] = np.where(on_chip[None, :, None], 2 * tiles[0], tiles[0])
-    moved = np.stack([(v.read_elements + v.fill_elements + v.update_elements + v.write_elements)
-                      for v in (streamed, whole)]) * bits / 8                           # (2, B, L, T)
+    # per (variant, tensor): on-chip bytes per level (streamed tiles double-buffered) and traffic bytes
+    tiles = np.stack([v.tile_elements for v in analyses]) * bits / 8                  # (3, B, L, T)
+    for variant in (STREAMED, SPILLED):
+        tiles[variant] = np.where(on_chip[None, :, None], 2 * tiles[variant], tiles[variant])
+    flows = [(v.read_elements, v.fill_elements, v.update_elements, v.write_elements) for v in analyses[:SPILLED]]
+    flows.append(_staged(batch, analyses[SPILLED]))
+    moved = np.stack([sum(flow) for flow in flows]) * bits / 8                         # (3, B, L, T)
     b, n_t = len(batch), len(names)
-    best_key = np.full((b, 2), np.inf)
+    best_key = np.full((b, 3), np.inf)
     choice = np.zeros((b, n_t), dtype=np.int64)
     fits = np.zeros(b, dtype=bool)
     cols_t = np.arange(n_t)
-    for combo in itertools.product((0, 1), repeat=n_t):   # systolic_cost's order: ties go to the first combo
+    for combo in itertools.product((STREAMED, RESIDENT, SPILLED), repeat=n_t):   # ties go to the first combo
         pick = np.array(combo)
         occupancy = tiles[pick, :, :, cols_t].sum(axis=0)                              # (B, L)
         ok = ~np.any(on_chip & (occupancy > capacity), axis=1)
         traffic = moved[pick, :, :, cols_t].sum(axis=0)                                # (B, L)
-        key = np.stack([traffic[:, 0], traffic.sum(axis=1)], axis=1)
+        spills = np.full(b, float(np.count_nonzero(pick == SPILLED)))
+        key = np.stack([spills, traffic[:, 0], traffic.sum(axis=1)], axis=1)
         better = ok & (~fits | _lex_less(key, best_key))
         choice[better] = pick
         best_key = np.where(better[:, None], key, best_key)
         fits |= ok
     fits &= (batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
 
-    resident = choice.astype(bool)[:, None, :]
-    read, fill, update, write = (np.where(resident, getattr(whole, f"{a}_elements"), getattr(streamed, f"{a}_elements"))
-                                 for a in ("read", "fill", "update", "write"))
+    picked = choice[:, None, :]
+    read, fill, update, write = (np.choose(picked, [flow[a] for flow in flows]) for a in range(4))
     read_bits = (read * bits).sum(axis=2)
     write_bits = ((fill + update + write) * bits).sum(axis=2)
     per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
     level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
-    return ArrayTraffic(fits, choice.astype(bool), read, fill, update, write, read_bits / 8, write_bits / 8,
-                        level_energy)
+    return ArrayTraffic(fits, choice, read, fill, update, write, read_bits / 8, write_bits / 8, level_energy)
+
+
+def _staged(batch: MappingBatch, spill: LoopnestAnalysis) -> tuple[np.ndarray, ...]:
+    """(read, fill, update, write) elements of the spilled layout with its traffic also passing through every
+    level it bypassed on its route (levels that keep the tensor in `batch`): such a level is a staging buffer
+    too small to keep a tile, so it gives no reuse but every element still crosses it. Inputs read out of the
+    backing store are filled into and read out of it; outputs written or updated at the backing store are
+    written into and drained out of it, and partial sums read back pass down through it."""
+    outermost = (~batch.bypass).argmax(axis=1)[:, None, :]                           # (B, 1, T)
+    kept = ~batch.bypass & (np.arange(batch.bypass.shape[1])[None, :, None] > outermost)   # the bypassed route
+    at_home = lambda a: np.take_along_axis(a, outermost, axis=1)                     # noqa: E731
+    read_b, update_b, write_b = at_home(spill.read_elements), at_home(spill.update_elements), \
+        at_home(spill.write_elements)
+    stage = np.where(kept, 1, 0)
+    return (spill.read_elements + stage * (read_b + update_b + write_b), spill.fill_elements + stage * read_b,
+            spill.update_elements + stage * update_b, spill.write_elements + stage * write_b)
 
 
 def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase,
@@ -361,7 +436,8 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     capacities and holds (only element counts and tile sizes are read from them, which those alone decide).
     """
     roles = gemm_roles(einsum, workload.tensor_map)
-    analyses = analyses if analyses is not None else systolic_analyses(einsum, workload, arch, engine, batch)
+    analyses = analyses if analyses is not None else systolic_analyses(einsum, workload, arch, engine, batch,
+                                                                        dataflow)
     traffic = array_traffic(einsum, workload, arch, engine.rows, engine.cols, batch, analyses)
     busiest = engine.levels_transfer_cycles(traffic.level_read_bytes, traffic.level_write_bytes, arch).max(axis=1)
 
@@ -475,8 +551,8 @@ def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, engine: E
     datapath streams its operands (hardware prefetch): only one step's operands, `step_bytes`, arrive before
     compute starts.
     """
-    batch, _ = array_batch(einsum, workload, arch, rows, cols, (dataflow,))
-    analyses = array_analyses(einsum, workload, arch, rows, cols, batch)
+    batch, codes = array_batch(einsum, workload, arch, rows, cols, (dataflow,))
+    analyses = array_analyses(einsum, workload, arch, rows, cols, batch, codes)
     traffic = array_traffic(einsum, workload, arch, rows, cols, batch, analyses)
     energy: dict[tuple[str, str], float] = {}
     for li, level in enumerate(arch.memory):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, _role_masks, axis_folds, implied_batch,
-                                       systolic_analyses, systolic_cost_of, systolic_scores)
+                                       systolic_analyses, systolic_cost_of, systolic_scores, unfit_error)
 from accel_sim.engines.folds import fold_count
 from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.engines.systolic_space import SystolicSpace, systolic_space
@@ -125,7 +125,8 @@ class SystolicMapspace:
 
     def prepare(self, candidates: Candidates) -> tuple:
         """The loop-nest analyses of the candidates (only `key()`'s parts of the arch decide them)."""
-        return systolic_analyses(self.einsum, self.workload, self.arch, self.engine, candidates.mappings)
+        return systolic_analyses(self.einsum, self.workload, self.arch, self.engine, candidates.mappings,
+                                 candidates.group)
 
     def score(self, candidates: Candidates, prepared: object | None = None) -> SystolicScores:
         """Fold timing, loop-nest traffic, energy and fit of every candidate (`costing.systolic_scores`)."""
@@ -179,7 +180,7 @@ def systolic_mapspace(einsum: Einsum, workload: Workload, arch: Arch, engine: Sy
 
 def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
                 space: SystolicSpace | None) -> InfeasibleError:
-    """The constraint family at fault: empty spatial options, or the smallest tile exceeding a buffer."""
+    """The constraint family at fault: empty spatial options, or the level that even spilled tiles overfill."""
     if space is not None:
         for d in space.dataflows:
             for r, opts in zip(space.rank_names, space.options[d]):
@@ -189,12 +190,5 @@ def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: Systolic
                         f"constraints leave rank '{r}' (size {einsum.sizes[r]}) no legal factor on a "
                         f"{engine.rows} x {engine.cols} array with the pinned factors. Fix: pin factors that "
                         f"multiply to at least {einsum.sizes[r]} and fit the array")
-    tensors = workload.tensor_map
-    smallest = sum(tensors[t].bits for t in {a.tensor for a in (*einsum.inputs, einsum.output)}) / 8
-    tight = [(lv.name, lv.capacity_bytes) for lv in arch.memory if lv.capacity_bytes is not None]
-    name, capacity = min(tight, key=lambda x: x[1]) if tight else ("?", float("nan"))
-    return InfeasibleError(
-        f"einsum '{einsum.name}' on '{engine.name}': buffer capacity constraints admit no mapping; the "
-        f"smallest level '{name}' holds {capacity:,.0f} bytes, and even single-element tiles of every operand "
-        f"({smallest:g} bytes, twice that double-buffered) or the array's operand slices do not fit. "
-        f"Fix: raise the capacity of '{name}' or narrow the operands")
+    batch, codes = implied_batch(einsum, workload, arch, engine)
+    return unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, batch, codes)

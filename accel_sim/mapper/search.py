@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from accel_sim.errors import InfeasibleError
 from accel_sim.spec.mapspace import AxisLayout, Candidates, Mapspace, Scores, concat_scores
 
 if TYPE_CHECKING:
@@ -156,19 +155,14 @@ def best_cost(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch
     """The pipeline's mapper stage: the best mapping of `einsum` on `engine` for `objective` and its cost.
 
     The engine's `mapper:` settings choose the method; engines without choices for the einsum give their
-    `cost` (mapping None), and so does an unpinned search that finds nothing fitting (the default mapping,
-    charged as it runs).
+    `cost` (mapping None). A search that finds nothing fitting raises the InfeasibleError that names the level
+    and bytes (the engine's `cost` raises it too: no mapping is ever charged as if it fitted).
     """
     space = engine.mapspace(einsum, workload, arch)
     if space is None:
         return MappedCost(None, engine.cost(einsum, workload, arch))
     spec = space.settings
-    try:
-        found = search(space, objective, spec.method, spec.time_limit_s, spec.seed, cache)
-    except InfeasibleError:
-        if space.pinned:
-            raise
-        return MappedCost(None, engine.cost(einsum, workload, arch))
+    found = search(space, objective, spec.method, spec.time_limit_s, spec.seed, cache)
     return MappedCost(found.mapping, found.cost)
 
 

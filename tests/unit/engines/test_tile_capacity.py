@@ -1,0 +1,96 @@
+"""Capacity at tile scope: a level too small for an operand's tiles stages it without reuse, and that costs.
+
+Hand case: Z[16,16] = A[16,16] x W[16,16], int8, on a 4 x 4 output-stationary array (rows M, cols N, time K;
+16 folds of 4 x 4 outputs) at 1 GHz. DRAM holds everything at 1 GB/s (1 byte a cycle); one SRAM `buf` holds
+only the weights. The mapping is the dataflow's own (`mapper: method: dataflow`), so only capacity varies.
+- Each fold streams its 4 rows of A (4 x 16) and its 4 columns of W (16 x 4): the PEs consume 16 x 64 = 1,024
+  elements of each. A bypasses `buf` (it holds only weights): 1,024 bytes from DRAM whatever its size.
+- `buf` of 4 KiB keeps W whole (256 B): DRAM serves W once, 256 B; 128 B holds one double-buffered 16 x 4
+  column slice (2 x 64 B), which stays while the 4 row folds under it run: again 256 B.
+- `buf` of 64 B holds no double-buffered slice: W is staged through it without reuse, so DRAM serves all 1,024
+  elements the PEs consume, and every one is filled into and read out of `buf`.
+- Z is written once: 256 B. DRAM is the busiest level (compute is 16 x 16 = 256 cycles plus 16 x 6 of fill and
+  drain), so cycles = DRAM bytes: 1,024 + 256 + 256 = 1,536, or 1,024 + 1,024 + 256 = 2,304 once W is staged.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from builders import gemm
+from hypothesis import given, settings, strategies as st
+
+from accel_sim import evaluate
+from accel_sim.engines.costing import DATAFLOW_CODES, array_analyses, array_traffic
+from accel_sim.errors import InfeasibleError
+from accel_sim.mapper.search import best_cost
+from accel_sim.spec.arch import Arch
+from accel_sim.spec.mapping import MappingBatch
+
+
+def weight_buffer_arch(capacity: str, method: str = "dataflow", rows: int = 4, cols: int = 4,
+                       dataflow: str = "os") -> Arch:
+    """DRAM (1 byte a cycle, 10 pJ/bit) and a weights-only SRAM of `capacity` (1 pJ/bit) beside a systolic array."""
+    return Arch.model_validate({
+        "name": "weight buffer", "clock": "1 GHz", "technology_nm": 28,
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ"},
+                   {"name": "buf", "technology": "SRAM", "capacity": capacity, "bandwidth": "64 GB/s",
+                    "read_energy_per_bit": "1 pJ", "holds": ["weights"]}],
+        "engines": [{"name": "sa", "kind": "systolic", "rows": rows, "cols": cols, "dataflow": dataflow,
+                     "mapper": {"method": method}}]})
+
+
+@pytest.mark.parametrize("capacity, dram_w, cycles", [("4 KiB", 256, 1536), ("128 B", 256, 1536),
+                                                      ("64 B", 1024, 2304), ("1 B", 1024, 2304)])
+def test_a_weight_buffer_too_small_for_its_tiles_stages_them_and_pays_in_dram_time(capacity: str, dram_w: int,
+                                                                                   cycles: int) -> None:
+    """The module docstring's derivation: DRAM bytes of W and the DRAM-bound cycles at each buffer size."""
+    cost = evaluate(weight_buffer_arch(capacity), gemm(16, 16, 16), objective="latency").einsums[0].cost
+    assert cost.accesses[("dram", "A", "read")] == 1024 and cost.accesses[("dram", "Z", "write")] == 256
+    assert cost.accesses[("dram", "W", "read")] == dram_w
+    assert cost.accesses[("buf", "W", "fill")] == dram_w and cost.accesses[("buf", "W", "read")] == 1024
+    assert cost.total_cycles == cycles
+
+
+def test_a_tile_that_fits_nowhere_is_an_error_naming_the_level_and_bytes() -> None:
+    """The Unified-Buffer case: a level that is the only one holding the activations (nothing to stage them from)
+    and smaller than one double-buffered tile is an InfeasibleError with the level, its bytes and the fix."""
+    arch = Arch.model_validate({
+        "name": "tiny", "clock": "1 GHz", "technology_nm": 28,
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "holds": ["weights"]},
+                   {"name": "ub", "technology": "SRAM", "capacity": "8 B", "bandwidth": "64 GB/s",
+                    "holds": ["activations"]}],
+        "engines": [{"name": "sa", "kind": "systolic", "rows": 4, "cols": 4, "dataflow": "os"}]})
+    work = gemm(16, 16, 16)
+    with pytest.raises(InfeasibleError) as error:
+        best_cost(arch.engines[0], work.einsums[0], work, arch, "latency")
+    message = str(error.value)
+    assert "'ub' holds 8 bytes" in message and "Fix: raise memory.ub.capacity" in message
+
+
+def _fits(arch: Arch, work, mapping) -> bool:  # noqa: ANN001 (test helper)
+    """Whether the reported mapping fits every on-chip level (the engine's own residency/staging choice)."""
+    engine = arch.engines[0]
+    einsum = work.einsums[0]
+    batch = MappingBatch.from_mappings([mapping], einsum, arch, {"rows": engine.rows, "cols": engine.cols})
+    codes = np.array([DATAFLOW_CODES.index(engine.dataflow)])
+    analyses = array_analyses(einsum, work, arch, engine.rows, engine.cols, batch, codes)
+    return bool(array_traffic(einsum, work, arch, engine.rows, engine.cols, batch, analyses).fits[0])
+
+
+@settings(max_examples=20, deadline=None)
+@given(m=st.sampled_from((4, 8, 12, 16)), n=st.sampled_from((4, 8, 16)), k=st.sampled_from((4, 8, 16)),
+       dataflow=st.sampled_from(("os", "ws", "is")), big=st.integers(8, 12), shrink=st.integers(1, 8),
+       objective=st.sampled_from(("latency", "energy")))
+def test_shrinking_a_buffer_never_lowers_the_objective_and_every_reported_tile_fits(
+        m: int, n: int, k: int, dataflow: str, big: int, shrink: int, objective: str) -> None:
+    """Random GEMMs and buffer sizes, exhaustive mapping, pinned per-bit energies: a smaller buffer admits a
+    subset of the mappings (and stages what it cannot keep), so the optimum latency (or energy) never falls, and
+    the mapping each run reports fits its levels."""
+    work = gemm(m, n, k)
+    results = []
+    for capacity in (2 ** big, 2 ** max(0, big - shrink)):
+        arch = weight_buffer_arch(f"{capacity} B", "exhaustive", dataflow=dataflow)
+        found = best_cost(arch.engines[0], work.einsums[0], work, arch, objective)
+        assert found.mapping is not None and _fits(arch, work, found.mapping)
+        results.append(found.cost.total_cycles if objective == "latency" else found.cost.total_energy_j)
+    assert results[1] >= results[0] * (1 - 1e-12)
