@@ -31,6 +31,7 @@ REGISTRY: tuple[str, ...] = (
     "tmac",
     "lut_tensor_core",
     "buffer_sweep",
+    "silicon",
 )
 
 
