@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench regression clean
+.PHONY: demo test bench regression validation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,9 @@ test: $(STAMP)
 
 regression: $(STAMP)
 	tests/golden/regression/run.sh
+
+validation: $(STAMP)
+	$(BIN)/python -m validation --check
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

@@ -33,6 +33,7 @@ from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.yaml import parse_yaml
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Workload
+from validation.comparison import Comparison
 
 REPO = Path(__file__).resolve().parents[1]
 PEER_CSV = REPO / "validation" / "peers" / "zigzag_buffer_sweep.csv"
@@ -230,6 +231,14 @@ def verdict(steps: list[Step]) -> str:
     first = bad[0]
     return (f"{head}; first disagreement: {first.pairing} {first.workload} at {_scale(first.scale)}x "
             f"(latency, energy: peer {first.peer}, ours {first.ours})")
+
+
+def rows() -> list[Comparison]:
+    """One report row: of every buffer halving (2 descriptions x 5 layers x 10 steps), how many agree in direction
+    with ZigZag; published is all of them (the peer's directions are the reference)."""
+    _, steps = compare()
+    return [Comparison("buffer halvings agreeing in direction with ZigZag", float(len(steps)),
+                       float(sum(step.agrees for step in steps)), "steps")]
 
 
 def main() -> None:

@@ -7,6 +7,9 @@ length, so one token at the mean, 384, stands for the average. The profiler's IR
 INT4 weight loads, so the workload has 4-bit weights and 8-bit activations and KV cache.
 A second, on-board figure: FlightLLM on the Alveo U280 decodes 55 tokens/s (demo README, paper Fig. 1),
 compared with the FlightLLM-like U280 config (the profiler's per-core design on 3 SLRs; not the same netlist).
+It is +26 % against a 20 % target (issue 17 item 5), a named gap in validation/REPORT.md: the paper's U280 build
+(its clock, HBM channel binding and the hybrid HBM + DDR memory system its summary mentions) is not described in
+any source we could read, and the profiler's per-core figures are all the config has.
 
 Run: python -m validation.flightllm
 """

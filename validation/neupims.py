@@ -64,16 +64,23 @@ def measure(batch: int, seed: int = 0) -> dict[str, float]:
             "NeuPIMs / naive NPU+PIM": tps["neupims"] / tps["naive"]}
 
 
+BATCHES = (256, 512)
+
+
+def rows(measured: dict[int, dict[str, float]] | None = None) -> list[Comparison]:
+    """Published vs ours for both ratios at batch 256 and 512 (from `measured` {batch: measure(batch)} if given)."""
+    measured = measured or {batch: measure(batch) for batch in BATCHES}
+    return [Comparison(f"{name} (batch {batch})", published, measured[batch][name])
+            for batch in BATCHES for name, published in PUBLISHED.items()]
+
+
 def main() -> None:
     """Print quantity | published | ours | error % for batch 256 and 512, then the tokens/s behind them."""
-    rows, lines = [], []
-    for batch in (256, 512):
-        got = measure(batch)
-        rows += [Comparison(f"{name} (batch {batch})", published, got[name]) for name, published in PUBLISHED.items()]
-        lines.append(f"tokens/s at batch {batch} (npu_only / naive / neupims): "
-                     f"{got['npu_only']:,.0f} / {got['naive']:,.0f} / {got['neupims']:,.0f}")
-    print(comparison_table(rows))
-    print("\n".join(lines))
+    measured = {batch: measure(batch) for batch in BATCHES}
+    print(comparison_table(rows(measured)))
+    for batch, got in measured.items():
+        print(f"tokens/s at batch {batch} (npu_only / naive / neupims): "
+              f"{got['npu_only']:,.0f} / {got['naive']:,.0f} / {got['neupims']:,.0f}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,88 @@
+"""Silicon area and power of shipped chips against the model (issue 17, item 3): TPU v1 and Eyeriss v1.
+
+Published:
+- TPU v1 (Jouppi et al., "In-Datacenter Performance Analysis of a Tensor Processing Unit", ISCA 2017): die
+  "< 331" mm^2 at 28 nm (Table 2); floorplan (Fig. 2): the 24 MiB Unified Buffer is 29 % of the die, the Matrix
+  Multiply Unit 24 %, the 4 MiB Accumulators 6 % (control 2 %, I/O 10 %); power of the die (Table 2): idle 28 W,
+  busy 40 W, so 12 W is what work adds.
+- Eyeriss v1 (Chen et al., IEEE JSSC 52(1), 2017): core 3.5 mm x 3.5 mm = 12.25 mm^2 in 65 nm (die 4 x 4 mm).
+
+Ours: the shipped configs (arch_configs/tpu_v1.yaml, edge_npu.yaml). Whole-chip area is `Result.area_mm2` of an
+`evaluate` run (every engine's datapath and every on-chip level); each TPU v1 component is the same model's area
+of that engine or level. The model has no idle (leakage, clock-tree) power, so its power is what work adds: TPU
+v1's on-die energy (off-chip DRAM devices excluded) per second on a GEMM that keeps the array busy
+(2048 x 2048 int8 weights against 1024 columns), compared with busy - idle.
+Run: python -m validation.silicon
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as `python validation/NAME.py`: put the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from accel_sim import load_arch, load_workload
+from accel_sim.energy.components import is_off_chip, level_area_mm2
+from accel_sim.evaluate import Result, evaluate
+from validation.comparison import Comparison, comparison_table
+
+REPO = Path(__file__).resolve().parents[1]
+TPU_V1 = REPO / "arch_configs" / "tpu_v1.yaml"
+EYERISS = REPO / "arch_configs" / "edge_npu.yaml"
+GEMM = REPO / "workloads" / "gemm.einsum.yaml"
+TPU_DIE_MM2 = 331.0                # [Jouppi 2017] Table 2: die "< 331" mm^2 (an upper bound)
+TPU_FLOORPLAN_SHARE = {"unified_buffer": 0.29, "mxu": 0.24, "accumulators": 0.06}  # [Jouppi 2017] Fig. 2
+TPU_BUSY_W, TPU_IDLE_W = 40.0, 28.0  # [Jouppi 2017] Table 2: die power busy and idle
+EYERISS_CORE_MM2 = 3.5 * 3.5       # [Chen JSSC 2017] core 3.5 mm x 3.5 mm
+# A GEMM that keeps TPU v1's array busy: 2048 x 2048 weights (8 x 8 tiles of 256 x 256) against 1024 activation
+# columns, the largest whose 32-bit output fits the Unified Buffer beside its inputs.
+BUSY_GEMM = ("ranks.m=2048", "ranks.k=2048", "ranks.n=1024")
+
+
+def _area_of(result: Result, name: str) -> float:
+    """Modelled area of the engine or memory level called `name` in the result's arch."""
+    arch, node = result.arch, result.arch.technology_nm
+    for engine in arch.engines:
+        if engine.name == name:
+            return engine.area_mm2(node)
+    return level_area_mm2(next(level for level in arch.memory if level.name == name), node)
+
+
+def on_die_power_w(result: Result) -> float:
+    """Energy per second of everything on the die: the summary's components less the off-chip levels."""
+    off_chip = {level.name for level in result.arch.memory if is_off_chip(level)}
+    energy = result.summary()["energy_by_component_j"]
+    return sum(j for name, j in energy.items() if name not in off_chip) / result.latency_s
+
+
+def tpu_v1_rows() -> list[Comparison]:
+    """TPU v1 die area, its three largest floorplan blocks, and the power work adds."""
+    busy = evaluate(load_arch(TPU_V1), load_workload(GEMM, overrides=list(BUSY_GEMM)), "latency")
+    rows = [Comparison("TPU v1 die area (mm2)", TPU_DIE_MM2, busy.area_mm2, "die < 331")]
+    rows += [Comparison(f"TPU v1 {name} area (mm2)", share * TPU_DIE_MM2, _area_of(busy, name),
+                        f"{100 * share:g} % of the die")
+             for name, share in TPU_FLOORPLAN_SHARE.items()]
+    rows.append(Comparison("TPU v1 power busy - idle (W)", TPU_BUSY_W - TPU_IDLE_W, on_die_power_w(busy),
+                           "40 W busy - 28 W idle"))
+    return rows
+
+
+def eyeriss_rows() -> list[Comparison]:
+    """Eyeriss v1 core area."""
+    result = evaluate(load_arch(EYERISS), load_workload(GEMM), "latency")
+    return [Comparison("Eyeriss core area (mm2)", EYERISS_CORE_MM2, result.area_mm2, "3.5 x 3.5 mm")]
+
+
+def rows() -> list[Comparison]:
+    """Every silicon comparison."""
+    return tpu_v1_rows() + eyeriss_rows()
+
+
+def main() -> None:
+    """Print the comparison table."""
+    print(comparison_table(rows()))
+
+
+if __name__ == "__main__":
+    main()
