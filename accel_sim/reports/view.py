@@ -115,10 +115,12 @@ def roofline_record(result: Result) -> dict[str, object]:
             continue
         engine = engines[r.engine]
         clock = arch.engine_clock_hz(engine)
-        bandwidth = engine.level_ports(arch.memory[levels.index(level)], clock).peak_bytes_per_s
+        seen = {lv.name: engine.level_ports(lv, clock).peak_bytes_per_s for lv in arch.memory}  # as it sees them
+        bandwidth = seen[level]
         peak = b.ops / b.compute_cycles * arch.clock_hz if b.compute_cycles > 0 else float("inf")
         group = group_of[r.engine]
-        roofs[f"{group}|{level}"] = {"engine": group, "level": level, "bandwidth_bytes_per_s": bandwidth}
+        for used in (lv for lv in levels if b.level_bytes[lv] > 0 or lv == level):  # a roof per level it uses
+            roofs[f"{group}|{used}"] = {"engine": group, "level": used, "bandwidth_bytes_per_s": seen[used]}
         roofs.setdefault(f"{group}|peak|{peak:.6g}", {"engine": group, "peak_ops_per_s": peak, "op": r.op})
         achieved_s = r.cost.total_cycles / arch.clock_hz
         intensity = b.ops / b.level_bytes[level]
