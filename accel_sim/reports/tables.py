@@ -14,7 +14,7 @@ from accel_sim.io.load import SEARCH_DIRS
 from accel_sim.reports.format import bytes_format, cycles_format, format_metric, percent, si_format
 from accel_sim.reports.headline import bound_sentence, headline_numbers
 from accel_sim.reports.plots import roofline_data
-from accel_sim.reports.view import RECORD_FILE, run_record
+from accel_sim.reports.view import RECORD_FILE, run_record, short_name
 from accel_sim.zoo import list_presets
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
     console = Console(width=None if Console().is_terminal else 132)
     records = result.per_einsum_records
     shown = records if rows is None or len(records) <= rows else sorted(records, key=lambda r: -r["cycles"])[:rows]
-    table = Table(title=f"{result.workload.name} on {result.arch.name}: cost per einsum", show_lines=False)
+    table = Table(title=f"{short_name(result.workload.name)} on {result.arch.name}: cost per einsum", show_lines=False)
     for name, justify in (("einsum", "left"), ("engine", "left"), ("op", "left"), ("MACs", "right"),
                           ("cycles", "right"), ("stall", "right"), ("util", "right"), ("energy", "right"),
                           ("roofline", "right"), ("bound by", "left")):

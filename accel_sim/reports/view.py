@@ -6,6 +6,7 @@ Nothing here imports pandas, plotly or matplotlib: the CLI's run path stays ligh
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import re
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from accel_sim.energy.components import level_area_mm2
+from accel_sim.zoo.cnn import ResNetSpec
+from accel_sim.zoo.transformer import TransformerSpec
 
 if TYPE_CHECKING:
     from accel_sim.evaluate import Result
@@ -139,15 +142,24 @@ def run_record(result: Result, origin: Mapping[str, object] | None = None) -> di
             "provenance": dict(origin or {})}
 
 
-_LENGTH = re.compile(r"^(?P<head>.+?-(?:(?:prefill|decode)-)?b\d+-(?:kv|s)\d+(?:-w\d+a\d+(?:kv\d+)?)?)-.+$")
+def _generated_name() -> re.Pattern[str]:
+    """model, then '-<parameter><value>' for each parameter a recipe changed, then the generator's own tail
+    ('-decode-b1-kv1024', '-b1-s128', '-b1-224', with '-w4a16kv16' when a width is not 16): see the zoo's build."""
+    fields = {f.name for spec in (TransformerSpec, ResNetSpec) for f in dataclasses.fields(spec)}
+    params = "|".join(sorted((re.escape(f) for f in fields), key=len, reverse=True))
+    return re.compile(rf"^(?P<model>.+?)(?:-(?:{params})[^-]*(?:-\d+)?)+"
+                      r"(?P<tail>-(?:(?:prefill|decode)-)?b\d+-(?:kv|s)?\d+(?:-w\d+a\d+(?:kv\d+)?)?)$")
 
 
-def short_name(name: str, limit: int = 48) -> str:
-    """A workload name people can read: a generated 'model-phase-bN-lengthL-<parameter values>' keeps model, phase,
+_GENERATED = _generated_name()
+
+
+def short_name(name: str, limit: int = 60) -> str:
+    """A workload name people can read: a generated 'model-<parameter values>-phase-bN-length' keeps model, phase,
     batch and length (the parameters are in the provenance); any other long name is cut with an ellipsis."""
-    match = _LENGTH.match(name)
-    if match and len(name) > limit:
-        return match.group("head")
+    match = _GENERATED.match(name)
+    if match:
+        return match.group("model") + match.group("tail")
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
