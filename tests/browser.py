@@ -35,14 +35,16 @@ class Browser:
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
 
-        # the DevTools pipe is fds 3 (commands in) and 4 (replies out) in the browser: a shell moves them there
+        def pipes() -> None:  # the DevTools pipe is fds 3 (commands in) and 4 (replies out) in the browser
+            os.dup2(to_child_r, 3)   # dup2 makes them inheritable; os.pipe's own fds are not, so exec closes those
+            os.dup2(from_child_w, 4)
+
         self.process = subprocess.Popen(
-            ["/bin/sh", "-c", f'exec "$0" "$@" 3<&{to_child_r} 4>&{from_child_w}', binary, "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
+            [binary, "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
              "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
              "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--mute-audio",
              f"--user-data-dir={self.profile}", "--window-size=1600,1000", "about:blank"],
-            pass_fds=(to_child_r, from_child_w), stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
+            close_fds=False, preexec_fn=pipes, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_child_r)
         os.close(from_child_w)
         self._buffer = b""

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from accel_sim.dse.pareto import hypervolume, objective_matrix, pareto_front
 from accel_sim.dse.store import load_results, read_meta
-from accel_sim.energy.components import level_area_mm2
 from accel_sim.errors import AccelSimError, ConfigError
 from accel_sim.reports import run_page, sweep_page
 from accel_sim.reports.figures import parallel_figure, pareto_figure
 from accel_sim.reports.page import Page
-from accel_sim.reports.tables import TIMELINE_FILE, jsonable
-from accel_sim.reports.view import RECORD_FILE, run_record, short_name
+from accel_sim.reports.tables import TIMELINE_FILE, write_report
+from accel_sim.reports.view import RECORD_FILE, short_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,23 +25,12 @@ DPI = 200            # PNGs for papers
 DESIGN_REPORTS = 12  # front points of a sweep that get their own run report (the knee first)
 
 
-def area_breakdown(result: Result) -> dict[str, float]:
-    """mm² per engine and per on-chip memory level (the parts of Result.area_mm2)."""
-    node = result.arch.technology_nm
-    parts = {e.name: e.area_mm2(node) for e in result.arch.engines}
-    parts.update({level.name: level_area_mm2(level, node) for level in result.arch.memory})
-    return {k: v for k, v in parts.items() if v > 0}
-
-
 def write_run_report(result: Result, out_dir: str | Path, origin: Mapping[str, object] | None = None
                      ) -> tuple[Path, Path]:
-    """report.html and report.md for one evaluated run (`origin`: its provenance, reports/view.provenance)."""
-    out_dir = Path(out_dir)
-    record = run_record(result, origin)
-    spans = [s.__dict__ for s in result.trace.spans] if result.trace.concurrent else []
-    page = _run_page(record, jsonable(result.summary()), result.per_einsum_records, spans, result.arch.clock_hz,
-                     [lv.name for lv in result.arch.memory])
-    return page.write(out_dir)
+    """The run folder `accel-sim run -o` writes (`origin`: its provenance, reports/view.provenance), then
+    report.html and report.md from it: one page, whether the run was evaluated now or earlier."""
+    write_report(result, Path(out_dir), origin=origin)
+    return write_folder_report(out_dir)
 
 
 def write_folder_report(folder: str | Path, out_dir: str | Path | None = None) -> tuple[Path, Path]:

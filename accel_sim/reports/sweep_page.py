@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from accel_sim.reports.format import metric_label, param_quantity, param_text, param_value, significant
+from accel_sim.reports.format import metric_label, metric_unit, param_quantity, param_text, param_value, significant
 from accel_sim.reports.page import Cell, Page
 
 if TYPE_CHECKING:
@@ -59,8 +59,8 @@ def pareto_plot(page: Page, group: pd.DataFrame, objectives: Mapping[str, str], 
                        "marker": {"color": colour, "symbol": symbol, "size": size, "line": {"width": 1, "color": "#333"}},
                        "hovertemplate": "%{customdata[0]}<extra></extra>"})
     layout = {"height": 520, "margin": {"l": 80, "r": 20, "t": 60, "b": 60},
-              "xaxis": {"title": {"text": metric_label(x0)}, "type": _scale(group, x0), "exponentformat": "SI"},
-              "yaxis": {"title": {"text": metric_label(y0)}, "type": _scale(group, y0), "exponentformat": "SI"}}
+              "xaxis": {"title": {"text": _axis_title(x0)}, "type": _scale(group, x0), "tickformat": "~s"},
+              "yaxis": {"title": {"text": _axis_title(y0)}, "type": _scale(group, y0), "tickformat": "~s"}}
     page.plot({"data": traces, "layout": layout}, "every point on the two axes chosen above the plot; red: on the "
               "Pareto front, black star: knee; click a point that has a report to open it", f"pareto-{name}")
     page.raw(_axis_picker(f"plot-pareto-{name}", choices, x0, y0, group))
@@ -71,7 +71,7 @@ def _axis_picker(plot_id: str, choices: Sequence[str], x0: str, y0: str, group: 
     clicked point's report."""
     options = "".join(f"<option value='{html.escape(c)}'>{html.escape(metric_label(c))}</option>" for c in choices)
     scales = json.dumps({c: _scale(group, c) for c in choices})
-    labels = json.dumps({c: metric_label(c) for c in choices})
+    labels = json.dumps({c: _axis_title(c) for c in choices})
     return (f"<p class='note'>x <select id='{plot_id}-x'>{options}</select> y <select id='{plot_id}-y'>{options}"
             f"</select></p><script>(function(){{var d=document.getElementById('{plot_id}'),s={scales},l={labels};"
             f"var sx=document.getElementById('{plot_id}-x'),sy=document.getElementById('{plot_id}-y');"
@@ -83,6 +83,12 @@ def _axis_picker(plot_id: str, choices: Sequence[str], x0: str, y0: str, group: 
             "sx.addEventListener('change',upd);sy.addEventListener('change',upd);"
             "d.on('plotly_click',function(e){var u=e.points[0].customdata[1];if(u){window.location.href=u;}});"
             "})();</script>")
+
+
+def _axis_title(column: str) -> str:
+    """An axis title with the unit its ticks are in ('energy (J)'; ticks carry SI prefixes: 3.6m is 3.6 mJ)."""
+    unit = metric_unit(column.rsplit(".", 1)[-1])
+    return f"{metric_label(column)} ({unit})" if unit and unit not in ("%", "×") else metric_label(column)
 
 
 def _num(value: object) -> float | None:
