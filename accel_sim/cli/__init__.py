@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -11,8 +12,9 @@ from accel_sim.cli.args import output_folder, positive_int, positive_seconds
 from accel_sim.cli.sweep import add_commands
 from accel_sim.errors import AccelSimError, ConfigError
 from accel_sim.evaluate import evaluate
-from accel_sim.io.load import file_kind, load_arch, load_workload, slug, split_overrides
+from accel_sim.io.load import file_kind, load_arch, load_workload, resolve, slug, split_overrides
 from accel_sim.reports.render import FigureWorker
+from accel_sim.reports.view import provenance
 from accel_sim.reports.tables import jsonable, print_listing, print_run, print_workload, workload_summary, write_report
 
 DEFAULT_ARCH = "tpu_v1"
@@ -24,6 +26,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `accel-sim` console script; returns the exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
+    # the command as typed, for the provenance of the reports it writes
+    args.command_line = shlex.join(["accel-sim", *(sys.argv[1:] if argv is None else argv)])
     try:
         return args.handler(args)
     except AccelSimError as exc:
@@ -95,7 +99,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     workload = load_workload(args.workload, strict=args.strict, overrides=workload_overrides)
     result = evaluate(arch, workload)
     out_dir = args.output or Path("reports") / f"{slug(arch.name)}__{slug(workload.name)}"
-    write_report(result, out_dir, figures)
+    origin = provenance(args.command_line, [resolve(args.arch, "arch"), resolve(args.workload, "workload")],
+                        args.overrides)
+    write_report(result, out_dir, figures, origin)
     if args.json:
         print(json.dumps(jsonable(result.summary()), indent=2))
         return 0

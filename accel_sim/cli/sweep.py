@@ -12,7 +12,7 @@ from pathlib import Path
 from accel_sim.cli.args import metric_tolerance, output_folder, positive_int
 from accel_sim.errors import ConfigError
 from accel_sim.evaluate import evaluate
-from accel_sim.io.load import load_arch, load_workload, slug, split_overrides
+from accel_sim.io.load import load_arch, load_workload, resolve, slug, split_overrides
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -90,9 +90,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         paths = html.write_folder_report(target, args.output or target)
     elif args.workload:
         arch_set, workload_set = split_overrides(args.overrides)
+        from accel_sim.reports.view import provenance  # lazy, as above
+
         result = evaluate(load_arch(args.target, arch_set), load_workload(args.workload, overrides=workload_set))
         out = args.output or Path("reports") / f"{slug(result.arch.name)}__{slug(result.workload.name)}"
-        paths = html.write_run_report(result, out)
+        origin = provenance(args.command_line, [resolve(args.target, "arch"), resolve(args.workload, "workload")],
+                            args.overrides)
+        paths = html.write_run_report(result, out, origin)
     else:
         raise ConfigError("not a sweep store or a run folder", file=target,
                           fix="give reports/<sweep>/results.db, a folder from `accel-sim run -o DIR`, "

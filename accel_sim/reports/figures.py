@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from accel_sim.units import UNITS, parse_quantity
+from accel_sim.reports.format import param_quantity, param_text, param_value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,13 +78,15 @@ def parallel_figure(frame: pd.DataFrame, columns: list[str], front_ids: set[int]
     codes, ticks = [], []
     for col in columns:
         values = frame[col]
-        numeric = np.asarray([_number(v) for v in values], dtype=float)
+        numeric = np.asarray([param_value(v) for v in values], dtype=float)
         if np.isnan(numeric).all():  # categorical axis (a dataflow name): evenly spaced codes
             cats = sorted({str(v) for v in values})
             numeric = np.asarray([cats.index(str(v)) for v in values], dtype=float)
             ticks.append(" / ".join(cats))
         else:
-            ticks.append(f"{np.nanmin(numeric):.3g} .. {np.nanmax(numeric):.3g}")
+            dimension = next((param_quantity(v)[1] for v in values if isinstance(v, str)), None)
+            ticks.append(f"{param_text(col, float(np.nanmin(numeric)), dimension)} .. "
+                         f"{param_text(col, float(np.nanmax(numeric)), dimension)}")
         lo, hi = np.nanmin(numeric), np.nanmax(numeric)
         codes.append((numeric - lo) / (hi - lo) if hi > lo else np.full_like(numeric, 0.5))
     matrix = np.column_stack(codes) if codes else np.empty((len(frame), 0))
@@ -98,15 +100,3 @@ def parallel_figure(frame: pd.DataFrame, columns: list[str], front_ids: set[int]
     ax.set_yticks([0, 1], ["min", "max"])
     ax.set_title(f"{title} (red: Pareto front)")
     return fig
-
-
-def _number(value: object) -> float:
-    """A parameter as a number: 128 -> 128, '8 MiB' -> 8388608, 'ws' -> NaN."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    for dimension in UNITS:
-        try:
-            return float(parse_quantity(str(value), dimension))  # type: ignore[arg-type]
-        except ValueError:
-            continue
-    return float("nan")  # text that is no quantity (a dataflow name) is categorical

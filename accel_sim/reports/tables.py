@@ -7,12 +7,14 @@ import math
 import typing
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from accel_sim.engines import AnyEngine
 from accel_sim.io.load import SEARCH_DIRS
-from accel_sim.reports.format import si_format
+from accel_sim.reports.format import bytes_format, cycles_format, format_metric, percent, si_format
+from accel_sim.reports.headline import bound_sentence, headline_numbers
 from accel_sim.reports.plots import roofline_data
+from accel_sim.reports.view import RECORD_FILE, run_record, short_name
 from accel_sim.zoo import list_presets
 
 if TYPE_CHECKING:
@@ -58,19 +60,26 @@ def jsonable(value: object) -> object:
     return value
 
 
-def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = None) -> None:
-    """Write per_einsum.csv, summary.json and roofline.png into `out_dir` (the PNG by `figures` when given)."""
+TIMELINE_FILE = "timeline.csv"   # the trace's spans, for runs whose engines overlap (read by `accel-sim report DIR`)
+PNG_DPI = 200
 
+
+def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = None,
+                 origin: Mapping[str, object] | None = None) -> None:
+    """Write per_einsum.csv, summary.json, run.json (design, roofline, provenance `origin`) and roofline.png into
+    `out_dir` (the PNG by `figures` when given); runs whose engines overlap also get timeline.csv and timeline.png."""
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(result.per_einsum_records, out_dir / "per_einsum.csv")
     (out_dir / "summary.json").write_text(json.dumps(jsonable(result.summary()), indent=2) + "\n")
+    (out_dir / RECORD_FILE).write_text(json.dumps(jsonable(run_record(result, origin)), indent=1) + "\n")
     if figures is None:
-        result.plot_roofline().savefig(out_dir / "roofline.png", dpi=120)
+        result.plot_roofline().savefig(out_dir / "roofline.png", dpi=PNG_DPI)
     else:
-        figures.draw(roofline_data(result), out_dir / "roofline.png", dpi=120)
+        figures.draw(roofline_data(result), out_dir / "roofline.png", dpi=PNG_DPI)
     if result.trace.concurrent:  # engines that overlap (arch.execution) also get their timeline drawn
-        result.trace.plot_timeline().savefig(out_dir / "timeline.png", dpi=120)
-        result.trace.to_frame().to_csv(out_dir / "timeline.csv", index=False)
+        result.trace.plot_timeline().savefig(out_dir / "timeline.png", dpi=PNG_DPI)
+        write_csv([{**s.__dict__, "einsum": s.label, "engine": s.resource} for s in result.trace.spans],
+                  out_dir / TIMELINE_FILE)
 
 
 def write_csv(rows: Sequence[dict[str, object]], path: Path) -> None:
@@ -89,55 +98,21 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
     console = Console(width=None if Console().is_terminal else 132)
     records = result.per_einsum_records
     shown = records if rows is None or len(records) <= rows else sorted(records, key=lambda r: -r["cycles"])[:rows]
-    table = Table(title=f"{result.workload.name} on {result.arch.name}: cost per einsum", show_lines=False)
+    table = Table(title=f"{short_name(result.workload.name)} on {result.arch.name}: cost per einsum", show_lines=False)
     for name, justify in (("einsum", "left"), ("engine", "left"), ("op", "left"), ("MACs", "right"),
                           ("cycles", "right"), ("stall", "right"), ("util", "right"), ("energy", "right"),
                           ("roofline", "right"), ("bound by", "left")):
         table.add_column(name, justify=justify, overflow="fold")
     for row in shown:
-        table.add_row(str(row["einsum"]), str(row["engine"]), str(row["op"]), si_format(row["macs"]),
-                      si_format(row["cycles"]), si_format(row["stall_cycles"]), f"{100 * row['utilization']:.1f}%",
-                      si_format(row["energy_j"], "J"), si_format(row["roofline_cycles"]), str(row["bound"]))
+        table.add_row(str(row["einsum"]), str(row["engine"]), str(row["op"]), format_metric("macs", row["macs"]),
+                      cycles_format(row["cycles"]), cycles_format(row["stall_cycles"]), percent(row["utilization"]),
+                      si_format(row["energy_j"], "J"), cycles_format(row["roofline_cycles"]), str(row["bound"]))
     console.print(table)
     if len(shown) < len(records):
         console.print(f"[dim]{len(records) - len(shown)} lighter einsums not shown "
                       f"(--all prints them; all are in per_einsum.csv)[/dim]")
     summary = result.summary()
-    totals = Table(title="totals", show_header=False)
-    totals.add_column("metric")
-    totals.add_column("value", justify="right")
-    published = summary["published_area_mm2"]
-    for label, value in (("einsums", f"{summary['einsums']}"), ("MACs", si_format(summary["total_macs"])),
-                         ("cycles", si_format(summary["cycles"])),
-                         ("  compute / fill-drain / stall", " / ".join(si_format(summary[k]) for k in
-                                                                       ("compute_cycles", "fill_drain_cycles",
-                                                                        "stall_cycles"))),
-                         ("roofline bound", f"{si_format(summary['roofline_cycles'])} "
-                                            f"(achieved is {summary['cycles_over_roofline']:.3g}x)"),
-                         ("latency", si_format(summary["latency_s"], "s")),
-                         ("throughput", f"{summary['throughput_per_s']:.4g} {summary['throughput_unit']}"),
-                         ("MAC utilization", f"{100 * summary['mac_utilization']:.2f} %"),
-                         ("energy", si_format(summary["energy_j"], "J")),
-                         ("modelled area", f"{summary['area_mm2']:.3g} mm²"
-                                           + (f" (published die {published:g} mm²)" if published else ""))):
-        totals.add_row(label, value)
-    for component, joules in summary["energy_by_component_j"].items():
-        totals.add_row(f"  energy: {component}", f"{100 * joules / summary['energy_j']:.1f} %")
-    einsum_cycles = sum(summary["cycles_by_bound"].values())  # above the makespan when engines overlap
-    for kind, cycles in summary["cycles_by_bound"].items():
-        totals.add_row(f"einsum cycles bound by {kind}", f"{100 * cycles / einsum_cycles:.1f} %")
-    if result.trace.concurrent:
-        totals.add_row("execution", f"{summary['execution']} ({summary['policy']})")
-        if "replay_over_schedule" in summary:  # the scheduler's plan checked by the event-driven replay
-            # The replay equals the plan when nothing contends, so a gap is the shared DRAM link the plan omits.
-            flag = (" [bold red](over 10 %: transfers contend for the shared DRAM link, which the plan does not "
-                    "model)[/bold red]" if summary["replay_gap_flagged"] else "")
-            totals.add_row("  replay / schedule makespan", f"{summary['replay_over_schedule']:.3f}{flag}")
-            for note in summary.get("schedule_notes", ()):
-                totals.add_row("  schedule note", str(note))
-        for resource, busy in summary["utilization"].items():
-            totals.add_row(f"  utilization: {resource}", f"{100 * busy:.1f} %")
-    console.print(totals)
+    console.print(totals_table(result, summary))
     if result.trace.memory:
         console.print(memory_table(result))
     for engine in result.arch.engines:
@@ -148,10 +123,56 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
                 resources.add_column(name, justify="left" if name == "resource" else "right")
             for row in rows:
                 resources.add_row(str(row["resource"]), f"{row['used']:,}", f"{row['available']:,}",
-                                  f"{100 * row['utilization']:.1f}%")
+                                  percent(row["utilization"]))
             console.print(resources)
-    extra = ", timeline.png, timeline.csv" if result.trace.concurrent else ""
-    console.print(f"report: {out_dir}/ (per_einsum.csv, summary.json, roofline.png{extra})")
+    extra = f", timeline.png, {TIMELINE_FILE}" if result.trace.concurrent else ""
+    console.print(f"report: {out_dir}/ (per_einsum.csv, summary.json, {RECORD_FILE}, roofline.png{extra}); "
+                  f"`accel-sim report {out_dir}` writes the interactive report.html")
+
+
+def totals_table(result: Result, summary: dict[str, object]) -> Table:
+    """The run's totals: the headline numbers, the cycle split, energy and cycles by part, what bounds it."""
+    from rich.table import Table  # rich loads on first use: `accel-sim run --json` and workers start without it
+
+    totals = Table(title="totals", show_header=False, caption=bound_sentence(summary, bandwidths(result)))
+    totals.add_column("metric")
+    totals.add_column("value", justify="right")
+    for label, value in headline_numbers(summary):
+        totals.add_row(label, value)
+    published = summary["published_area_mm2"]
+    if published:
+        totals.add_row("  published die area", format_metric("published_area_mm2", published))
+    for key in ("einsums", "total_macs", "cycles"):
+        totals.add_row(key if key != "total_macs" else "MACs", format_metric(key, summary[key]))
+    totals.add_row("  compute / fill-drain / stall", " / ".join(cycles_format(summary[k]) for k in  # type: ignore[arg-type]
+                                                                ("compute_cycles", "fill_drain_cycles", "stall_cycles")))
+    totals.add_row("roofline bound", f"{cycles_format(summary['roofline_cycles'])} cycles (achieved is "  # type: ignore[arg-type]
+                                     f"{format_metric('cycles_over_roofline', summary['cycles_over_roofline'])})")
+    totals.add_row("energy", format_metric("energy_j", summary["energy_j"]))
+    energy = float(summary["energy_j"]) or 1.0  # type: ignore[arg-type]
+    for component, joules in summary["energy_by_component_j"].items():  # type: ignore[union-attr]
+        totals.add_row(f"  energy: {component}", percent(joules / energy))
+    einsum_cycles = sum(summary["cycles_by_bound"].values()) or 1.0  # type: ignore[union-attr]  # above the makespan when engines overlap
+    for kind, cycles in summary["cycles_by_bound"].items():  # type: ignore[union-attr]
+        totals.add_row(f"einsum cycles bound by {kind}", percent(cycles / einsum_cycles))
+    if result.trace.concurrent:
+        totals.add_row("execution", f"{summary['execution']} ({summary['policy']})")
+        if "replay_over_schedule" in summary:  # the scheduler's plan checked by the event-driven replay
+            # The replay equals the plan when nothing contends, so a gap is the shared DRAM link the plan omits.
+            flag = (" [bold red](over 10 %: transfers contend for the shared DRAM link, which the plan does not "
+                    "model)[/bold red]" if summary["replay_gap_flagged"] else "")
+            totals.add_row("  replay / schedule makespan",
+                           format_metric("replay_over_schedule", summary["replay_over_schedule"]) + flag)
+            for note in summary.get("schedule_notes", ()):  # type: ignore[union-attr]
+                totals.add_row("  schedule note", str(note))
+    for resource, busy in summary["utilization"].items():  # type: ignore[union-attr]
+        totals.add_row(f"  utilization: {resource}", percent(busy))
+    return totals
+
+
+def bandwidths(result: Result) -> dict[str, float]:
+    """Peak bytes per second of each memory level of the result's arch."""
+    return {level.name: level.ports.peak_bytes_per_s for level in result.arch.memory}
 
 
 def memory_table(result: Result) -> Table:
@@ -162,9 +183,9 @@ def memory_table(result: Result) -> Table:
     for name in ("level", "capacity", "peak", "spilled", "read", "written", "bandwidth used"):
         table.add_column(name, justify="left" if name == "level" else "right")
     for use in result.trace.memory:
-        capacity = si_format(use.capacity_bytes, "B") if use.capacity_bytes is not None else "unbounded"
-        table.add_row(use.level, capacity, si_format(use.peak_bytes, "B"), si_format(use.spilled_bytes, "B"),
-                      si_format(use.read_bytes, "B"), si_format(use.write_bytes, "B"), f"{100 * use.utilization:.1f}%")
+        capacity = bytes_format(use.capacity_bytes) if use.capacity_bytes is not None else "unbounded"
+        table.add_row(use.level, capacity, bytes_format(use.peak_bytes), bytes_format(use.spilled_bytes),
+                      bytes_format(use.read_bytes), bytes_format(use.write_bytes), percent(use.utilization))
     return table
 
 
@@ -181,8 +202,8 @@ def print_workload(workload: Workload) -> None:
         table.add_row(label, str(summary[key]))
     table.add_row("MACs", f"{summary['total_macs']:,}")
     table.add_row("operator applications", f"{summary['total_ops']:,}")
-    table.add_row("weight bytes", si_format(summary["weight_bytes"], "B"))
-    table.add_row("activation bytes", si_format(summary["activation_bytes"], "B"))
+    table.add_row("weight bytes", bytes_format(summary["weight_bytes"]))  # type: ignore[arg-type]
+    table.add_row("activation bytes", bytes_format(summary["activation_bytes"]))  # type: ignore[arg-type]
     table.add_row("einsums by operator", ", ".join(f"{k} {v}" for k, v in summary["ops_by_type"].items()))
     unsupported = summary["unsupported_ops"]
     table.add_row("unsupported operators", ", ".join(unsupported) if unsupported else "none")

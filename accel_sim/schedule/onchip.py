@@ -58,31 +58,33 @@ def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase,
 
 
 def on_chip_bound(bound: Bound, einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase,
-                  on_chip: frozenset[str]) -> Bound:
-    """The roofline `bound` without the compulsory backing-level bytes of the `on_chip` tensors."""
-    backing = arch.memory[0]
+                  on_chip: frozenset[str], levels: frozenset[str] | None = None) -> Bound:
+    """The roofline `bound` without the compulsory bytes of the `on_chip` tensors at `levels` (None: the backing
+    level only; every level: tensors held in the engine's registers), as `on_chip_cost` drops their accesses."""
     names = {a.tensor for a in einsum.inputs if a.tensor != einsum.output.tensor} | {einsum.output.tensor}
     roles = workload.roles(einsum)
-    held = [t for t in names & on_chip if backing.keeps(roles[t], t)]
-    if not held:
-        return bound
-    removed_read = removed_write = 0.0
-    for tensor in held:
-        access = einsum.output if tensor == einsum.output.tensor else next(a for a in einsum.inputs
-                                                                           if a.tensor == tensor)
-        moved = einsum.footprint(access, workload.tensor(tensor)) * workload.tensor(tensor).bits / 8
-        if tensor == einsum.output.tensor:
-            removed_write += moved
-        else:
-            removed_read += moved
-    read = max(0.0, bound.level_read_bytes[backing.name] - removed_read)
-    write = max(0.0, bound.level_bytes[backing.name] - bound.level_read_bytes[backing.name] - removed_write)
-    level_bytes = {**bound.level_bytes, backing.name: read + write}
-    level_read = {**bound.level_read_bytes, backing.name: read}
-    level_cycles = dict(bound.level_cycles)
-    level_cycles[backing.name] = engine.transfer_cycles(read, write, backing, arch)
-    level_energy = dict(bound.level_energy_j)
-    scale = level_bytes[backing.name] / bound.level_bytes[backing.name] if bound.level_bytes[backing.name] else 0.0
-    level_energy[backing.name] = bound.level_energy_j[backing.name] * scale
+    levels = frozenset((arch.memory[0].name,)) if levels is None else levels
+    level_bytes, level_read = dict(bound.level_bytes), dict(bound.level_read_bytes)
+    level_cycles, level_energy = dict(bound.level_cycles), dict(bound.level_energy_j)
+    for level in (lv for lv in arch.memory if lv.name in levels):
+        held = [t for t in names & on_chip if level.keeps(roles[t], t)]
+        if not held:
+            continue
+        removed_read = removed_write = 0.0
+        for tensor in held:
+            access = einsum.output if tensor == einsum.output.tensor else next(a for a in einsum.inputs
+                                                                               if a.tensor == tensor)
+            moved = einsum.footprint(access, workload.tensor(tensor)) * workload.tensor(tensor).bits / 8
+            if tensor == einsum.output.tensor:
+                removed_write += moved
+            else:
+                removed_read += moved
+        name = level.name
+        read = max(0.0, bound.level_read_bytes[name] - removed_read)
+        write = max(0.0, bound.level_bytes[name] - bound.level_read_bytes[name] - removed_write)
+        level_bytes[name], level_read[name] = read + write, read
+        level_cycles[name] = engine.transfer_cycles(read, write, level, arch)
+        scale = level_bytes[name] / bound.level_bytes[name] if bound.level_bytes[name] else 0.0
+        level_energy[name] = bound.level_energy_j[name] * scale
     return replace(bound, level_bytes=level_bytes, level_read_bytes=level_read, level_cycles=level_cycles,
                    level_energy_j=level_energy)

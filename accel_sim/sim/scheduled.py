@@ -65,6 +65,9 @@ def placements(arch: Arch, workload: Workload, problem: Problem, schedule: Sched
         # the option's cost leaves the backing traffic of on-chip intermediates out: so does its bound
         bound = on_chip_bound(bounds[key], einsum, workload, arch, engines[slot.engine], problem.on_chip_tensors)
         cost = option.variant(frozenset(resident)).cost   # the tensors it kept in registers moved nowhere
+        if resident:  # ... and so neither does its bound: a register-resident chain is bound by compute alone
+            bound = on_chip_bound(bound, einsum, workload, arch, engines[slot.engine], frozenset(resident),
+                                  frozenset(lv.name for lv in arch.memory))
         placed.append(Placement(einsum.name, slot.engine, einsum.op, cost, replace(bound, einsum=einsum.name)))
     spilled = [base_name(b.tensor) for b in schedule.buffers if b.placement == "spill"
                and (copy is None or b.tensor == copy_name(base_name(b.tensor), copy))]

@@ -138,23 +138,27 @@ def test_a_run_against_a_sweep_or_another_workload_exits_2(run_dir: Path, tmp_pa
     assert "none in common" in capsys.readouterr().err
 
 
-def test_sweep_report_embeds_plots_and_writes_front(tmp_path: Path) -> None:
-    """The sweep report is one HTML file with the Pareto and parallel-coordinates PNGs inline, plus Markdown
-    and pareto.csv whose rows are all feasible and exactly one is the knee."""
+def test_sweep_report_has_interactive_plots_pngs_and_front(tmp_path: Path) -> None:
+    """The sweep report is one HTML file with the interactive Pareto and parallel-coordinates plots, the 3-objective
+    note and the hypervolume explained; PNGs for papers beside it; Markdown; pareto.csv whose rows are all feasible
+    and exactly one is the knee."""
     store = tmp_path / "s.db"
     run_sweep(load_sweep(DATA / "random.yaml"), store, executor=LocalExecutor(1))
     assert main(["report", str(store), "-o", str(tmp_path / "rep")]) == 0
     page = (tmp_path / "rep" / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == 2
+    assert "id='plot-pareto-conv2d_einsum'" in page and "id='plot-parallel-conv2d_einsum'" in page
+    assert "3 objectives but a scatter shows two" in page and "reference point 1.1" in page
+    assert (tmp_path / "rep" / "pareto_conv2d_einsum.png").exists()
     assert "Pareto front" in (tmp_path / "rep" / "report.md").read_text()
     front = pd.read_csv(tmp_path / "rep" / "pareto.csv")
     assert (front["status"] == "ok").all() and front["knee"].sum() == 1
 
 
 def test_run_report_has_energy_area_and_roofline(tmp_path: Path) -> None:
-    """report ARCH WORKLOAD evaluates and writes totals, per-einsum table, energy, area and roofline plots."""
+    """report ARCH WORKLOAD evaluates and writes the design card, totals, per-einsum table, the cycle and energy
+    breakdowns, area and the interactive roofline, with the command in the provenance footer."""
     assert main(["report", "edge_npu", "mlp.einsum", "-o", str(tmp_path / "r")]) == 0
     page = (tmp_path / "r" / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == 3
-    for section in ("Totals", "Energy by component", "Per einsum", "Area by block", "Roofline"):
+    for section in ("Totals", "Where the cycles and the energy go", "Per einsum", "Area by block", "id='plot-roofline'",
+                    "id='design'", "accel-sim report edge_npu mlp.einsum -o"):
         assert section in page

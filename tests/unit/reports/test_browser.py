@@ -1,0 +1,124 @@
+"""Every report kind opened in headless Chromium, offline: no console errors, no request but the page itself, the
+headline numbers equal summary.json's, the plots drawn with hover data, no raw float in the text, and a Pareto point
+opening its design's report. Skips where no Chromium is installed (Debian: apt-get install chromium)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from accel_sim.cli import main
+from accel_sim.dse import load_sweep, run_sweep
+from accel_sim.dse.executors import LocalExecutor
+from accel_sim.reports.headline import headline_numbers
+from browser import Browser, find_chromium
+
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH: apt-get install chromium to run the "
+                                                         "browser tests of the HTML reports")
+DSE_DATA = Path(__file__).parents[1] / "dse" / "data"
+SHOTS = os.environ.get("ACCEL_SIM_SCREENSHOTS")  # a folder: each report's screenshot is saved there (docs/reports)
+# A float printed raw: exponent notation, or more than 4 digits after a decimal point
+RAW_FLOAT = re.compile(r"\b\d+\.\d+[eE][-+]?\d+\b|\b\d+\.\d{5,}\b")
+TEXT = ("(function(){var c=document.body.cloneNode(true);c.querySelectorAll('pre,code,script,style,.js-plotly-plot')"
+        ".forEach(function(e){e.remove();});return c.innerText;})()")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The report of each kind: a run with a timeline (scheduled), a run without one (sequential, from ARCH WORKLOAD),
+    an NPU+PIM run, and a sweep searched by NSGA-II."""
+    root = tmp_path_factory.mktemp("browser")
+    out = {}
+    for kind, run in (("timeline", ["fusemax_like", "attention_1pass.einsum"]),
+                      ("npu_pim", ["neupims_like", "llama2-7b-decode", "--set", "workload.n_layers=1"])):
+        assert main(["run", *run, "-o", str(root / kind), "--json"]) == 0
+        assert main(["report", str(root / kind)]) == 0
+        out[kind] = root / kind
+    assert main(["report", "edge_npu", "mlp.einsum", "-o", str(root / "sequential")]) == 0
+    out["sequential"] = root / "sequential"
+    spec = root / "search.yaml"
+    spec.write_text((DSE_DATA / "small.yaml").read_text().replace(
+        "strategy: grid", "strategy: {kind: nsga2, n: 8, seed: 3, batch: 4}"))
+    run_sweep(load_sweep(spec), root / "sweep" / "results.db", executor=LocalExecutor(1))
+    assert main(["report", str(root / "sweep" / "results.db")]) == 0
+    out["sweep"] = root / "sweep"
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():  # noqa: ANN201 - a Browser
+    """One headless Chromium for the module."""
+    with Browser(CHROMIUM) as b:  # type: ignore[arg-type]
+        yield b
+
+
+def _open(browser: Browser, page: Path, shot: str) -> None:
+    """Open `page` with a fresh record of events; check it loaded offline and cleanly."""
+    browser.events.clear()
+    browser.open(page.resolve().as_uri())
+    assert browser.console_errors() == []
+    assert browser.requests() == [page.resolve().as_uri()]  # the page itself and nothing else
+    assert browser.evaluate("typeof Plotly") == "object"
+    if SHOTS:
+        browser.screenshot(Path(SHOTS) / f"{shot}.png")
+
+
+@pytest.mark.parametrize("kind", ["timeline", "sequential", "npu_pim"])
+def test_run_report_in_the_browser(reports: dict[str, Path], browser: Browser, kind: str) -> None:
+    """The run report renders offline; its headline tiles show summary.json's numbers; the roofline has hover text;
+    the timeline is there exactly when the run overlapped engines; no raw float in the text."""
+    folder = reports[kind]
+    _open(browser, folder / "report.html", f"run_{kind}")
+    summary = json.loads((folder / "summary.json").read_text())
+    tiles = browser.evaluate("Array.from(document.querySelectorAll('.kpi')).map(function(k){"
+                             "return [k.dataset.kpi, k.querySelector('b').textContent];})")
+    assert [tuple(t) for t in tiles] == headline_numbers(summary)
+    assert browser.evaluate("document.getElementById('design') !== null")
+    hover = browser.evaluate("document.getElementById('plot-roofline').data.filter(function(t){"
+                             "return t.mode==='markers';}).map(function(t){return t.customdata.length;})")
+    assert hover and all(n > 0 for n in hover)
+    has_timeline = browser.evaluate("document.getElementById('plot-timeline') !== null")
+    assert has_timeline == (kind != "sequential")
+    if has_timeline:
+        bars = browser.evaluate("document.getElementById('plot-timeline').data.map(function(t){return t.text.length;})")
+        assert sum(bars) > 0
+    assert browser.evaluate("document.querySelector('.scroll table.sortable th').textContent") == "bound"
+    assert browser.evaluate("document.getElementById('provenance').textContent").count("accel-sim") >= 2
+    assert RAW_FLOAT.findall(browser.evaluate(TEXT)) == []
+
+
+def test_npu_pim_timeline_and_roofs(reports: dict[str, Path], browser: Browser) -> None:
+    """NPU+PIM: the PIM engine has a roof at its own DRAM, and the eight identical arrays are one legend group."""
+    _open(browser, reports["npu_pim"] / "report.html", "run_npu_pim_roofline")
+    names = browser.evaluate("document.getElementById('plot-roofline').data.map(function(t){return t.name;})")
+    assert any(n.startswith("pim ← hbm") for n in names)
+    assert not any(n.startswith("sa3") for n in names) and any(n.startswith("sa0..sa7") for n in names)
+
+
+def test_sweep_report_in_the_browser(reports: dict[str, Path], browser: Browser) -> None:
+    """The sweep report renders offline with its Pareto view and parallel coordinates; changing an axis restyles the
+    scatter; clicking the knee opens its design's run report, which renders offline too."""
+    page = reports["sweep"] / "report.html"
+    _open(browser, page, "sweep")
+    plot = "plot-pareto-mlp_einsum"
+    assert browser.evaluate(f"document.getElementById('{plot}').data.length") >= 2
+    assert browser.evaluate("document.getElementById('plot-parallel-mlp_einsum').data[0].type") == "parcoords"
+    assert RAW_FLOAT.findall(browser.evaluate(TEXT)) == []
+    browser.evaluate(f"(function(){{var s=document.getElementById('{plot}-x');s.value='energy_j';"
+                     "s.dispatchEvent(new Event('change'));return 1;})()")
+    assert browser.evaluate(f"document.getElementById('{plot}').layout.xaxis.title.text") == "energy (J)"
+    link = browser.evaluate(f"document.getElementById('{plot}').data.filter(function(t){{return t.name==='knee';}})"
+                            "[0].customdata[0][1]")
+    assert link.startswith("designs/point_")
+    mark = len(browser.events)
+    browser.evaluate(f"(function(){{var d=document.getElementById('{plot}');var t=d.data.filter(function(t){{"
+                     "return t.name==='knee';})[0];d.emit('plotly_click',{points:[{customdata:t.customdata[0]}]});"
+                     "return 1;})()")
+    browser.wait_for("Page.loadEventFired", after=mark)
+    assert browser.evaluate("window.location.href") == (page.parent / link).resolve().as_uri()
+    assert browser.evaluate("document.getElementById('design') !== null")
+    assert browser.console_errors() == []

@@ -1,0 +1,80 @@
+"""The run record behind a report: the roofline property on every execution path, repeats grouped, rows folded,
+generated names shortened."""
+from __future__ import annotations
+
+import pytest
+
+from accel_sim import evaluate, load_arch, load_workload
+from accel_sim.reports.interactive import fold_rows, time_unit
+from accel_sim.reports.view import group_repeats, roofline_record, short_name
+
+PATHS = {  # every execution model that reaches a report, on a workload small enough for a unit test
+    "sequential": ("edge_npu", "mlp.einsum", (), ()),
+    "scheduled, register-resident chains": ("fusemax_like", "attention_1pass.einsum", (), ()),
+    "pipelined": ("fusemax_like", "attention_1pass.einsum",
+                  ("execution={kind: pipelined, instances: 4, copies: 2, time_limit_s: 1}",), ()),
+    "npu_pim": ("neupims_like", "llama2-7b-decode", (), ("n_layers=1",)),
+}
+
+
+@pytest.fixture(scope="module", params=list(PATHS))
+def result(request: pytest.FixtureRequest):  # noqa: ANN201 - a Result
+    """One evaluated run per execution path."""
+    arch, workload, arch_set, workload_set = PATHS[request.param]
+    return evaluate(load_arch(arch, list(arch_set)), load_workload(workload, overrides=list(workload_set)))
+
+
+def test_no_einsum_beats_its_roofline(result) -> None:  # noqa: ANN001
+    """Accuracy contract: achieved cycles >= the roofline bound for every einsum, so every roofline point lies on or
+    under its roof (register-resident chains drop the resident tensors' traffic from cost and bound alike)."""
+    for placed in result.einsums:
+        assert placed.cost.total_cycles >= placed.bound.cycles * (1 - 1e-9), placed.einsum
+    record = roofline_record(result)
+    assert record["points"]
+    above = [p["einsum"] for p in record["points"] if p["ops_per_s"] > p["roof_ops_per_s"] * (1 + 1e-9)]
+    assert above == []
+
+
+def test_each_point_has_a_roof_for_its_level() -> None:
+    """A point is measured against a level its engine group has a roof for; the PIM engine's roof at its own DRAM
+    is the in-bank rate, above the DRAM's external bandwidth."""
+    arch = load_arch("neupims_like")
+    result = evaluate(arch, load_workload("llama2-7b-decode", overrides=["n_layers=1"]))
+    record = roofline_record(result)
+    roofs = {(r["engine"], r["level"]): r["bandwidth_bytes_per_s"] for r in record["roofs"] if "level" in r}
+    assert all((p["engine"], p["level"]) in roofs for p in record["points"])
+    hbm = next(level for level in arch.memory if level.name == "hbm")
+    assert roofs[("pim", "hbm")] > hbm.ports.peak_bytes_per_s
+    assert ("sa0..sa7", "hbm") in roofs  # eight identical arrays are one group
+
+
+def test_layer_repeats_fold_into_one_row() -> None:
+    """Rows equal but for the layer number fold (× 3); a row that differs in cost stays apart."""
+    rows = [{"einsum": f"L{i}.qk", "engine": "sa", "op": "mac", "cycles": 10.0, "bound": "dram"} for i in range(3)]
+    rows.append({"einsum": "L3.qk", "engine": "sa", "op": "mac", "cycles": 11.0, "bound": "dram"})
+    grouped = group_repeats(rows, ("engine", "op", "cycles", "bound"))
+    assert [(g["einsum"], g["repeats"]) for g in grouped] == [("L0.qk … L2.qk", 3), ("L3.qk", 1)]
+
+
+def test_identical_resources_fold_into_one_timeline_row() -> None:
+    """32 channels running the same spans at the same times are one row 'pim.ch × 32'; a different one is not."""
+    spans = [{"resource": f"pim.ch{c:02d}", "label": "qk", "start": 0.0, "end": 5.0} for c in range(32)]
+    spans.append({"resource": "npu", "label": "ffn", "start": 0.0, "end": 9.0})
+    rows, row_of = fold_rows(spans)
+    assert rows == ["pim.ch × 32", "npu"] and row_of["pim.ch17"] == "pim.ch × 32"
+
+
+def test_one_time_unit_per_timeline() -> None:
+    """The axis unit follows the run's length."""
+    assert [time_unit(s)[0] for s in (5e-7, 7e-6, 0.0185, 3.0)] == ["ns", "µs", "ms", "s"]
+
+
+@pytest.mark.parametrize(("name", "short"), [
+    ("llama2-7b-n_layers1-decode-b1-kv1024", "llama2-7b-decode-b1-kv1024"),
+    ("llama2-7b-d_model512-norm_eps1e-05-ffn_dim2048-decode-b8-kv4096-w4a16kv16", "llama2-7b-decode-b8-kv4096-w4a16kv16"),
+    ("bitnet-b1.58-3b-decode-b1-kv1024", "bitnet-b1.58-3b-decode-b1-kv1024"),
+    ("resnet50-in_channels1-b1-224", "resnet50-b1-224"),
+    ("attention_1pass", "attention_1pass")])
+def test_generated_names_keep_model_phase_batch_and_length(name: str, short: str) -> None:
+    """Recipe parameters leave the shown name (they are in the provenance); other names stay."""
+    assert short_name(name) == short
