@@ -44,9 +44,11 @@ first wave's operands arrive, and the last wave's output tiles draining at the a
 outermost level after its last MAC (earlier waves' epilogues overlap later waves' main loops). A GEMV (M = 1) or a
 KV-cache read is thus bandwidth-bound at the achievable HBM bandwidth.
 
-Maps and reductions (norms, softmax, residual adds, cache writes) run on the CUDA cores, one operator application
-per lane per cycle (`cuda_ops_per_sm` lanes per SM at the output's width), against their compulsory traffic at
-the achievable bandwidths. With `fuse_elementwise` (the default: TensorRT-LLM, LMDeploy and torch.compile fuse
+Maps and reductions (norms, softmax, residual adds, cache writes) run on the CUDA cores: per iteration point one
+lane instruction per operator (an add of a product is one fused multiply-add) and the reduction's step, on
+`cuda_ops_per_sm` lanes per SM at the widest tensor's width, and one SFU instruction per special function (exp,
+log, rsqrt, division) on `special_ops_per_sm` SFUs; the two pipes issue side by side, so the slower sets the pace.
+They run against their compulsory traffic at the achievable bandwidths. With `fuse_elementwise` (the default: TensorRT-LLM, LMDeploy and torch.compile fuse
 these into neighbouring kernels) they pay no launch of their own.
 
 Energy comes from the board's power: at its sustained tensor peak a GPU draws its TDP, so a MAC costs
@@ -58,6 +60,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
@@ -167,6 +170,8 @@ class GpuEngine(EngineBase):
     tensor_macs_per_sm: tuple[tuple[int, float], ...]
     # operand width in bits -> FMA lanes per SM per cycle of the CUDA cores (maps, reductions, wide contractions)
     cuda_ops_per_sm: tuple[tuple[int, float], ...]
+    # special-function results per SM per cycle (exp, log, rsqrt, reciprocal: the SFUs)
+    special_ops_per_sm: float = Field(16.0, gt=0)
     tensor_efficiency: Fraction = 1.0   # sustained fraction of the tensor peak in a tuned GEMM main loop
     # memory level name -> achievable fraction of its peak bandwidth; levels not listed run at their peak
     bandwidth_efficiency: tuple[tuple[str, float], ...] = ()
@@ -256,11 +261,11 @@ class GpuEngine(EngineBase):
     # --- the engine contract -----------------------------------------------------------------------------------
     def peak_per_cycle(self, einsum: Einsum) -> float:
         """The datasheet's fastest dense tensor-core rate for a contraction (the einsum does not carry its operands'
-        widths, so the bound takes the narrowest width the tensor cores take); the fastest CUDA-core rate, one
-        operator application per lane per cycle, for maps and reductions."""
+        widths, so the bound takes the narrowest width the tensor cores take); for maps and reductions the fastest
+        CUDA-core rate, two operator applications per lane per cycle (a fused multiply-add)."""
         if einsum.op == "mac":
             return self.peak_macs_per_cycle()
-        return self.sms * max(rate for _, rate in self.cuda_ops_per_sm)
+        return 2 * self.sms * max(rate for _, rate in self.cuda_ops_per_sm)
 
     def peak_macs_per_cycle(self) -> float:
         """The tensor cores' fastest dense rate (the narrowest width they take) over every SM."""
@@ -279,6 +284,35 @@ class GpuEngine(EngineBase):
         if not np.isfinite(values[best]):
             raise space.infeasible(searched=True)
         return space.cost_of(candidates, scores, best)
+
+    def level_busy_cycles(self, cost: Cost, workload: Workload, arch: Arch) -> dict[str, float]:
+        """Cycles each level needs for the bytes `cost` moves there, at the level's achievable bandwidth."""
+        return {name: cycles / self.level_efficiency(name)
+                for name, cycles in super().level_busy_cycles(cost, workload, arch).items()}
+
+    def register_capacity_bytes(self) -> float:
+        """Registers and shared memory of every SM: where a fused kernel keeps an intermediate's tiles (the S and P
+        tiles of FlashAttention) between the einsums of a chain."""
+        return self.sms * (self.registers_per_sm_bytes + self.smem_per_sm_bytes)
+
+    def resident_cost(self, einsum: Einsum, workload: Workload, arch: Arch, resident: frozenset[str]) -> Cost:
+        """The einsum inside a fused kernel: the `resident` tensors move through no memory level, and an einsum
+        that reads one runs in its producer's kernel, so it pays no launch of its own."""
+        if einsum.op != "mac":
+            cost = elementwise_kernel_cost(einsum, workload, arch, self, resident)
+        else:
+            space = GpuMapspace(einsum, workload, arch, self, resident=resident)
+            candidates = space.all()
+            scores = space.score(candidates)
+            values = scores.objective("latency")
+            best = int(np.argmin(values))
+            if not np.isfinite(values[best]):
+                raise space.infeasible(searched=True)
+            cost = space.cost_of(candidates, scores, best)
+        if any(a.tensor in resident for a in einsum.inputs):
+            launch = self.launch_overhead_s * arch.clock_hz
+            cost = replace(cost, fill_drain_cycles=max(0.0, cost.fill_drain_cycles - launch))
+        return cost
 
     def mapspace(self, einsum: Einsum, workload: Workload, arch: Arch) -> GpuMapspace | None:
         """A contraction's CTA tiles (groups) and split-K factors (engines/gpu_mapspace.py); None otherwise."""

@@ -3,7 +3,7 @@ vectorized over (CTA tile, split-K) candidates, and CUDA-core kernels for maps a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,14 +13,19 @@ from accel_sim.engines.folds import fold_count
 from accel_sim.engines.loopnest import gemm_view
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.spec.cost import Cost
+from accel_sim.spec.workload import Call
 
 if TYPE_CHECKING:
     from accel_sim.engines.gpu import GpuEngine
     from accel_sim.spec.arch import Arch
-    from accel_sim.spec.workload import Einsum, Workload
+    from accel_sim.spec.workload import Einsum, Expr, Workload
 
 ACCUMULATOR_BITS = 32       # tensor cores accumulate fp16/bf16/int8 products in fp32/int32 (CUTLASS default)
 MAX_REGISTERS_PER_THREAD = 255  # CUDA C++ Programming Guide, "Compute Capabilities" (cc 8.0 and 9.0)
+# Operators the SFUs compute (MUFU: exp2, log2, rcp, rsqrt, sqrt, sin, cos, tanh; CUDA C++ Programming Guide,
+# "Arithmetic Instructions"); division, pow and the activation functions take one of them each
+SPECIAL_OPS = frozenset({"exp", "log", "sqrt", "rsqrt", "recip", "div", "pow", "tanh", "sigmoid", "silu", "gelu",
+                         "erf", "sin", "cos"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,10 +136,13 @@ class KernelScores:
         return {f.name: getattr(self, f.name)[i].tolist() for f in fields(self)}
 
 
-def level_roles(problem: GemmProblem, workload: Workload, einsum: Einsum, arch: Arch) -> list[dict[str, bool]]:
-    """Per level (outer -> inner): which of the GEMM's tensors it keeps (`MemoryLevel.keeps`)."""
+def level_roles(problem: GemmProblem, workload: Workload, einsum: Einsum, arch: Arch,
+                resident: frozenset[str] = frozenset()) -> list[dict[str, bool]]:
+    """Per level (outer -> inner): which of the GEMM's tensors it keeps (`MemoryLevel.keeps`); a `resident` tensor
+    (held in the SMs by a fused kernel) none."""
     roles = workload.roles(einsum)
-    return [{t: level.keeps(roles[t], t) for t in (problem.a, problem.b, problem.c)} for level in arch.memory]
+    return [{t: t not in resident and level.keeps(roles[t], t) for t in (problem.a, problem.b, problem.c)}
+            for level in arch.memory]
 
 
 def cache_capacity_bytes(arch: Arch) -> float:
@@ -275,14 +283,44 @@ def kernel_cost(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str, b
 # ---------------------------------------------------------------------------------------------
 # Maps and reductions on the CUDA cores
 # ---------------------------------------------------------------------------------------------
-def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: GpuEngine) -> Cost:
+def issued_ops(expr: Expr) -> tuple[int, int]:
+    """(CUDA-lane instructions, SFU instructions) per point of an expression: a special function (exp, log, rsqrt,
+    division, ...) is one SFU instruction, every other operator one lane instruction, except that an add or
+    subtract of a product is one fused multiply-add."""
+    if not isinstance(expr, Call):
+        return 0, 0
+    lane, special = (0, 1) if expr.op in SPECIAL_OPS else (1, 0)
+    fused = expr.op in ("add", "sub") and any(isinstance(a, Call) and a.op == "mul" for a in expr.args)
+    for arg in expr.args:
+        sub_lane, sub_special = issued_ops(arg)
+        lane += sub_lane
+        special += sub_special
+    return lane - (1 if fused else 0), special
+
+
+def elementwise_cycles_per_point(einsum: Einsum, engine: GpuEngine, bits: int) -> float:
+    """SM cycles per iteration point: the lane instructions (and the reduction's step) over the CUDA lanes and the
+    special functions over the SFUs, two pipes that run side by side (the slower one sets the pace); at least one
+    lane instruction per point (a copy)."""
+    lane, special = issued_ops(einsum.expr)
+    lane += 1 if einsum.reduced_ranks else 0
+    return max(max(lane, 1) / engine.lane_rate(bits), special / engine.special_ops_per_sm)
+
+
+def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: GpuEngine,
+                            resident: frozenset[str] = frozenset()) -> Cost:
     """Operator applications over every CUDA lane against the compulsory traffic at achievable bandwidths, plus a
-    launch unless fused (module docstring)."""
+    launch unless fused (module docstring); `resident` tensors stay in the SMs (a fused kernel) and move through
+    no level."""
     out_bits = workload.tensor(einsum.output.tensor).bits
+    width = max(workload.tensor(t).bits for t in {a.tensor for a in (*einsum.inputs, einsum.output)})
     clock = arch.engine_clock_hz(engine)
-    lanes = engine.sms * engine.lane_rate(out_bits)
-    compute = einsum.ops / lanes * arch.clock_hz / clock
+    lanes = engine.sms * engine.lane_rate(width)
+    compute = einsum.iteration_points * elementwise_cycles_per_point(einsum, engine, width) / engine.sms
+    compute *= arch.clock_hz / clock
     traffic = compulsory_traffic(einsum, workload)
+    traffic = replace(traffic, read_bytes={t: b for t, b in traffic.read_bytes.items() if t not in resident},
+                      write_bytes={t: b for t, b in traffic.write_bytes.items() if t not in resident})
     accesses: dict[tuple[str, str, str], float] = {}
     energy: dict[tuple[str, str], float] = {("cuda_cores", "op"): einsum.ops * engine.op_energy_j(out_bits, clock)}
     level_cycles = []

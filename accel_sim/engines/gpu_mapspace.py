@@ -44,6 +44,7 @@ class GpuMapspace:
     arch: Arch
     engine: GpuEngine
     pinned: bool = False
+    resident: frozenset[str] = frozenset()   # tensors a fused kernel keeps in the SMs (GpuEngine.resident_cost)
 
     @property
     def settings(self) -> MapperSpec:
@@ -58,7 +59,7 @@ class GpuMapspace:
     def key(self) -> tuple[tuple, tuple[str, ...]]:
         """Einsum shape, engine and the arch's mapping-relevant parts; the tensors in shape-key order."""
         shape, names = self.workload.shape_key(self.einsum)
-        return (shape, self.engine, mapping_key(self.arch)), names
+        return (shape, self.engine, mapping_key(self.arch), tuple(sorted(self.resident))), names
 
     @cached_property
     def problem(self) -> GemmProblem:
@@ -199,12 +200,12 @@ class GpuMapspace:
     def score(self, candidates: Candidates, prepared: object | None = None) -> KernelScores:
         """Exact kernel costs of every candidate (`gpu_kernel.kernel_scores`)."""
         tiles = self.tile_arrays(candidates.group, self._split_indices(candidates))
-        keeps = level_roles(self.problem, self.workload, self.einsum, self.arch)
+        keeps = level_roles(self.problem, self.workload, self.einsum, self.arch, self.resident)
         return kernel_scores(self.engine, self.problem, keeps, self.arch, tiles)
 
     def cost_of(self, candidates: Candidates, scores: KernelScores, i: int) -> Cost:
         """Candidate `i` as a Cost."""
-        keeps = level_roles(self.problem, self.workload, self.einsum, self.arch)
+        keeps = level_roles(self.problem, self.workload, self.einsum, self.arch, self.resident)
         return kernel_cost(self.engine, self.problem, keeps, self.arch, scores, i, self.einsum.macs)
 
     def layout(self, candidates: Candidates, i: int) -> tuple[AxisLayout, ...]:

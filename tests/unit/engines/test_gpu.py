@@ -161,3 +161,28 @@ def test_decode_through_the_pipeline_is_bandwidth_bound() -> None:
     assert all(r.bound.kind == "hbm" for r in macs)
     weight_bytes = sum(t.bytes for t in result.workload.tensors if t.kind == "weight")
     assert result.latency_s >= weight_bytes / (3.35e12 * 0.84)
+
+
+def test_lane_and_sfu_instructions_per_point() -> None:
+    """exp(x - m) is one lane instruction (the subtract) and one SFU instruction; r * p + s is one fused
+    multiply-add; a / b is one SFU instruction (the reciprocal)."""
+    from accel_sim.engines.gpu_kernel import issued_ops
+    from accel_sim.spec.workload import Access, Affine, Call
+
+    x, y, z = (Access(t, (Affine.rank("i"),)) for t in "XYZ")
+    assert issued_ops(Call("exp", (Call("sub", (x, y)),))) == (1, 1)
+    assert issued_ops(Call("add", (Call("mul", (x, y)), z))) == (1, 0)
+    assert issued_ops(Call("div", (x, y))) == (0, 1)
+
+
+def test_fused_attention_keeps_scores_and_probabilities_on_chip() -> None:
+    """FlashAttention-2 as the scheduled 1-pass cascade on the H100 (512 heads of 1,024 queries and keys, d = 64):
+    HBM reads only Q, K and V (3 x 512 x 64 x 1024 x 2 B = 201,326,592 B) and writes only the output
+    (67,108,864 B): the scores and probabilities stay in the SMs, and only the first einsum pays a launch."""
+    arch = load_arch(H100, ["execution.kind=scheduled", "execution.time_limit_s=0.5"])
+    result = evaluate(arch, load_workload(ROOT / "workloads" / "flash_attention.einsum.yaml"))
+    hbm = result.summary()["memory"]["hbm"]
+    assert hbm["read_bytes"] == pytest.approx(3 * 512 * 64 * 1024 * 2)
+    assert hbm["write_bytes"] == pytest.approx(512 * 64 * 1024 * 2)
+    launches = [r.einsum for r in result.einsums if r.cost.fill_drain_cycles >= 4e-6 * 1.83e9]
+    assert launches == ["BQK"]
