@@ -342,4 +342,5 @@ def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engi
     energy[("static", "leakage")] = engine.static_power_w * total / arch.clock_hz
     return Cost(macs=einsum.macs, compute_cycles=compute, stall_cycles=busy - compute, fill_drain_cycles=launch,
                 accesses=accesses, energy_j=energy,
-                utilization=einsum.ops / (lanes * total * clock / arch.clock_hz) if total > 0 else 0.0)
+                # a lane's peak is one fused multiply-add, two operator applications, per cycle
+                utilization=einsum.ops / (2 * lanes * total * clock / arch.clock_hz) if total > 0 else 0.0)
