@@ -7,6 +7,7 @@ from pydantic import Field
 
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.fpga import FpgaEngine
+from accel_sim.engines.gpu import GpuEngine
 from accel_sim.engines.lut_tensor_core import LutTensorCoreEngine, MacTensorCoreEngine
 from accel_sim.engines.pim import PimEngine
 from accel_sim.engines.systolic import SystolicEngine
@@ -14,9 +15,9 @@ from accel_sim.engines.vector import VectorEngine
 from accel_sim.spec.arch import Arch
 
 # New engine families are added to this one line.
-AnyEngine = Annotated[Union[SystolicEngine, VectorEngine, LutTensorCoreEngine, MacTensorCoreEngine, PimEngine, FpgaEngine], Field(discriminator="kind")]
+AnyEngine = Annotated[Union[SystolicEngine, VectorEngine, LutTensorCoreEngine, MacTensorCoreEngine, PimEngine, FpgaEngine, GpuEngine], Field(discriminator="kind")]
 
 # spec/arch.py names the union only in an annotation (specs sit below engines): bind it here
 Arch.model_rebuild(_types_namespace={"AnyEngine": AnyEngine, "EngineBase": EngineBase})
 
-__all__ = ["AnyEngine", "FpgaEngine", "LutTensorCoreEngine", "MacTensorCoreEngine", "PimEngine", "SystolicEngine", "VectorEngine"]
+__all__ = ["AnyEngine", "FpgaEngine", "GpuEngine", "LutTensorCoreEngine", "MacTensorCoreEngine", "PimEngine", "SystolicEngine", "VectorEngine"]

@@ -13,6 +13,7 @@ EXPECTED = {
     "02_lut_vs_mac_llama_decode": ["lut_vs_mac.png"],
     "03_npu_pim_batch": ["batch_scaling.png"],
     "buffer_capacity_study": ["capacity_study.png", "points.csv"],
+    "04_gpu_baseline_study": ["gpu_baseline.png", "designs.csv"],
 }
 TIMEOUT_S = 120  # per cell; each notebook takes a few seconds on 2 cores
 

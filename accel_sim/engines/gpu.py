@@ -1,0 +1,325 @@
+"""GPUs (NVIDIA A100, H100): a kernel-level model of tiled GEMMs on streaming multiprocessors, and of the
+elementwise kernels around them.
+
+A contraction runs as one GEMM kernel in its GEMM view (M rows of the streamed operand A, N columns of the
+weight-like operand B, K reduced, a batch of such GEMMs; `loopnest.gemm_view`). The kernel's choices are those of
+cuBLAS/CUTLASS kernels: a CTA tile BM x BN x BK with a software pipeline of `stages` shared-memory buffers and
+`warps` warps, and a split of K into S slices (split-K). The mapper picks them (engines/gpu_mapspace.py); the
+model below prices one choice, vectorized over many.
+
+Occupancy. A CTA holds `stages` x (BM x a + BN x b) x BK bits of shared memory for its operand pipeline and
+BM x BN accumulators (32-bit) in registers, spread over its warps x 32 threads with `base_registers` more per
+thread (addresses, loop counters, operand fragments). CTAs resident per SM:
+
+    occupancy = min(max_ctas, floor(smem_per_sm / smem_per_cta), floor(registers_per_sm / registers_per_cta),
+                    floor(max_threads / threads_per_cta)),
+
+and 0 (the tile does not run) when a CTA needs more shared memory than one CTA may allocate or more than 255
+registers per thread (NVIDIA CUDA C++ Programming Guide, "Compute Capabilities", Table 21).
+
+Waves. The grid has T = batch x ceil(M / BM) x ceil(N / BN) x S CTAs; the SMs run SMs x occupancy of them at a
+time, so the kernel takes ceil(T / (SMs x occupancy)) waves, the last one possibly partial (wave quantization:
+NVIDIA Deep Learning Performance Guide, "Matrix Multiplication Background"). The CTAs resident on an SM share its
+tensor cores, so one wave takes occupancy x the time of one CTA alone:
+
+    compute cycles = waves x occupancy x BM x BN x ceil(ceil(K / S) / BK) x BK / (MACs per SM per cycle x eff),
+
+with the datasheet's dense MACs per SM per cycle for the operands' width (tensor cores; wider operands than any
+tensor-core width run on the CUDA cores at their FMA rate) and `tensor_efficiency` eff, the fraction of that
+peak a tuned GEMM main loop sustains (cited per config: clocks under load and issue overheads).
+
+Memory. Each CTA streams its A panel (BM x K/S) and B panel (K/S x BN) through shared memory from L2: over the
+grid the cache level serves A x ceil(N / BN) + B x ceil(M / BM) / multicast elements (a cluster of `multicast`
+CTAs along M shares one load of its B panel, Hopper's TMA multicast) and takes the BM x BN outputs (split-K: S
+fp32 partial tiles written and read back). Device memory (HBM) serves each operand once when A and B fit the
+cache together (L2 reuse); otherwise the grid runs in near-square waves of gm x gn CTAs
+(gm = round(sqrt(SMs x occupancy)), gn = ceil(SMs x occupancy / gm)), and an A panel is fetched again for every
+block of gn tile columns, a B panel for every block of gm tile rows (swizzled rasterization): A is read
+ceil(ceil(N / BN) / gn) times, B ceil(ceil(M / BM) / gm) times. Every level moves its bytes at its achievable
+bandwidth, the level's peak (its ports) times `bandwidth_efficiency` for that level (cited microbenchmarks).
+
+A kernel then takes max(compute, every level's transfer time) plus what its ends expose, charged as fill/drain:
+`launch_overhead` (the gap between back-to-back kernels on the GPU timeline), one `memory_latency` before the
+first wave's operands arrive, and the last wave's output tiles draining at the achievable bandwidth of the output's
+outermost level after its last MAC (earlier waves' epilogues overlap later waves' main loops). A GEMV (M = 1) or a
+KV-cache read is thus bandwidth-bound at the achievable HBM bandwidth.
+
+Maps and reductions (norms, softmax, residual adds, cache writes) run on the CUDA cores: per iteration point one
+lane instruction per operator (an add of a product is one fused multiply-add) and the reduction's step, on
+`cuda_ops_per_sm` lanes per SM at the widest tensor's width, and one SFU instruction per special function (exp,
+log, rsqrt, division) on `special_ops_per_sm` SFUs; the two pipes issue side by side, so the slower sets the pace.
+They run against their compulsory traffic at the achievable bandwidths. With `fuse_elementwise` (the default: TensorRT-LLM, LMDeploy and torch.compile fuse
+these into neighbouring kernels) they pay no launch of their own.
+
+Energy comes from the board's power: at its sustained tensor peak a GPU draws its TDP, so a MAC costs
+(TDP - static power) / (SMs x MACs per SM per cycle x clock x eff) and a CUDA-core operation
+(TDP - static power) / (SMs x lanes x clock); static power is charged for the whole kernel time, and every
+memory level's bits at its per-bit energies (pinned in the configs).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
+
+from accel_sim.engines.base import EngineBase
+from accel_sim.engines.gpu_kernel import elementwise_kernel_cost
+from accel_sim.engines.gpu_mapspace import GpuMapspace
+from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveInt, SquareMillimetres
+from accel_sim.spec.mapspace import MapperSpec
+from accel_sim.spec.workload import Einsum
+from accel_sim.units import Dimension, example_quantity, parse_quantity
+
+if TYPE_CHECKING:
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.cost import Cost
+    from accel_sim.spec.workload import Workload
+
+def _quantity(dimension: Dimension) -> Any:
+    """A before-validator: a number or unit string of `dimension` to SI, with a fix on failure."""
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"expected a {dimension} quantity, got {str(value).lower()}. Fix: write a number "
+                             f"with a unit, e.g. {example_quantity(dimension)}")
+        try:
+            return parse_quantity(value, dimension)
+        except ValueError as exc:
+            raise ValueError(f"{exc}. Fix: write a number with a {dimension} unit, "
+                             f"e.g. {example_quantity(dimension)}") from None
+
+    return convert
+
+
+def _non_negative_finite(value: float) -> float:
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"must be a finite, non-negative number (got {value}). Fix: give zero or a positive value")
+    return value
+
+
+def _fraction(value: float) -> float:
+    if isinstance(value, bool) or not (0 < value <= 1):
+        raise ValueError(f"must lie in (0, 1] (got {value}). Fix: give the achievable fraction of the peak, e.g. 0.9")
+    return float(value)
+
+
+Seconds = Annotated[float, BeforeValidator(_quantity("time"))]
+Watts = Annotated[float, BeforeValidator(_quantity("power"))]
+Fraction = Annotated[float, BeforeValidator(_fraction)]
+
+
+def _pairs(value: object, what: str, key_type: type) -> object:
+    """A YAML mapping {key: number} as a sorted tuple of pairs (hashable: engines key the mapper's cache)."""
+    if isinstance(value, Mapping):
+        out = []
+        for key, rate in value.items():
+            if key_type is int and isinstance(key, str) and key.strip().isdigit():
+                key = int(key)  # YAML mapping keys arrive as strings
+            if key_type is int and (isinstance(key, bool) or not isinstance(key, int) or key <= 0):
+                raise ValueError(f"{what}: key {key!r} is not an operand width in bits. Fix: use positive integers "
+                                 f"such as 8, 16, 32")
+            if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (rate > 0 and math.isfinite(rate)):
+                raise ValueError(f"{what}[{key}] = {rate!r} is not a positive number. Fix: give a positive rate")
+            out.append((key_type(key), float(rate)))
+        return tuple(sorted(out))
+    return value
+
+
+class CtaTile(BaseModel):
+    """One CUTLASS-style threadblock (CTA) tile: BM x BN outputs, BK of K per main-loop step, `stages` shared-memory
+    buffers in the operand pipeline, `warps` warps."""
+
+    model_config = SPEC_CONFIG
+
+    m: PositiveInt
+    n: PositiveInt
+    k: PositiveInt
+    stages: PositiveInt = 3
+    warps: PositiveInt = 4
+
+    @property
+    def label(self) -> str:
+        """'128x256x64/4' (tile and stages), as CUTLASS names its kernels."""
+        return f"{self.m}x{self.n}x{self.k}/{self.stages}"
+
+
+# The threadblock tiles of CUTLASS's generated tensor-op GEMM kernels (python/cutlass_library/generator.py,
+# GenerateSM80_TensorOp_16816 and GenerateSM90_TensorOp_16b_WGMMA_gemm: 256x128, 128x256, 128x128, 256x64, 64x256,
+# 128x64, 64x128, 64x64 with BK 32 or 64 and 3 to 10 stages); BK is in elements of a 16-bit operand. Skinny GEMMs
+# (decode: M = batch) run on tiles of 16 or 32 rows, the M extent of one mma.sync m16n8k16 (PTX ISA) or, on Hopper,
+# the N extent of a wgmma with A and B swapped, as the split-K GEMV kernels of cuBLAS and TensorRT-LLM do.
+DEFAULT_TILES: tuple[CtaTile, ...] = tuple(CtaTile(m=m, n=n, k=k, stages=s, warps=w) for m, n, k, s, w in (
+    (256, 128, 32, 3, 8), (128, 256, 32, 3, 8), (256, 128, 64, 3, 8), (128, 256, 64, 3, 8), (128, 256, 64, 4, 8),
+    (128, 128, 32, 4, 4), (128, 128, 64, 3, 4), (128, 128, 64, 4, 4), (256, 64, 32, 4, 4), (64, 256, 32, 4, 4),
+    (128, 64, 32, 6, 4), (64, 128, 32, 6, 4), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 64, 32, 10, 4),
+    (64, 64, 64, 5, 4), (32, 128, 64, 4, 4), (32, 256, 64, 4, 4), (16, 128, 64, 4, 4), (16, 256, 64, 4, 4)))
+DEFAULT_SPLITS: tuple[int, ...] = (1, 2, 4, 8, 16)
+
+
+class GpuEngine(EngineBase):
+    """A GPU's streaming multiprocessors: tensor cores and CUDA cores, registers and shared memory per SM."""
+
+    kind: Literal["gpu"]
+    sms: PositiveInt
+    # operand width in bits -> dense MACs per SM per cycle of the tensor cores (a width runs on the narrowest entry
+    # at least as wide as its operands); YAML gives a mapping, e.g. {8: 2048, 16: 1024}
+    tensor_macs_per_sm: tuple[tuple[int, float], ...]
+    # operand width in bits -> FMA lanes per SM per cycle of the CUDA cores (maps, reductions, wide contractions)
+    cuda_ops_per_sm: tuple[tuple[int, float], ...]
+    # special-function results per SM per cycle (exp, log, rsqrt, reciprocal: the SFUs)
+    special_ops_per_sm: float = Field(16.0, gt=0)
+    tensor_efficiency: Fraction = 1.0   # sustained fraction of the tensor peak in a tuned GEMM main loop
+    # memory level name -> achievable fraction of its peak bandwidth; levels not listed run at their peak
+    bandwidth_efficiency: tuple[tuple[str, float], ...] = ()
+    registers_per_sm_bytes: Bytes = Field(alias="registers_per_sm")
+    smem_per_sm_bytes: Bytes = Field(alias="shared_memory_per_sm")
+    smem_per_cta_bytes: Bytes = Field(alias="shared_memory_per_cta")
+    max_ctas_per_sm: PositiveInt = 32
+    max_threads_per_sm: PositiveInt = 2048
+    base_registers: int = Field(32, ge=0)   # registers per thread besides accumulators (an assumption; see docs)
+    multicast: PositiveInt = 1              # CTAs of a cluster along M sharing one load of a B panel
+    launch_overhead_s: Seconds = Field(0.0, alias="launch_overhead")
+    memory_latency_cycles: int = Field(0, ge=0, alias="memory_latency")  # device-memory load latency, SM cycles
+    fuse_elementwise: bool = True
+    tdp_w: Watts = Field(alias="tdp")
+    static_power_w: Watts = Field(0.0, alias="static_power")
+    datapath_area_mm2: SquareMillimetres = Field(alias="area")  # the die less the memory levels listed in the arch
+    tiles: tuple[CtaTile, ...] = DEFAULT_TILES
+    splits: tuple[PositiveInt, ...] = DEFAULT_SPLITS
+    mapper: MapperSpec = MapperSpec()
+
+    @field_validator("tensor_macs_per_sm", "cuda_ops_per_sm", mode="before")
+    @classmethod
+    def _rates(cls, value: object, info: Any) -> object:
+        return _pairs(value, info.field_name, int)
+
+    @field_validator("bandwidth_efficiency", mode="before")
+    @classmethod
+    def _efficiencies(cls, value: object) -> object:
+        pairs = _pairs(value, "bandwidth_efficiency", str)
+        for level, fraction in pairs if isinstance(pairs, tuple) else ():
+            if not 0 < fraction <= 1:
+                raise ValueError(f"bandwidth_efficiency[{level}] = {fraction} must lie in (0, 1]. Fix: give the "
+                                 f"achievable fraction of the level's peak bandwidth, e.g. 0.9")
+        return pairs
+
+    @field_validator("launch_overhead_s", "static_power_w", mode="after")
+    @classmethod
+    def _non_negative(cls, value: float) -> float:
+        return _non_negative_finite(value)
+
+    @model_validator(mode="after")
+    def _power_and_splits(self) -> GpuEngine:
+        if not (self.tdp_w > 0 and math.isfinite(self.tdp_w)):
+            raise ValueError(f"tdp must be a positive power (got {self.tdp_w}). Fix: give the board power, e.g. 700 W")
+        if self.static_power_w >= self.tdp_w:
+            raise ValueError(f"static_power ({self.static_power_w:g} W) must be below tdp ({self.tdp_w:g} W). Fix: "
+                             f"give the idle power, e.g. 70 W")
+        if not self.tensor_macs_per_sm or not self.cuda_ops_per_sm:
+            raise ValueError("tensor_macs_per_sm and cuda_ops_per_sm need at least one width each. Fix: give e.g. "
+                             "{16: 1024} and {16: 256, 32: 64}")
+        if 1 not in self.splits:
+            raise ValueError("splits must include 1 (no split-K). Fix: e.g. [1, 2, 4, 8]")
+        if not self.tiles:
+            raise ValueError("tiles is empty. Fix: list CTA tiles such as {m: 128, n: 128, k: 32, stages: 4}")
+        return self
+
+    # --- rates -----------------------------------------------------------------------------------------------
+    def mac_rate(self, operand_bits: int) -> tuple[float, bool]:
+        """(MACs per SM per cycle, on tensor cores?) for operands `operand_bits` wide: the narrowest tensor-core
+        width that holds them, else the narrowest CUDA-core width (else the widest)."""
+        for bits, rate in self.tensor_macs_per_sm:
+            if bits >= operand_bits:
+                return rate, True
+        return self.lane_rate(operand_bits), False
+
+    def lane_rate(self, bits: int) -> float:
+        """CUDA-core lanes per SM per cycle at `bits` (the narrowest width that holds them, else the widest)."""
+        for width, rate in self.cuda_ops_per_sm:
+            if width >= bits:
+                return rate
+        return self.cuda_ops_per_sm[-1][1]
+
+    def level_efficiency(self, level: str) -> float:
+        """Achievable fraction of a level's peak bandwidth (1.0 when the config lists none)."""
+        return dict(self.bandwidth_efficiency).get(level, 1.0)
+
+    def mac_energy_j(self, operand_bits: int, clock_hz: float) -> float:
+        """Joules per MAC: the dynamic power at the sustained peak (TDP less static) over that MAC rate."""
+        rate, tensor = self.mac_rate(operand_bits)
+        sustained = self.sms * rate * clock_hz * (self.tensor_efficiency if tensor else 1.0)
+        return (self.tdp_w - self.static_power_w) / sustained
+
+    def op_energy_j(self, bits: int, clock_hz: float) -> float:
+        """Joules per CUDA-core operation: the dynamic power over the lanes' peak rate."""
+        return (self.tdp_w - self.static_power_w) / (self.sms * self.lane_rate(bits) * clock_hz)
+
+    # --- the engine contract -----------------------------------------------------------------------------------
+    def peak_per_cycle(self, einsum: Einsum) -> float:
+        """The datasheet's fastest dense tensor-core rate for a contraction (the einsum does not carry its operands'
+        widths, so the bound takes the narrowest width the tensor cores take); for maps and reductions the fastest
+        CUDA-core rate, two operator applications per lane per cycle (a fused multiply-add)."""
+        if einsum.op == "mac":
+            return self.peak_macs_per_cycle()
+        return 2 * self.sms * max(rate for _, rate in self.cuda_ops_per_sm)
+
+    def peak_macs_per_cycle(self) -> float:
+        """The tensor cores' fastest dense rate (the narrowest width they take) over every SM."""
+        return self.sms * max(rate for _, rate in self.tensor_macs_per_sm)
+
+    def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
+        """A contraction as the fastest of the CTA tiles and splits (what cuBLAS's heuristic aims at); a map or
+        reduction as a CUDA-core kernel (module docstring)."""
+        if einsum.op != "mac":
+            return elementwise_kernel_cost(einsum, workload, arch, self)
+        space = self.mapspace(einsum, workload, arch)
+        candidates = space.all()
+        scores = space.score(candidates)
+        values = scores.objective("latency")
+        best = int(np.argmin(values))
+        if not np.isfinite(values[best]):
+            raise space.infeasible(searched=True)
+        return space.cost_of(candidates, scores, best)
+
+    def level_busy_cycles(self, cost: Cost, workload: Workload, arch: Arch) -> dict[str, float]:
+        """Cycles each level needs for the bytes `cost` moves there, at the level's achievable bandwidth."""
+        return {name: cycles / self.level_efficiency(name)
+                for name, cycles in super().level_busy_cycles(cost, workload, arch).items()}
+
+    def register_capacity_bytes(self) -> float:
+        """Registers and shared memory of every SM: where a fused kernel keeps an intermediate's tiles (the S and P
+        tiles of FlashAttention) between the einsums of a chain."""
+        return self.sms * (self.registers_per_sm_bytes + self.smem_per_sm_bytes)
+
+    def resident_cost(self, einsum: Einsum, workload: Workload, arch: Arch, resident: frozenset[str]) -> Cost:
+        """The einsum inside a fused kernel: the `resident` tensors move through no memory level, and an einsum
+        that reads one runs in its producer's kernel, so it pays no launch of its own."""
+        if einsum.op != "mac":
+            cost = elementwise_kernel_cost(einsum, workload, arch, self, resident)
+        else:
+            space = GpuMapspace(einsum, workload, arch, self, resident=resident)
+            candidates = space.all()
+            scores = space.score(candidates)
+            values = scores.objective("latency")
+            best = int(np.argmin(values))
+            if not np.isfinite(values[best]):
+                raise space.infeasible(searched=True)
+            cost = space.cost_of(candidates, scores, best)
+        if any(a.tensor in resident for a in einsum.inputs):
+            launch = self.launch_overhead_s * arch.clock_hz
+            cost = replace(cost, fill_drain_cycles=max(0.0, cost.fill_drain_cycles - launch))
+        return cost
+
+    def mapspace(self, einsum: Einsum, workload: Workload, arch: Arch) -> GpuMapspace | None:
+        """A contraction's CTA tiles (groups) and split-K factors (engines/gpu_mapspace.py); None otherwise."""
+        if einsum.op != "mac":
+            return None
+        return GpuMapspace(einsum, workload, arch, self)
+
+    def area_mm2(self, node_nm: float) -> float:
+        """The die less the memory levels the arch lists (the config gives it: GPUs publish die areas)."""
+        return self.datapath_area_mm2

@@ -1,0 +1,346 @@
+"""The GPU kernel model behind `GpuEngine` (engines/gpu.py, whose docstring derives it): tiled GEMM kernels
+vectorized over (CTA tile, split-K) candidates, and CUDA-core kernels for maps and reductions."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from accel_sim.engines.costing import level_access_energy
+from accel_sim.engines.folds import fold_count
+from accel_sim.engines.loopnest import gemm_view
+from accel_sim.engines.roofline import compulsory_traffic
+from accel_sim.spec.cost import Cost
+from accel_sim.spec.workload import Call
+
+if TYPE_CHECKING:
+    from accel_sim.engines.gpu import GpuEngine
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.workload import Einsum, Expr, Workload
+
+ACCUMULATOR_BITS = 32       # tensor cores accumulate fp16/bf16/int8 products in fp32/int32 (CUTLASS default)
+MAX_REGISTERS_PER_THREAD = 255  # CUDA C++ Programming Guide, "Compute Capabilities" (cc 8.0 and 9.0)
+# Operators the SFUs compute (MUFU: exp2, log2, rcp, rsqrt, sqrt, sin, cos, tanh; CUDA C++ Programming Guide,
+# "Arithmetic Instructions"); division, pow and the activation functions take one of them each
+SPECIAL_OPS = frozenset({"exp", "log", "sqrt", "rsqrt", "recip", "div", "pow", "tanh", "sigmoid", "silu", "gelu",
+                         "erf", "sin", "cos"})
+
+
+# ---------------------------------------------------------------------------------------------
+# The GEMM kernel model, vectorized over (tile, split) candidates
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GemmProblem:
+    """A contraction as the GEMM kernel sees it: sizes, widths, and each operand's compulsory bytes."""
+
+    m: int
+    n: int
+    k: int
+    batch: int
+    a: str            # tensor names: streamed operand, weight-like operand, output
+    b: str
+    c: str
+    a_bits: int
+    b_bits: int
+    c_bits: int
+    a_footprint: float   # distinct elements the einsum reads or writes
+    b_footprint: float
+    c_footprint: float
+
+    @property
+    def operand_bits(self) -> int:
+        """The multipliers' width: the wider operand."""
+        return max(self.a_bits, self.b_bits)
+
+
+def gemm_problem(einsum: Einsum, workload: Workload) -> GemmProblem:
+    """The GEMM view of a contraction with its operands' footprints."""
+    view = gemm_view(einsum, workload)
+    tensors = workload.tensor_map
+    out = tensors[einsum.output.tensor]
+    return GemmProblem(view.m, view.n, view.k, view.batch, view.streamed.tensor, view.weight.tensor, out.name,
+                       view.streamed_bits, view.weight_bits, out.bits,
+                       float(einsum.footprint(view.streamed, tensors[view.streamed.tensor])),
+                       float(einsum.footprint(view.weight, tensors[view.weight.tensor])),
+                       float(einsum.footprint(einsum.output, out)))
+
+
+@dataclass(frozen=True)
+class TileArrays:
+    """Candidate kernels as arrays (one entry each): the CTA tile's shape, stages, warps and the split-K factor."""
+
+    bm: np.ndarray
+    bn: np.ndarray
+    bk: np.ndarray
+    stages: np.ndarray
+    warps: np.ndarray
+    split: np.ndarray
+
+
+def occupancy(engine: GpuEngine, tiles: TileArrays, a_bits: int, b_bits: int) -> np.ndarray:
+    """CTAs resident per SM (module docstring): the least of the CTA limit, shared memory, registers and threads;
+    0 where one CTA exceeds the shared memory a CTA may allocate or the registers a thread may hold."""
+    smem = tiles.stages * (tiles.bm * a_bits + tiles.bn * b_bits) * tiles.bk / 8
+    threads = tiles.warps * 32
+    per_thread = np.ceil(tiles.bm * tiles.bn * (ACCUMULATOR_BITS / 32) / threads) + engine.base_registers
+    registers = threads * per_thread * 4
+    occ = np.minimum.reduce([np.full(smem.shape, engine.max_ctas_per_sm, dtype=np.int64),
+                             (engine.smem_per_sm_bytes // smem).astype(np.int64),
+                             (engine.registers_per_sm_bytes // registers).astype(np.int64),
+                             np.full(smem.shape, engine.max_threads_per_sm, dtype=np.int64) // threads])
+    fits = (smem <= engine.smem_per_cta_bytes) & (per_thread <= MAX_REGISTERS_PER_THREAD)
+    return np.where(fits, occ, 0)
+
+
+@dataclass(frozen=True)
+class KernelScores:
+    """Exact costs of a batch of GEMM kernel candidates (every field an array over candidates; cycles in the
+    arch clock). `level_read_bytes` / `level_write_bytes` are (B, L) over the arch's memory levels."""
+
+    total_cycles: np.ndarray
+    energy_j: np.ndarray
+    fits: np.ndarray
+    compute_cycles: np.ndarray
+    stall_cycles: np.ndarray
+    launch_cycles: np.ndarray        # launch, first-operand latency and last-wave drain (the fill/drain cycles)
+    occupancy: np.ndarray
+    ctas: np.ndarray
+    waves: np.ndarray
+    wave_efficiency: np.ndarray       # CTAs / (waves x SMs x occupancy)
+    padded_macs: np.ndarray
+    a_reads: np.ndarray               # times device memory serves A and B (L2 reuse, module docstring)
+    b_reads: np.ndarray
+    tile_a_elements: np.ndarray       # elements of A and B the cache level serves to the CTAs
+    tile_b_elements: np.ndarray
+    partial_elements: np.ndarray      # split-K partial sums written (and read back) at the cache level
+    level_read_bytes: np.ndarray
+    level_write_bytes: np.ndarray
+    level_cycles: np.ndarray          # (B, L) transfer cycles at each level's achievable bandwidth
+    mac_energy_j: np.ndarray
+    static_energy_j: np.ndarray
+    level_energy_j: np.ndarray        # (B, L)
+
+    def __len__(self) -> int:
+        return len(self.total_cycles)
+
+    def objective(self, objective: str) -> np.ndarray:
+        """Cycles, joules or their product; +inf where the tile cannot run (occupancy 0)."""
+        value = {"latency": self.total_cycles, "energy": self.energy_j}.get(objective,
+                                                                           self.total_cycles * self.energy_j)
+        return np.where(self.fits, value, np.inf)
+
+    def row(self, i: int) -> dict[str, Any]:
+        """Candidate `i`'s fields as plain numbers (per-level arrays as lists)."""
+        return {f.name: getattr(self, f.name)[i].tolist() for f in fields(self)}
+
+
+def level_roles(problem: GemmProblem, workload: Workload, einsum: Einsum, arch: Arch,
+                resident: frozenset[str] = frozenset()) -> list[dict[str, bool]]:
+    """Per level (outer -> inner): which of the GEMM's tensors it keeps (`MemoryLevel.keeps`); a `resident` tensor
+    (held in the SMs by a fused kernel) none."""
+    roles = workload.roles(einsum)
+    return [{t: t not in resident and level.keeps(roles[t], t) for t in (problem.a, problem.b, problem.c)}
+            for level in arch.memory]
+
+
+def cache_capacity_bytes(arch: Arch) -> float:
+    """Bytes of the innermost on-chip level (the L2 the reuse model asks about); 0 with none."""
+    on_chip = [lv.capacity_bytes for lv in arch.memory if lv.capacity_bytes is not None and
+               lv.technology in ("SRAM", "registers")]
+    return float(on_chip[-1]) if on_chip else 0.0
+
+
+def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str, bool]], arch: Arch,
+                  tiles: TileArrays) -> KernelScores:
+    """Cycles, traffic and energy of each candidate kernel for one GEMM (module docstring)."""
+    p = problem
+    clock = arch.engine_clock_hz(engine)
+    to_arch = arch.clock_hz / clock
+    occ = occupancy(engine, tiles, p.a_bits, p.b_bits)
+    fits = occ > 0
+    occ_safe = np.maximum(occ, 1)
+    m_tiles = fold_count(p.m, tiles.bm)
+    n_tiles = fold_count(p.n, tiles.bn)
+    k_per_split = fold_count(p.k, tiles.split)
+    k_steps = fold_count(k_per_split, tiles.bk)
+    ctas = p.batch * m_tiles * n_tiles * tiles.split
+    slots = engine.sms * occ_safe
+    waves = fold_count(ctas, slots)
+    rate, on_tensor = engine.mac_rate(p.operand_bits)
+    eff = engine.tensor_efficiency if on_tensor else 1.0
+    tile_macs = tiles.bm * tiles.bn * k_steps * tiles.bk
+    compute = waves * occ_safe * tile_macs / (rate * eff) * to_arch
+    padded_macs = ctas * tile_macs
+
+    # L2 reuse: device memory serves each operand once when both fit the cache, else once per block of tiles
+    a_bytes = p.a_footprint * p.a_bits / 8
+    b_bytes = p.b_footprint * p.b_bits / 8
+    gm = np.clip(np.rint(np.sqrt(slots)), 1, m_tiles)
+    gn = np.clip(np.ceil(slots / gm), 1, n_tiles)
+    fits_cache = a_bytes + b_bytes <= cache_capacity_bytes(arch)
+    a_reads = np.where(fits_cache, 1.0, fold_count(n_tiles, gn.astype(np.int64)))
+    b_reads = np.where(fits_cache, 1.0, fold_count(m_tiles, gm.astype(np.int64)))
+    tile_a = float(p.batch * p.m * p.k) * n_tiles
+    tile_b = float(p.batch * p.k * p.n) * fold_count(m_tiles, engine.multicast)
+    outputs = float(p.batch * p.m * p.n)
+    partial = np.where(tiles.split > 1, outputs * tiles.split, 0.0)
+
+    read_bytes, write_bytes = _level_bytes(p, keeps, a_reads, b_reads, tile_a, tile_b, partial)
+    level_cycles = np.stack([engine.transfer_cycles(read_bytes[:, li], write_bytes[:, li], level, arch)
+                             / engine.level_efficiency(level.name) for li, level in enumerate(arch.memory)], axis=1)
+    busy = np.maximum(compute, level_cycles.max(axis=1))
+    # exposed at the ends: the first wave waits one memory latency for its first operands, the last wave's
+    # output tiles drain to the output's outermost keeper after the last MAC; plus the launch itself
+    last_wave = ctas - (waves - 1) * slots
+    drain_bytes = last_wave * np.minimum(tiles.bm, p.m) * np.minimum(tiles.bn, p.n) * p.c_bits / 8
+    out_level = next((li for li in range(len(arch.memory)) if keeps[li][p.c]), None)
+    drain = (0.0 if out_level is None else
+             engine.transfer_cycles(0.0, drain_bytes, arch.memory[out_level], arch)
+             / engine.level_efficiency(arch.memory[out_level].name))
+    launch = engine.launch_overhead_s * arch.clock_hz + engine.memory_latency_cycles * to_arch + drain
+    total = busy + launch
+    seconds = total / arch.clock_hz
+
+    mac_energy = padded_macs * engine.mac_energy_j(p.operand_bits, clock)
+    static_energy = engine.static_power_w * seconds
+    level_energy = np.stack([sum(level_access_energy(arch, li, read_bytes[:, li] * 8,
+                                                     write_bytes[:, li] * 8).values())
+                             for li in range(len(arch.memory))], axis=1)
+    energy = mac_energy + static_energy + level_energy.sum(axis=1)
+    return KernelScores(total, energy, fits, compute, busy - compute, np.broadcast_to(launch, total.shape).astype(float), occ, ctas, waves,
+                        ctas / (waves * slots), padded_macs.astype(float), a_reads, b_reads,
+                        np.broadcast_to(tile_a, total.shape).astype(float),
+                        np.broadcast_to(tile_b, total.shape).astype(float), partial, read_bytes, write_bytes,
+                        level_cycles, mac_energy, static_energy, level_energy)
+
+
+def _level_bytes(p: GemmProblem, keeps: list[dict[str, bool]], a_reads: np.ndarray, b_reads: np.ndarray,
+                 tile_a: np.ndarray, tile_b: np.ndarray, partial: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(read, written) bytes (B, L) at each level: per operand, its innermost keeper serves the tile traffic and
+    is filled with the device-memory traffic its outer keepers serve; the output is written once at every keeper
+    (split-K partials at the innermost, written and read back)."""
+    n_levels = len(keeps)
+    shape = np.broadcast(a_reads, tile_a).shape
+    reads = np.zeros((*shape, n_levels))
+    writes = np.zeros((*shape, n_levels))
+    operands = ((p.a, p.a_bits / 8, p.a_footprint * a_reads, tile_a),
+                (p.b, p.b_bits / 8, p.b_footprint * b_reads, tile_b))
+    for tensor, width, from_memory, tiles in operands:
+        keepers = [li for li in range(n_levels) if keeps[li][tensor]]
+        for position, li in enumerate(keepers):
+            innermost = position == len(keepers) - 1
+            reads[..., li] += (tiles if innermost else from_memory) * width
+            if position > 0:  # filled from the keeper outside it
+                writes[..., li] += from_memory * width
+    keepers = [li for li in range(n_levels) if keeps[li][p.c]]
+    for position, li in enumerate(keepers):
+        writes[..., li] += p.c_footprint * p.c_bits / 8
+        if position == len(keepers) - 1:
+            writes[..., li] += partial * ACCUMULATOR_BITS / 8
+            reads[..., li] += partial * ACCUMULATOR_BITS / 8
+    return reads, writes
+
+
+def kernel_cost(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str, bool]], arch: Arch,
+                scores: KernelScores, i: int, macs: int) -> Cost:
+    """Candidate `i` of `scores` as a Cost: its cycles, accesses per (level, tensor, action) and energy."""
+    accesses: dict[tuple[str, str, str], float] = {}
+    p = problem
+    operands = ((p.a, p.a_footprint * scores.a_reads[i], scores.tile_a_elements[i]),
+                (p.b, p.b_footprint * scores.b_reads[i], scores.tile_b_elements[i]))
+    for tensor, from_memory, tiles in operands:
+        keepers = [li for li, keep in enumerate(keeps) if keep[tensor]]
+        for position, li in enumerate(keepers):
+            level = arch.memory[li].name
+            accesses[(level, tensor, "read")] = float(tiles if position == len(keepers) - 1 else from_memory)
+            if position > 0:
+                accesses[(level, tensor, "fill")] = float(from_memory)
+    keepers = [li for li, keep in enumerate(keeps) if keep[p.c]]
+    for position, li in enumerate(keepers):
+        level = arch.memory[li].name
+        accesses[(level, p.c, "write")] = p.c_footprint
+        if position == len(keepers) - 1 and scores.partial_elements[i]:
+            # fp32 partial sums, counted in output elements of the output's width
+            extra = scores.partial_elements[i] * ACCUMULATOR_BITS / p.c_bits
+            accesses[(level, p.c, "update")] = float(extra)
+            accesses[(level, p.c, "read")] = float(extra)
+    energy: dict[tuple[str, str], float] = {("tensor_cores", "mac"): float(scores.mac_energy_j[i]),
+                                            ("static", "leakage"): float(scores.static_energy_j[i])}
+    for li, level in enumerate(arch.memory):
+        for key, joules in level_access_energy(arch, li, float(scores.level_read_bytes[i, li]) * 8,
+                                               float(scores.level_write_bytes[i, li]) * 8).items():
+            energy[key] = energy.get(key, 0.0) + joules
+    total = float(scores.total_cycles[i])
+    # MACs per arch cycle at the datasheet rate for these operands
+    peak = engine.sms * engine.mac_rate(p.operand_bits)[0] * arch.engine_clock_hz(engine) / arch.clock_hz
+    return Cost(macs=macs, compute_cycles=float(scores.compute_cycles[i]), stall_cycles=float(scores.stall_cycles[i]),
+                fill_drain_cycles=float(scores.launch_cycles[i]), accesses=accesses, energy_j=energy,
+                utilization=macs / (peak * total) if total > 0 else 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Maps and reductions on the CUDA cores
+# ---------------------------------------------------------------------------------------------
+def issued_ops(expr: Expr) -> tuple[int, int]:
+    """(CUDA-lane instructions, SFU instructions) per point of an expression: a special function (exp, log, rsqrt,
+    division, ...) is one SFU instruction, every other operator one lane instruction, except that an add or
+    subtract of a product is one fused multiply-add."""
+    if not isinstance(expr, Call):
+        return 0, 0
+    lane, special = (0, 1) if expr.op in SPECIAL_OPS else (1, 0)
+    fused = expr.op in ("add", "sub") and any(isinstance(a, Call) and a.op == "mul" for a in expr.args)
+    for arg in expr.args:
+        sub_lane, sub_special = issued_ops(arg)
+        lane += sub_lane
+        special += sub_special
+    return lane - (1 if fused else 0), special
+
+
+def elementwise_cycles_per_point(einsum: Einsum, engine: GpuEngine, bits: int) -> float:
+    """SM cycles per iteration point: the lane instructions (and the reduction's step) over the CUDA lanes and the
+    special functions over the SFUs, two pipes that run side by side (the slower one sets the pace); at least one
+    lane instruction per point (a copy)."""
+    lane, special = issued_ops(einsum.expr)
+    lane += 1 if einsum.reduced_ranks else 0
+    return max(max(lane, 1) / engine.lane_rate(bits), special / engine.special_ops_per_sm)
+
+
+def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: GpuEngine,
+                            resident: frozenset[str] = frozenset()) -> Cost:
+    """Operator applications over every CUDA lane against the compulsory traffic at achievable bandwidths, plus a
+    launch unless fused (module docstring); `resident` tensors stay in the SMs (a fused kernel) and move through
+    no level."""
+    out_bits = workload.tensor(einsum.output.tensor).bits
+    width = max(workload.tensor(t).bits for t in {a.tensor for a in (*einsum.inputs, einsum.output)})
+    clock = arch.engine_clock_hz(engine)
+    lanes = engine.sms * engine.lane_rate(width)
+    compute = einsum.iteration_points * elementwise_cycles_per_point(einsum, engine, width) / engine.sms
+    compute *= arch.clock_hz / clock
+    traffic = compulsory_traffic(einsum, workload)
+    traffic = replace(traffic, read_bytes={t: b for t, b in traffic.read_bytes.items() if t not in resident},
+                      write_bytes={t: b for t, b in traffic.write_bytes.items() if t not in resident})
+    accesses: dict[tuple[str, str, str], float] = {}
+    energy: dict[tuple[str, str], float] = {("cuda_cores", "op"): einsum.ops * engine.op_energy_j(out_bits, clock)}
+    level_cycles = []
+    bits = {t.name: t.bits for t in workload.tensors}
+    for li, level in enumerate(arch.memory):
+        read, write = traffic.through(level)
+        level_cycles.append(engine.transfer_cycles(read, write, level, arch) / engine.level_efficiency(level.name))
+        for key, joules in level_access_energy(arch, li, read * 8, write * 8).items():
+            energy[key] = energy.get(key, 0.0) + joules
+        for tensor, nbytes in traffic.read_bytes.items():
+            if level.keeps(traffic.roles[tensor], tensor):
+                accesses[(level.name, tensor, "read")] = nbytes * 8 / bits[tensor]
+        for tensor, nbytes in traffic.write_bytes.items():
+            if level.keeps(traffic.roles[tensor], tensor):
+                accesses[(level.name, tensor, "write")] = nbytes * 8 / bits[tensor]
+    busy = max([compute, *level_cycles])
+    launch = 0.0 if engine.fuse_elementwise else engine.launch_overhead_s * arch.clock_hz
+    total = busy + launch
+    energy[("static", "leakage")] = engine.static_power_w * total / arch.clock_hz
+    return Cost(macs=einsum.macs, compute_cycles=compute, stall_cycles=busy - compute, fill_drain_cycles=launch,
+                accesses=accesses, energy_j=energy,
+                # a lane's peak is one fused multiply-add, two operator applications, per cycle
+                utilization=einsum.ops / (2 * lanes * total * clock / arch.clock_hz) if total > 0 else 0.0)

@@ -1,0 +1,188 @@
+"""The GPU engine (accel_sim/engines/gpu.py): hand-derived kernel times on the shipped A100 and H100 configs.
+
+Every expected number below is derived in its docstring from the config's cited figures (arch_configs/gpu/), not
+read back from the model.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from builders import elementwise_exp, gemm
+
+from accel_sim import evaluate, load_arch, load_workload
+from accel_sim.engines.gpu import CtaTile
+from accel_sim.engines.gpu_kernel import TileArrays, occupancy
+from accel_sim.engines.roofline import bound_on
+from accel_sim.mapper import best_cost
+
+ROOT = Path(__file__).resolve().parents[3]
+A100 = ROOT / "arch_configs" / "gpu" / "a100_sxm4_80gb.yaml"
+H100 = ROOT / "arch_configs" / "gpu" / "h100_sxm5_80gb.yaml"
+
+
+def _with_tiles(path: Path, *tiles: CtaTile, splits: tuple[int, ...] = (1,)):  # noqa: ANN202 - an Arch
+    """The shipped arch with its GPU engine restricted to `tiles` and `splits`."""
+    arch = load_arch(path)
+    engine = arch.engines[0].model_copy(update={"tiles": tiles, "splits": splits})
+    return arch.model_copy(update={"engines": (engine,)})
+
+
+def test_square_fp16_gemm_on_h100_is_peak_times_efficiency_times_wave_quantization() -> None:
+    """4096^3 fp16 on the H100 with CUTLASS's Hopper tile 128 x 256 x 64, 4 stages (config [CU]):
+    - occupancy 1: shared memory 4 x (128 + 256) x 64 x 2 B = 196,608 B per CTA (228 KiB per SM holds one);
+      registers 256 threads x (128 x 256 / 256 + 32) x 4 B = 163,840 B (256 KiB holds one);
+    - 32 x 16 = 512 CTAs over 132 SMs: ceil(512 / 132) = 4 waves, wave quantization 512 / 528 = 0.9697;
+    - compute = 4 waves x 128 x 256 x 4096 MACs / (2,048 MACs per SM per cycle x 0.794) = 330,156.2 cycles,
+      i.e. 989.4 TFLOPS (132 x 2048 x 2 x 1.83 GHz) x 0.794 x 0.9697 = 761.8 TFLOPS over the main loop;
+    - nothing stalls: L2 serves A 16 times, B 32 / 2 (multicast) = 16 times and C once (33 x 32 MiB) in
+      1,107,296,256 / 9.37e12 x 1.83e9 = 216,259 cycles; A + B (64 MiB) exceed the 50 MiB L2, so waves of
+      11 x 12 CTAs read A ceil(16 / 12) = 2 and B ceil(32 / 11) = 3 times from HBM: 6 x 32 MiB in 130,927 cycles;
+    - fill/drain: the 4 us launch (7,320 cycles), 400 cycles of memory latency and the last wave's 116 output tiles
+      (116 x 128 x 256 x 2 B = 7,602,176 B) draining at 0.84 x 3.35 TB/s: 4,943.6 cycles."""
+    arch = _with_tiles(H100, CtaTile(m=128, n=256, k=64, stages=4, warps=8))
+    w = gemm(4096, 4096, 4096, bits=16, out_bits=16)
+    cost = evaluate(arch, w, "latency").einsums[0].cost
+    compute = 4 * 128 * 256 * 4096 / (2048 * 0.794)
+    assert cost.compute_cycles == pytest.approx(compute, rel=1e-12)
+    assert cost.stall_cycles == 0
+    drain = 116 * 128 * 256 * 2 / (3.35e12 * 0.84) * 1.83e9
+    assert cost.fill_drain_cycles == pytest.approx(4e-6 * 1.83e9 + 400 + drain, rel=1e-12)
+    main_loop_tflops = 2 * 4096**3 / (cost.compute_cycles / 1.83e9) / 1e12
+    peak_tflops = 132 * 2048 * 2 * 1.83e9 / 1e12
+    assert peak_tflops == pytest.approx(989.4, rel=1e-3)
+    assert main_loop_tflops == pytest.approx(peak_tflops * 0.794 * 512 / 528, rel=1e-12)
+
+
+def test_the_mapper_finds_a_tile_at_least_as_fast_as_the_hopper_default() -> None:
+    """Over every shipped tile and split, the mapped 4096^3 fp16 GEMM is no slower than the 128 x 256 x 64 kernel
+    of the previous test, and within 15 % of cuBLAS's measured 726.4 TFLOPS (waynehacking8 bench_sm90a.csv)."""
+    w = gemm(4096, 4096, 4096, bits=16, out_bits=16)
+    pinned = evaluate(_with_tiles(H100, CtaTile(m=128, n=256, k=64, stages=4, warps=8)), w, "latency")
+    mapped = evaluate(load_arch(H100), w, "latency")
+    assert mapped.cycles <= pinned.cycles
+    assert 2 * 4096**3 / mapped.latency_s / 1e12 == pytest.approx(726.4, rel=0.15)
+
+
+def test_a_gemv_is_hbm_bound_at_the_achievable_bandwidth() -> None:
+    """1 x 8192 @ 8192 x 8192 fp16 on the A100: HBM moves the 8192^2 x 2 B weights, the 16 KiB input row and the
+    16 KiB output row once each (134,250,496 B: the operands exceed the 40 MiB L2, but M = 1 is a single row of
+    tiles, so a wave of CTAs reads every weight panel once and the input row ceil(1 / gn) = 1 time) at
+    0.88 x 2,039 GB/s = 1,794.3 GB/s [F25]: 74.82 us, 105,495 cycles at 1.41 GHz. Its tensor-core time is far
+    below, so compute + stall is exactly that transfer, and the effective bandwidth is the achievable one."""
+    arch = load_arch(A100)
+    w = gemm(1, 8192, 8192, bits=16, out_bits=16)
+    result = evaluate(arch, w, "latency")
+    cost = result.einsums[0].cost
+    moved = 8192 * 8192 * 2 + 8192 * 2 + 8192 * 2
+    hbm_cycles = moved / (2039e9 * 0.88) * 1.41e9
+    assert cost.compute_cycles < hbm_cycles
+    assert cost.compute_cycles + cost.stall_cycles == pytest.approx(hbm_cycles, rel=1e-12)
+    assert moved / ((cost.compute_cycles + cost.stall_cycles) / 1.41e9) == pytest.approx(0.88 * 2039e9, rel=1e-12)
+    assert result.einsums[0].bound.kind == "hbm"
+
+
+def test_occupancy_falls_when_a_tiles_shared_memory_exceeds_the_sms_share() -> None:
+    """128 x 128 x 32 fp16 tiles, 4 warps, on the A100 (164 KiB shared memory per SM, 163 KiB per CTA, 256 KiB of
+    registers): each stage holds (128 + 128) x 32 x 2 B = 16 KiB. Registers allow floor(256 KiB / (128 threads x
+    (128 + 32) x 4 B = 80 KiB)) = 3 CTAs. Shared memory allows floor(164 / 32) = 5 at 2 stages (occupancy 3, the
+    registers bind), floor(164 / 64) = 2 at 4, floor(164 / 96) = 1 at 6, and none at 11 (176 KiB > 163 KiB)."""
+    engine = load_arch(A100).engines[0]
+    stages = np.array([2, 4, 6, 11])
+    tiles = TileArrays(np.full(4, 128), np.full(4, 128), np.full(4, 32), stages, np.full(4, 4), np.ones(4, int))
+    assert occupancy(engine, tiles, 16, 16).tolist() == [3, 2, 1, 0]
+
+
+def test_a_tile_that_fits_no_sm_is_never_chosen() -> None:
+    """With only a 10-stage 128 x 128 x 64 tile (10 x 256 x 64 x 2 B = 320 KiB of shared memory) the mapper has
+    nothing that runs, and the engine says which resource is short."""
+    arch = _with_tiles(A100, CtaTile(m=128, n=128, k=64, stages=10))
+    w = gemm(512, 512, 512, bits=16, out_bits=16)
+    with pytest.raises(Exception, match="shared memory"):
+        arch.engines[0].cost(w.einsums[0], w, arch)
+
+
+def test_split_k_serves_a_deep_skinny_gemm() -> None:
+    """A deep reduction with few output tiles (M = 64, N = 256, K = 65,536) on the A100: unsplit, no shipped tile
+    gives more than 8 CTAs (16 x 128 tiles: 4 x 2) for 108 SMs; splitting K keeps more SMs busy, so the mapper
+    splits (the outer level's factor of k exceeds 1) and runs faster than the best unsplit kernel."""
+    arch = load_arch(A100)
+    w = gemm(64, 256, 65536, bits=16, out_bits=16)
+    mapped = best_cost(arch.engines[0], w.einsums[0], w, arch, "latency")
+    unsplit = _with_tiles(A100, *arch.engines[0].tiles, splits=(1,))
+    assert mapped.mapping.factors("hbm")["k"] > 1
+    assert mapped.cost.total_cycles < unsplit.engines[0].cost(w.einsums[0], w, unsplit).total_cycles
+
+
+def test_precision_picks_tensor_cores_or_cuda_cores() -> None:
+    """H100 ([GK]): 16-bit operands on the tensor cores at 2,048 MACs per SM per cycle, 2-bit ones on the
+    narrowest tensor width (8-bit, 4,096); an engine without a tensor width for 32 bits runs fp32 on the CUDA
+    cores (128 FMA lanes per SM)."""
+    engine = load_arch(H100).engines[0]
+    assert engine.mac_rate(16) == (2048, True)
+    assert engine.mac_rate(2) == (4096, True)
+    narrow = engine.model_copy(update={"tensor_macs_per_sm": ((8, 4096.0), (16, 2048.0))})
+    assert narrow.mac_rate(32) == (128, False)
+
+
+def test_elementwise_kernels_are_fused_unless_asked() -> None:
+    """exp over 1 Mi fp16 elements on the H100: 2 MiB in and 2 MiB out of HBM at 0.84 x 3.35 TB/s bound it;
+    fused (default) it pays no launch, unfused the 4 us launch (7,320 cycles)."""
+    arch = load_arch(H100)
+    w = elementwise_exp(2**20, bits=16)
+    fused = arch.engines[0].cost(w.einsums[0], w, arch)
+    unfused_engine = arch.engines[0].model_copy(update={"fuse_elementwise": False})
+    unfused = unfused_engine.cost(w.einsums[0], w, arch)
+    hbm = 2 * 2**21 / (3.35e12 * 0.84) * 1.83e9
+    assert fused.total_cycles == pytest.approx(hbm, rel=1e-12)
+    assert unfused.total_cycles - fused.total_cycles == pytest.approx(4e-6 * 1.83e9, rel=1e-12)
+
+
+def test_the_kernel_never_beats_the_roofline_and_cost_is_the_latency_optimum() -> None:
+    """On a few shapes the engine's cost is >= the roofline, and the mapper's latency optimum equals the engine's
+    own cost (cost takes the fastest kernel of the same space)."""
+    arch = load_arch(H100)
+    engine = arch.engines[0]
+    for m, n, k in ((1, 4096, 4096), (16, 11008, 4096), (333, 77, 1000), (2048, 2048, 64)):
+        w = gemm(m, n, k, bits=16, out_bits=16)
+        e = w.einsums[0]
+        cost = engine.cost(e, w, arch)
+        assert cost.total_cycles >= bound_on(e, w, arch, engine.name).cycles
+        assert best_cost(engine, e, w, arch, "latency").cost.total_cycles == pytest.approx(cost.total_cycles)
+
+
+def test_decode_through_the_pipeline_is_bandwidth_bound() -> None:
+    """Llama-2-7B decode, batch 1, on the H100 through `evaluate`: every contraction is bound by HBM (weights and
+    the KV cache stream once), and the step takes at least the 13.5 GB of weights at the achievable 2.81 TB/s."""
+    arch = load_arch(H100)
+    result = evaluate(arch, load_workload(ROOT / "workloads" / "llama2-7b-decode.yaml"))
+    macs = [r for r in result.einsums if r.op == "mac"]
+    assert all(r.bound.kind == "hbm" for r in macs)
+    weight_bytes = sum(t.bytes for t in result.workload.tensors if t.kind == "weight")
+    assert result.latency_s >= weight_bytes / (3.35e12 * 0.84)
+
+
+def test_lane_and_sfu_instructions_per_point() -> None:
+    """exp(x - m) is one lane instruction (the subtract) and one SFU instruction; r * p + s is one fused
+    multiply-add; a / b is one SFU instruction (the reciprocal)."""
+    from accel_sim.engines.gpu_kernel import issued_ops
+    from accel_sim.spec.workload import Access, Affine, Call
+
+    x, y, z = (Access(t, (Affine.rank("i"),)) for t in "XYZ")
+    assert issued_ops(Call("exp", (Call("sub", (x, y)),))) == (1, 1)
+    assert issued_ops(Call("add", (Call("mul", (x, y)), z))) == (1, 0)
+    assert issued_ops(Call("div", (x, y))) == (0, 1)
+
+
+def test_fused_attention_keeps_scores_and_probabilities_on_chip() -> None:
+    """FlashAttention-2 as the scheduled 1-pass cascade on the H100 (512 heads of 1,024 queries and keys, d = 64):
+    HBM reads only Q, K and V (3 x 512 x 64 x 1024 x 2 B = 201,326,592 B) and writes only the output
+    (67,108,864 B): the scores and probabilities stay in the SMs, and only the first einsum pays a launch."""
+    arch = load_arch(H100, ["execution.kind=scheduled", "execution.time_limit_s=0.5"])
+    result = evaluate(arch, load_workload(ROOT / "workloads" / "flash_attention.einsum.yaml"))
+    hbm = result.summary()["memory"]["hbm"]
+    assert hbm["read_bytes"] == pytest.approx(3 * 512 * 64 * 1024 * 2)
+    assert hbm["write_bytes"] == pytest.approx(512 * 64 * 1024 * 2)
+    launches = [r.einsum for r in result.einsums if r.cost.fill_drain_cycles >= 4e-6 * 1.83e9]
+    assert launches == ["BQK"]
