@@ -184,3 +184,17 @@ def utilization_bars(utilization: Mapping[str, float]) -> Figure:
                       "hovertemplate": "%{y}: %{text} busy<extra></extra>"}],
             "layout": {"height": 120 + 30 * len(names), "margin": {"l": 140, "r": 20, "t": 20, "b": 50},
                        "xaxis": {"title": {"text": "busy (%)"}, "range": [0, 105]}, "yaxis": {"automargin": True}}}
+
+
+def occupancy_bars(memory: Mapping[str, Mapping[str, Any]]) -> Figure:
+    """Per bounded memory level, its peak occupancy over the run as a share of its capacity (hover: bytes, spilled)."""
+    levels = [name for name, use in memory.items() if use.get("capacity_bytes")]
+    shares = [memory[n]["peak_bytes"] / memory[n]["capacity_bytes"] for n in levels]
+    hover = [f"{n}: peak {bytes_format(memory[n]['peak_bytes'])} of {bytes_format(memory[n]['capacity_bytes'])}, "
+             f"spilled {bytes_format(memory[n].get('spilled_bytes') or 0)}" for n in levels]
+    return {"data": [{"type": "bar", "orientation": "h", "y": levels, "x": [100 * v for v in shares],
+                      "marker": {"color": color(1)}, "text": [percent(v) for v in shares], "textposition": "auto",
+                      "customdata": hover, "hovertemplate": "%{customdata}<extra></extra>"}],
+            "layout": {"height": 120 + 30 * len(levels), "margin": {"l": 140, "r": 20, "t": 20, "b": 50},
+                       "xaxis": {"title": {"text": "peak occupancy (% of capacity)"}, "range": [0, 105]},
+                       "yaxis": {"automargin": True, "autorange": "reversed"}}}

@@ -8,7 +8,8 @@ from typing import Any, Mapping, Sequence
 from accel_sim.reports.format import (MISSING, bytes_format, cycles_format, format_metric, format_quantity,
                                       metric_label, percent, si_format)
 from accel_sim.reports.headline import bound_sentence, headline_numbers
-from accel_sim.reports.interactive import roofline_figure, stacked_bars, timeline_figure, utilization_bars
+from accel_sim.reports.interactive import (occupancy_bars, roofline_figure, stacked_bars, timeline_figure,
+                                          utilization_bars)
 from accel_sim.reports.page import Cell, Page
 from accel_sim.reports.view import group_repeats, short_name
 
@@ -171,6 +172,9 @@ def totals_section(page: Page, summary: Mapping[str, Any]) -> None:
                    [[level, *(format_metric(f, use.get(f)) if not (f == "capacity_bytes" and use.get(f) is None)
                               else "unbounded" for f in fields)] for level, use in memory.items()],
                    scroll=False, filterable=False)
+        if any(use.get("capacity_bytes") for use in memory.values()):
+            page.plot(occupancy_bars(memory), "Peak occupancy of each bounded level over the run, as a share of its "
+                      "capacity (the lifetime placement's homes; hover for bytes and what spilled).", "occupancy")
 
 
 def area_section(page: Page, record: Mapping[str, Any] | None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from accel_sim import evaluate, load_arch, load_workload
-from accel_sim.reports.interactive import fold_rows, time_unit
+from accel_sim.reports.interactive import fold_rows, occupancy_bars, time_unit
 from accel_sim.reports.view import group_repeats, roofline_record, short_name
 
 PATHS = {  # every execution model that reaches a report, on a workload small enough for a unit test
@@ -78,3 +78,15 @@ def test_one_time_unit_per_timeline() -> None:
 def test_generated_names_keep_model_phase_batch_and_length(name: str, short: str) -> None:
     """Recipe parameters leave the shown name (they are in the provenance); other names stay."""
     assert short_name(name) == short
+
+
+def test_occupancy_bars_show_each_bounded_levels_peak_share() -> None:
+    """12,288 B peak in a 24 MiB buffer is 12,288 / 25,165,824 = 0.048828125 %; 3 MiB of 4 MiB is 75 %; an
+    unbounded level (DRAM) has no bar."""
+    memory = {"dram": {"capacity_bytes": None, "peak_bytes": 0, "spilled_bytes": 0},
+              "ub": {"capacity_bytes": 24 * 2**20, "peak_bytes": 12288, "spilled_bytes": 0},
+              "acc": {"capacity_bytes": 4 * 2**20, "peak_bytes": 3 * 2**20, "spilled_bytes": 512}}
+    (bars,) = occupancy_bars(memory)["data"]
+    assert bars["y"] == ["ub", "acc"]
+    assert bars["x"] == pytest.approx([0.048828125, 75.0])
+    assert "spilled 512 B" in bars["customdata"][1]
