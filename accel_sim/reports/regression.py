@@ -100,14 +100,20 @@ def _summary_frame(path: Path) -> pd.DataFrame:
     if not isinstance(data, dict) or not isinstance(data.get("workload"), str):
         raise ConfigError("not a run summary (no 'workload' name)", file=path, line=1, key_path="workload",
                           fix="give the summary.json that `accel-sim run -o DIR` writes")
+    row = _flat_numbers(data)
+    index = pd.MultiIndex.from_tuples([(data["workload"], TOTAL)], names=["workload", "item"])
+    return pd.DataFrame([row], index=index).drop(columns=[c for c in IGNORED if c in row])
+
+
+def _flat_numbers(data: dict, prefix: str = "") -> dict[str, float]:
+    """Every number in a summary, nested ones under dotted keys at any depth (memory.unified_buffer.peak_bytes)."""
     row: dict[str, float] = {}
     for key, value in data.items():
         if isinstance(value, dict):
-            row.update({f"{key}.{k}": v for k, v in value.items() if _is_number(v)})
+            row.update(_flat_numbers(value, f"{prefix}{key}."))
         elif _is_number(value):
-            row[key] = value
-    index = pd.MultiIndex.from_tuples([(data["workload"], TOTAL)], names=["workload", "item"])
-    return pd.DataFrame([row], index=index).drop(columns=[c for c in IGNORED if c in row])
+            row[f"{prefix}{key}"] = value
+    return row
 
 
 def _csv_frame(path: Path, default_workload: str | None = None) -> pd.DataFrame:

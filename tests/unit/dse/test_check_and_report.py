@@ -49,6 +49,18 @@ def test_five_percent_latency_change_exits_1_and_names_the_metric(run_dir: Path,
     assert "energy_j" not in out
 
 
+def test_a_memory_level_figure_is_checked_too(run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """summary.json's per-level memory figures (memory.<level>.<field>, two levels deep) are metrics: the global
+    buffer's read bytes doubled in the baseline fail the check and are named."""
+    base = _copy(run_dir, tmp_path / "base")
+    summary = json.loads((base / "summary.json").read_text())
+    level = next(name for name, use in summary["memory"].items() if use["read_bytes"] > 0)
+    summary["memory"][level]["read_bytes"] *= 2
+    (base / "summary.json").write_text(json.dumps(summary))
+    assert main(["check", str(run_dir), "--baseline", str(base), "--rtol", "0.02"]) == 1
+    assert f"memory.{level}.read_bytes" in capsys.readouterr().out
+
+
 def test_change_within_tolerance_passes(run_dir: Path, tmp_path: Path) -> None:
     """A 1% change in one einsum's cycles holds at rtol 0.02 and fails at rtol 0.005."""
     base = _copy(run_dir, tmp_path / "base")
