@@ -166,6 +166,14 @@ def _on_chip_level(arch: Arch) -> MemoryLevel | None:
     return max(inner, key=lambda lv: lv.capacity_bytes) if inner else None
 
 
+def _spill_level(arch: Arch, on_chip: MemoryLevel | None) -> MemoryLevel | None:
+    """Where an intermediate that leaves the on-chip buffer goes: the nearest outer level that may hold it as an
+    output and as an input (issue 15: spills go to the next outer level that admits them), None if none may."""
+    names = [lv.name for lv in arch.memory]
+    outer = arch.memory[:names.index(on_chip.name)] if on_chip is not None else arch.memory[:1]
+    return next((lv for lv in reversed(outer) if _holds_intermediates(lv)), None)
+
+
 def _holds_intermediates(level: MemoryLevel) -> bool:
     """A level one einsum writes an intermediate to and the next reads it from."""
     return level.admits("outputs") and level.admits("inputs")
@@ -326,11 +334,13 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                                 for o in t.options)) for t in tasks]
 
     level = _on_chip_level(arch)
-    backing = arch.memory[0]
+    backing = _spill_level(arch, level)
+    # no outer level may hold an intermediate (tpu_v1's Weight Memory holds weights only): nothing can spill
+    spill_capacity = 0 if backing is None else int(backing.capacity_bytes) if backing.capacity_bytes else None
+    backing = backing or arch.memory[0]
     spill_j_per_byte = 8 * sum(level_energy_per_bit(backing, arch.technology_nm))
     return Problem(tuple(tasks), tuple(buffers), tuple(edges), _on_chip_capacity(arch),
-                   backing.ports.round_trip_bytes_per_s / clock,
-                   int(backing.capacity_bytes) if backing.capacity_bytes is not None else None,
+                   backing.ports.round_trip_bytes_per_s / clock, spill_capacity,
                    spill_j_per_byte, level.name if level is not None else "", backing.name, clock,
                    tuple(required_fusions), frozenset(on_chip), residencies)
 

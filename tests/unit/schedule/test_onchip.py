@@ -60,3 +60,15 @@ def test_spilled_intermediate_pays_the_round_trip_once() -> None:
     s = solve(build_problem(arch("1 KiB"), chain()), time_limit_s=2.0)
     assert s.buffers[0].placement == "spill"
     assert s.makespan_cycles == 83
+
+
+def test_an_intermediate_spills_only_to_a_level_that_may_hold_it() -> None:
+    """With DRAM holding weights only (as tpu_v1's Weight Memory), no outer level may take Y: the problem allows
+    no spill (spill capacity 0), so a 1 KiB SRAM, too small for Y's 2,048 B, leaves fusion as the only way; with
+    DRAM holding activations the spill goes there, as before."""
+    spec = arch("1 KiB").model_dump(by_alias=True, exclude_unset=True)
+    spec["memory"][0]["holds"] = ["weights"]
+    problem = build_problem(Arch.model_validate(spec), chain())
+    assert problem.spill_capacity_bytes == 0
+    assert build_problem(arch("1 KiB"), chain()).spill_capacity_bytes is None
+    assert build_problem(arch("1 KiB"), chain()).spill_level == "dram"
