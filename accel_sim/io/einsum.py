@@ -107,6 +107,14 @@ class TensorSpec(BaseModel):
     shape: tuple[int | str, ...] | None = None
     ranks: tuple[str, ...] | None = None
 
+    @field_validator("init")
+    @classmethod
+    def _init_is_a_number(cls, value: float | None) -> float | None:
+        # -inf is a running max's identity; NaN would poison every step of the recurrence
+        if value is not None and math.isnan(value):
+            raise ValueError("init must be a number, got NaN. Fix: give the reduction's identity, e.g. 0 or -inf")
+        return value
+
 
 class EinsumSpec(BaseModel):
     """One entry of `einsums:`: the text, and a name (default: the output tensor's name)."""

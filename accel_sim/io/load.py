@@ -60,9 +60,26 @@ def resolve(path: str | Path, area: Literal["arch", "workload"]) -> Path:
     return candidate
 
 
+# Counts (MACs, accesses, bytes) are float64 and int64 numbers: above 2^53 they are no longer exact.
+MAX_ITERATION_POINTS = 2**53
+
+
 def load_workload(path: str | Path, *, strict: bool = False, overrides: Sequence[str] = ()) -> Workload:
-    """Load an ONNX model, einsum cascade or zoo recipe (`strict`: unsupported ONNX ops are errors)."""
+    """Load an ONNX model, einsum cascade or zoo recipe (`strict`: unsupported ONNX ops are errors), every
+    einsum's iteration space bounded (MAX_ITERATION_POINTS) before anything is costed or allocated."""
     path = resolve(path, "workload")
+    workload = _read_workload(path, strict, overrides)
+    for einsum in workload.einsums:
+        if einsum.iteration_points > MAX_ITERATION_POINTS:
+            sizes = " x ".join(f"{rank} {size:,}" for rank, size in einsum.rank_sizes)
+            raise ConfigError(f"einsum '{einsum.name}' iterates over {einsum.iteration_points:.3g} points ({sizes}), "
+                              f"more than 2^53 = {MAX_ITERATION_POINTS:.3g}, beyond which counts are not exact",
+                              file=path, fix="use smaller sizes (batch, sequence length, rank sizes" +
+                              (" in the --set overrides" if overrides else "") + ")")
+    return workload
+
+
+def _read_workload(path: Path, strict: bool, overrides: Sequence[str]) -> Workload:
     kind = file_kind(path)
     if kind == "onnx":
         if overrides:
