@@ -28,6 +28,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     help="also write the table to FILE (.csv or .parquet); may repeat")
     sw.add_argument("--no-report", action="store_true", help="skip the HTML/Markdown report")
     sw.add_argument("--quiet", action="store_true", help="no progress bar")
+    sw.add_argument("--max-points", type=positive_int, metavar="N",
+                    help="allow a sweep of up to N points (default: 100,000; a larger one is refused before it "
+                         "starts)")
     sw.set_defaults(handler=cmd_sweep)
 
     rp = sub.add_parser("report", help="write an HTML report (plots embedded) and a Markdown summary")
@@ -61,7 +64,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from accel_sim.dse.sweep import run_sweep
     from accel_sim.reports import html
 
-    sweep = load_sweep(args.spec)
+    sweep = load_sweep(args.spec, **({"max_points": args.max_points} if args.max_points else {}))
     executor = DaskExecutor(args.dask) if args.dask else LocalExecutor(args.workers)
     console = Console(stderr=True)
     outcome = run_sweep(sweep, args.store, executor=executor, resume=args.resume, overwrite=args.overwrite,

@@ -14,13 +14,13 @@ from accel_sim.io.yaml import load_yaml, with_overrides
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Workload
 
-FileKind = Literal["onnx", "einsum", "recipe", "arch"]
+FileKind = Literal["onnx", "einsum", "recipe", "arch", "sweep"]
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SEARCH_DIRS = {"arch": REPO_ROOT / "arch_configs", "workload": REPO_ROOT / "workloads"}
 
 
 def file_kind(path: str | Path) -> FileKind:
-    """Which of the four input formats a file holds, judged by its content."""
+    """Which of the input formats a file holds (a sweep spec too), judged by its content."""
     path = Path(path)
     try:
         head = path.read_bytes()[:4096]
@@ -43,9 +43,11 @@ def file_kind(path: str | Path) -> FileKind:
         return "recipe"
     if "engines" in data or "memory" in data:
         return "arch"
+    if "axes" in data:
+        return "sweep"
     raise ConfigError("cannot tell what kind of file this is", file=path, line=1,
                       fix="an arch config has 'memory:' and 'engines:', an einsum cascade 'einsums:', "
-                          "a workload recipe 'zoo:'")
+                          "a workload recipe 'zoo:', a sweep spec 'axes:'")
 
 
 def resolve(path: str | Path, area: Literal["arch", "workload"]) -> Path:
@@ -97,6 +99,9 @@ def _read_workload(path: Path, strict: bool, overrides: Sequence[str]) -> Worklo
         return parse_cascade(doc)
     if kind == "recipe":
         return load_recipe(doc)
+    if kind == "sweep":
+        raise ConfigError("this is a sweep spec, not a workload", file=path,
+                          fix="run it with `accel-sim sweep`, or give an ONNX model, einsum cascade or zoo recipe")
     raise ConfigError("this is an architecture config, not a workload", file=path,
                       fix="pass it as ARCH (the first argument) and a workload file second")
 

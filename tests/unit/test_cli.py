@@ -58,12 +58,26 @@ def test_list_names_shipped_things(capsys: pytest.CaptureFixture) -> None:
 
 
 def test_validate_accepts_every_shipped_file(capsys: pytest.CaptureFixture) -> None:
-    """Every shipped arch config and workload file validates."""
+    """Every shipped file the tool reads validates: arch configs (subfolders too), workloads, sweep specs and the
+    SCALE-Sim sample's .cfg and topology."""
     root = Path.cwd()
-    files = sorted(str(p.relative_to(root)) for p in [*root.glob("arch_configs/*.yaml"), *root.glob("workloads/*.yaml")])
-    assert files
+    found = [*root.glob("arch_configs/**/*.yaml"), *root.glob("workloads/*.yaml"), *root.glob("dse/*.yaml"),
+             *root.glob("workloads/scalesim/*")]
+    files = sorted(str(p.relative_to(root)) for p in found)
+    assert any(f.endswith(".cfg") for f in files) and any(f.startswith("dse/") for f in files)
     assert main(["validate", *files]) == 0
     assert capsys.readouterr().out.count("ok ") == len(files)
+
+
+def test_validate_reports_every_bad_file_and_exits_2(capsys: pytest.CaptureFixture) -> None:
+    """Three bad files of three kinds among good ones: each gets its own error paragraph, the good ones their
+    'ok' line, and the exit code is 2."""
+    bad = ["tests/data/bad/arch_clock_inf.yaml", "tests/data/bad/sweep_misspelt_leaf.yaml",
+           "tests/data/bad/scalesim_unknown_key.cfg"]
+    assert main(["validate", "workloads/gemm.einsum.yaml", *bad, "dse/npu_pim_batch.yaml"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.count("ok ") == 2
+    assert all(f"error: {name}" in captured.err for name in bad) and "3 of 5 files are bad" in captured.err
 
 
 def test_list_names_every_shipped_config_as_run_accepts_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
