@@ -60,10 +60,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     # lazy: the sweep machinery (module docstring)
     from accel_sim.dse.executors import DaskExecutor, LocalExecutor
     from accel_sim.dse.spec import load_sweep
-    from accel_sim.dse.store import export_results
+    from accel_sim.dse.store import check_export_target, export_results
     from accel_sim.dse.sweep import run_sweep
     from accel_sim.reports import html
 
+    for out in args.export:  # refused now, not after the whole sweep has run
+        check_export_target(out)
     sweep = load_sweep(args.spec, **({"max_points": args.max_points} if args.max_points else {}))
     executor = DaskExecutor(args.dask) if args.dask else LocalExecutor(args.workers)
     console = Console(stderr=True)
