@@ -21,6 +21,11 @@ from typing import IO, TYPE_CHECKING, Iterable, Iterator
 
 from accel_sim.errors import ConfigError
 
+if sys.platform == "win32":  # the store's writer lock (lock_store): one module per platform
+    import msvcrt
+else:
+    import fcntl
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -127,11 +132,9 @@ def lock_store(path: Path) -> IO[str]:
     handle = lock_path.open("a+")
     try:
         if sys.platform == "win32":
-            import msvcrt  # Windows only
             handle.seek(0)
             msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
         else:
-            import fcntl  # POSIX only
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         handle.seek(0)
