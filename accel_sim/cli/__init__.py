@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from accel_sim.cli.args import output_folder, positive_int, positive_seconds
+from accel_sim.cli.provenance import run_folder, run_provenance
 from accel_sim.cli.sweep import add_commands
 from accel_sim.errors import AccelSimError, ConfigError
 from accel_sim.evaluate import evaluate
@@ -95,8 +96,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     arch = load_arch(args.arch, arch_overrides)
     workload = load_workload(args.workload, strict=args.strict, overrides=workload_overrides)
     result = evaluate(arch, workload)
-    out_dir = args.output or Path("reports") / f"{slug(arch.name)}__{slug(workload.name)}"
-    write_report(result, out_dir, figures)
+    out_dir = args.output or run_folder(arch.name, workload.name, args.overrides)
+    write_report(result, out_dir, figures,
+                 provenance=run_provenance(args.arch, args.workload, args.overrides))
     if args.json:
         print(json.dumps(jsonable(result.summary()), indent=2))
         return 0

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 from accel_sim.cli.args import metric_tolerance, output_folder, positive_int
+from accel_sim.cli.provenance import run_folder
 from accel_sim.errors import ConfigError
 from accel_sim.evaluate import evaluate
-from accel_sim.io.load import load_arch, load_workload, slug, split_overrides
+from accel_sim.io.load import load_arch, load_workload, split_overrides
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -96,7 +97,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     elif args.workload:
         arch_set, workload_set = split_overrides(args.overrides)
         result = evaluate(load_arch(args.target, arch_set), load_workload(args.workload, overrides=workload_set))
-        out = args.output or Path("reports") / f"{slug(result.arch.name)}__{slug(result.workload.name)}"
+        out = args.output or run_folder(result.arch.name, result.workload.name, args.overrides)
         paths = html.write_run_report(result, out)
     else:
         raise ConfigError("not a sweep store or a run folder", file=target,

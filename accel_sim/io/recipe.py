@@ -50,7 +50,10 @@ def load_recipe(doc: YamlDoc) -> Workload:
         raise ConfigError("a workload recipe must be a YAML mapping", file=doc.file, line=1,
                           fix="write 'zoo: <preset>' and parameters such as 'batch: 8', one per line")
     recipe = validate(Recipe, doc)
-    params = {key: getattr(recipe, key) for key in recipe.model_fields_set if key != "zoo"}
+    # in declaration order, not model_fields_set's (a set): the workload's name lists its parameters in this order,
+    # which must not change with PYTHONHASHSEED
+    params = {key: getattr(recipe, key) for key in type(recipe).model_fields
+              if key in recipe.model_fields_set and key != "zoo"}
     try:
         return build(recipe.zoo, **params)
     except ConfigError as exc:

@@ -7,7 +7,7 @@ import math
 import typing
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from accel_sim.engines import AnyEngine
 from accel_sim.io.load import SEARCH_DIRS
@@ -58,12 +58,15 @@ def jsonable(value: object) -> object:
     return value
 
 
-def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = None) -> None:
-    """Write per_einsum.csv, summary.json and roofline.png into `out_dir` (the PNG by `figures` when given)."""
+def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = None,
+                 provenance: Mapping[str, object] | None = None) -> None:
+    """Write per_einsum.csv, summary.json (with `provenance`, the run's inputs, under that key when given) and
+    roofline.png into `out_dir` (the PNG by `figures` when given)."""
 
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(result.per_einsum_records, out_dir / "per_einsum.csv")
-    (out_dir / "summary.json").write_text(json.dumps(jsonable(result.summary()), indent=2) + "\n")
+    summary = {**result.summary(), **({"provenance": dict(provenance)} if provenance is not None else {})}
+    (out_dir / "summary.json").write_text(json.dumps(jsonable(summary), indent=2) + "\n")
     if figures is None:
         result.plot_roofline().savefig(out_dir / "roofline.png", dpi=120)
     else:
