@@ -371,7 +371,7 @@ def load_sweep(path: str | Path, max_points: int | None = MAX_POINTS) -> Sweep:
     workload_paths = []
     for i, name in enumerate(spec.workloads):
         resolved = resolve(_relative(name, path), "workload")
-        if not resolved.exists():
+        if not resolved.is_file():  # '' resolves to the working folder, which exists
             raise error(("workloads", i), f"workload '{name}' not found",
                         "name a file in workloads/ (e.g. resnet50) or give a path; `accel-sim list` shows them")
         workload_paths.append(str(resolved.resolve()))
