@@ -15,7 +15,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 import yaml
@@ -120,65 +120,45 @@ def _arch_workload(arch: dict) -> list[str]:
     return ["workloads/gemm.einsum.yaml"]
 
 
-@pytest.mark.parametrize("source", ARCHES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_mutated_arch_config_exits_2_or_gives_finite_results(source: Path, tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture) -> None:
-    """A mutated arch config runs a small workload to exit 2 with a message or finite totals."""
-    base = yaml.safe_load(source.read_text())
+def _fuzz(base: Any, name: str, tmp_path: Path, capsys: pytest.CaptureFixture,
+          command: Callable[[Path], list[str]]) -> None:
+    """Write each mutation of `base` to tmp_path/name and check the outcome of the CLI `command(path)`."""
 
     @SETTINGS
     @given(case=mutations(base))
     def run(case: tuple[Any, str]) -> None:
         data, what = case
-        path = _write(tmp_path, "arch.yaml", data)
-        _check_outcome(["run", str(path), *_arch_workload(base), "-o", str(tmp_path / "out"), "--json"], capsys,
-                       f"{source.name}: {what}")
+        _check_outcome(command(_write(tmp_path, name, data)), capsys, f"{name}: {what}")
 
     run()
+
+
+@pytest.mark.parametrize("source", ARCHES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_mutated_arch_config_exits_2_or_gives_finite_results(source: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture) -> None:
+    """A mutated arch config runs a small workload to exit 2 with a message or finite totals."""
+    base = yaml.safe_load(source.read_text())
+    _fuzz(base, source.name, tmp_path, capsys,
+          lambda path: ["run", str(path), *_arch_workload(base), "-o", str(tmp_path / "out"), "--json"])
 
 
 @pytest.mark.parametrize("source", EINSUMS, ids=lambda p: p.name)
 def test_mutated_einsum_cascade_exits_2_or_gives_finite_results(source: Path, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture) -> None:
     """A mutated einsum cascade runs on TPU v1 to exit 2 with a message or finite totals."""
-    base = yaml.safe_load(source.read_text())
-
-    @SETTINGS
-    @given(case=mutations(base))
-    def run(case: tuple[Any, str]) -> None:
-        data, what = case
-        path = _write(tmp_path, source.name, data)
-        _check_outcome(["run", "arch_configs/tpu_v1.yaml", str(path), "-o", str(tmp_path / "out"), "--json"], capsys,
-                       f"{source.name}: {what}")
-
-    run()
+    _fuzz(yaml.safe_load(source.read_text()), source.name, tmp_path, capsys,
+          lambda path: ["run", "arch_configs/tpu_v1.yaml", str(path), "-o", str(tmp_path / "out"), "--json"])
 
 
 @pytest.mark.parametrize("source", RECIPES, ids=lambda p: p.name)
 def test_mutated_recipe_exits_2_or_loads(source: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A mutated workload recipe is summarised (built and checked) or exits 2 with a message."""
-    base = yaml.safe_load(source.read_text())
-
-    @SETTINGS
-    @given(case=mutations(base))
-    def run(case: tuple[Any, str]) -> None:
-        data, what = case
-        path = _write(tmp_path, source.name, data)
-        _check_outcome(["workload", str(path), "--json"], capsys, f"{source.name}: {what}")
-
-    run()
+    _fuzz(yaml.safe_load(source.read_text()), source.name, tmp_path, capsys,
+          lambda path: ["workload", str(path), "--json"])
 
 
 @pytest.mark.parametrize("source", SWEEPS, ids=lambda p: p.name)
 def test_mutated_sweep_spec_exits_2_or_validates(source: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A mutated sweep spec validates (schema, paths, size, one design built) or exits 2 with a message."""
-    base = _absolute_paths(yaml.safe_load(source.read_text()), source.parent)
-
-    @SETTINGS
-    @given(case=mutations(base))
-    def run(case: tuple[Any, str]) -> None:
-        data, what = case
-        path = _write(tmp_path, source.name, data)
-        _check_outcome(["validate", str(path)], capsys, f"{source.name}: {what}")
-
-    run()
+    _fuzz(_absolute_paths(yaml.safe_load(source.read_text()), source.parent), source.name, tmp_path, capsys,
+          lambda path: ["validate", str(path)])
