@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from accel_sim.energy.components import level_area_mm2
 from accel_sim.mapper import OBJECTIVES, MapperCache
 from accel_sim.sim.execution import ExecutionModel, Placement, run_sequential
-from accel_sim.sim.placement import memory_use
+from accel_sim.sim.placement import check_levels_exist, memory_use
 from accel_sim.sim.trace import Trace
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.execution import (FpgaExecution, NpuPimExecution, PipelinedExecution, ScheduledExecution,
@@ -174,6 +174,7 @@ def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp", cache
     `objective`; `cache` keeps the mapper's results across calls (sweeps), None keeps none beyond this call."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    check_levels_exist(arch, workload)
     model = execution_model(arch.execution)
     execution = model(arch.execution, arch, workload, objective, cache)
     memory = memory_use(arch, workload, execution.placements, execution.trace, execution.homes)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from accel_sim.cli.args import output_folder, positive_int, positive_seconds
+from accel_sim.cli.provenance import run_folder, run_provenance
 from accel_sim.cli.sweep import add_commands
 from accel_sim.errors import AccelSimError, ConfigError
 from accel_sim.evaluate import evaluate
@@ -61,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     wl.add_argument("--strict", action="store_true", help="unsupported ONNX operators are errors")
     wl.set_defaults(handler=_cmd_workload)
 
-    val = sub.add_parser("validate", help="check config and workload files; exit 2 on the first bad one")
+    val = sub.add_parser("validate", help="check arch, workload, sweep and SCALE-Sim files; exit 2 listing every "
+                                          "bad one")
     val.add_argument("files", nargs="+")
     val.add_argument("--strict", action="store_true", help="unsupported ONNX operators are errors")
     val.set_defaults(handler=_cmd_validate)
@@ -98,10 +100,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     arch = load_arch(args.arch, arch_overrides)
     workload = load_workload(args.workload, strict=args.strict, overrides=workload_overrides)
     result = evaluate(arch, workload)
-    out_dir = args.output or Path("reports") / f"{slug(arch.name)}__{slug(workload.name)}"
+    out_dir = args.output or run_folder(arch.name, workload.name, args.overrides)
     origin = provenance(args.command_line, [resolve(args.arch, "arch"), resolve(args.workload, "workload")],
                         args.overrides)
-    write_report(result, out_dir, figures, origin)
+    write_report(result, out_dir, figures, origin, run_provenance(args.arch, args.workload, args.overrides))
     if args.json:
         print(json.dumps(jsonable(result.summary()), indent=2))
         return 0
@@ -119,18 +121,42 @@ def _cmd_workload(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    bad = 0
     for name in args.files:
-        kind = file_kind(name)
-        if kind == "arch":
-            arch = load_arch(name)
-            print(f"ok  {name}: architecture '{arch.name}', {len(arch.memory)} memory levels, "
-                  f"{len(arch.engines)} engines")
-        else:
-            workload = load_workload(name, strict=args.strict)
-            note = f", {len(workload.unsupported)} unsupported operators" if workload.unsupported else ""
-            print(f"ok  {name}: {kind} workload '{workload.name}', {len(workload.einsums)} einsums, "
-                  f"{workload.total_macs:,} MACs{note}")
-    return 0
+        try:
+            print(f"ok  {name}: {_validated(name, args.strict)}")
+        except AccelSimError as exc:  # report every bad file, not only the first
+            sys.stderr.write(f"error: {exc}\n")
+            bad += 1
+    if bad:
+        sys.stderr.write(f"{bad} of {len(args.files)} files are bad\n")
+    return 2 if bad else 0
+
+
+def _validated(name: str, strict: bool) -> str:
+    """What a file holds, once loaded and checked as the command that reads it would; AccelSimError if bad."""
+    suffix = Path(name).suffix.lower()
+    if suffix in (".cfg", ".csv"):
+        # lazy: the SCALE-Sim emulator loads only for its files
+        from accel_sim.compat.scalesim import load_scalesim_config, load_topology
+        if suffix == ".cfg":
+            config = load_scalesim_config(name)
+            return f"SCALE-Sim config, {config.arch.rows} x {config.arch.cols} array, dataflow {config.arch.dataflow}"
+        header = Path(name).read_text(errors="replace").split("\n", 1)[0].split(",")
+        gemm = len(header) > 1 and header[1].strip() == "M"
+        return f"SCALE-Sim {'GEMM' if gemm else 'conv'} topology, {len(load_topology(name, gemm=gemm))} layers"
+    kind = file_kind(name)
+    if kind == "arch":
+        arch = load_arch(name)
+        return f"architecture '{arch.name}', {len(arch.memory)} memory levels, {len(arch.engines)} engines"
+    if kind == "sweep":
+        from accel_sim.dse.spec import load_sweep  # lazy: the sweep machinery (cli/sweep.py)
+        sweep = load_sweep(name)
+        return f"sweep spec '{sweep.spec.name}', {sweep.points:,} points"
+    workload = load_workload(name, strict=strict)
+    note = f", {len(workload.unsupported)} unsupported operators" if workload.unsupported else ""
+    return (f"{kind} workload '{workload.name}', {len(workload.einsums)} einsums, "
+            f"{workload.total_macs:,} MACs{note}")
 
 
 def _cmd_scalesim(args: argparse.Namespace) -> int:

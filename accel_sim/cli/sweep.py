@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 from accel_sim.cli.args import metric_tolerance, output_folder, positive_int
+from accel_sim.cli.provenance import run_folder, run_provenance
 from accel_sim.errors import ConfigError
 from accel_sim.evaluate import evaluate
-from accel_sim.io.load import load_arch, load_workload, resolve, slug, split_overrides
+from accel_sim.io.load import load_arch, load_workload, resolve, split_overrides
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +29,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     help="also write the table to FILE (.csv or .parquet); may repeat")
     sw.add_argument("--no-report", action="store_true", help="skip the HTML/Markdown report")
     sw.add_argument("--quiet", action="store_true", help="no progress bar")
+    sw.add_argument("--max-points", type=positive_int, metavar="N",
+                    help="allow a sweep of up to N points (default: 100,000; a larger one is refused before it "
+                         "starts)")
     sw.set_defaults(handler=cmd_sweep)
 
     rp = sub.add_parser("report", help="write an HTML report (plots embedded) and a Markdown summary")
@@ -57,11 +61,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     # lazy: the sweep machinery (module docstring)
     from accel_sim.dse.executors import DaskExecutor, LocalExecutor
     from accel_sim.dse.spec import load_sweep
-    from accel_sim.dse.store import export_results
+    from accel_sim.dse.store import check_export_target, export_results
     from accel_sim.dse.sweep import run_sweep
     from accel_sim.reports import html
 
-    sweep = load_sweep(args.spec)
+    for out in args.export:  # refused now, not after the whole sweep has run
+        check_export_target(out)
+    sweep = load_sweep(args.spec, **({"max_points": args.max_points} if args.max_points else {}))
     executor = DaskExecutor(args.dask) if args.dask else LocalExecutor(args.workers)
     console = Console(stderr=True)
     outcome = run_sweep(sweep, args.store, executor=executor, resume=args.resume, overwrite=args.overwrite,
@@ -93,10 +99,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         from accel_sim.reports.view import provenance  # lazy, as above
 
         result = evaluate(load_arch(args.target, arch_set), load_workload(args.workload, overrides=workload_set))
-        out = args.output or Path("reports") / f"{slug(result.arch.name)}__{slug(result.workload.name)}"
+        out = args.output or run_folder(result.arch.name, result.workload.name, args.overrides)
         origin = provenance(args.command_line, [resolve(args.target, "arch"), resolve(args.workload, "workload")],
                             args.overrides)
-        paths = html.write_run_report(result, out, origin)
+        paths = html.write_run_report(result, out, origin, run_provenance(args.target, args.workload, args.overrides))
     else:
         raise ConfigError("not a sweep store or a run folder", file=target,
                           fix="give reports/<sweep>/results.db, a folder from `accel-sim run -o DIR`, "

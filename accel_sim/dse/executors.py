@@ -9,8 +9,14 @@ grid points - which usually share an engine configuration - land on the same wor
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import itertools
+import os
+import signal
+import sys
+import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
@@ -50,11 +56,36 @@ class LocalExecutor:
             for chunk in chunks:
                 yield from _chunk_results(fn, chunk)
             return
-        with ProcessPoolExecutor(max_workers=self.workers) as pool:
+        with ProcessPoolExecutor(max_workers=self.workers, initializer=die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
             for results in _windowed(pool.submit, functools.partial(_run_chunk, fn), chunks,
                                      self.workers * IN_FLIGHT_PER_WORKER,
                                      lambda pending: wait(pending, return_when=FIRST_COMPLETED)[0]):
                 yield from results
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+PARENT_POLL_S = 1.0
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Pool-worker initializer: end this worker when the sweep's driver dies (a SIGKILLed driver cannot shut its
+    pool down, and an orphaned worker would keep computing). On Linux the kernel sends SIGKILL on the parent's death
+    (prctl PR_SET_PDEATHSIG); everywhere a daemon thread also exits once the parent pid changes (reparenting)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):  # no libc symbol: the watchdog below still works
+            pass
+    if os.getppid() != parent_pid:  # the driver died before prctl took effect
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="accel-sim-parent-watch").start()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)  # not sys.exit: the pool's worker loop must not get the chance to take another task
 
 
 def _chunks(tasks: Iterable[T], size: int) -> Iterator[list[T]]:

@@ -22,12 +22,20 @@ from typing import Annotated, Callable, Iterable, Iterator, Literal, Mapping, Un
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from accel_sim.errors import ConfigError
-from accel_sim.io.load import file_kind, resolve
+from accel_sim.io.load import file_kind, load_arch, load_workload, resolve
 from accel_sim.io.yaml import apply_overrides, format_key_path, load_yaml, validate
 from accel_sim.spec.execution import with_execution_mapping
 
 Scalar = Union[int, float, str, bool]
 CONSTRAINT = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>|==|!=)\s*([-+0-9.eE]+)\s*$")
+# An axis listing more values than this is a typo (a step of 1 where 64 was meant), refused before it is listed.
+MAX_AXIS_VALUES = 1_000_000
+# A sweep bigger than this needs an explicit `max_points` (accel-sim sweep --max-points N): a typo in a range
+# (step 1 instead of 64) should not start a 10^12-point grid.
+MAX_POINTS = 100_000
+# Designs tried, spread over the grid, before a sweep whose designs do not build is an error (a grid corner may be
+# invalid by value; an unknown key fails them all).
+PROBE_DESIGNS = 8
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq, "!=": operator.ne}
 
@@ -93,10 +101,26 @@ class Axis(_Strict):
                              "Fix: keep one, e.g. 'values: [64, 128, 256]'")
         if self.values is not None and not self.values:
             raise ValueError("the value list is empty. Fix: list at least one value")
+        if self.range is not None and not all(map(math.isfinite, (self.range.start, self.range.stop, self.range.step))):
+            raise ValueError("a range needs finite start, stop and step. Fix: give numbers, e.g. {start: 64, stop: "
+                             "256, step: 64}")
+        count = self._count()
+        if count > MAX_AXIS_VALUES:
+            raise ValueError(f"the axis has {count:.3g} values, more than {MAX_AXIS_VALUES:,}. Fix: use a larger step "
+                             "or factor (a log_range with num: N gives N points)")
         if self.scale is not None and (self.tie is None or not (math.isfinite(self.scale) and self.scale > 0)):
             raise ValueError("'scale' multiplies a tied axis's value by a finite factor above 0. Fix: give it with "
                              "'tie', e.g. {path: memory.acc.capacity, tie: memory.buf.capacity, scale: 0.25}")
         return self
+
+    def _count(self) -> float:
+        """How many values a range or log_range gives, before listing them (0 for other axes)."""
+        if self.range is not None:
+            return math.floor((self.range.stop - self.range.start) / self.range.step + 1e-9) + 1
+        if self.log_range is not None and self.log_range.factor is not None:
+            g = self.log_range
+            return math.floor(math.log(g.stop / g.start) / math.log(g.factor) + 1e-9) + 1
+        return self.log_range.num if self.log_range is not None and self.log_range.num else 0
 
     def choices(self) -> list[Scalar]:
         """The axis's values in order (empty for a tied axis)."""
@@ -323,8 +347,10 @@ def _yaml_text(value: Scalar) -> str:
     return json.dumps(value) if isinstance(value, bool) else str(value)
 
 
-def load_sweep(path: str | Path) -> Sweep:
-    """Read and check a sweep spec: schema, axis paths against the base arch, ties, strategy size."""
+
+def load_sweep(path: str | Path, max_points: int | None = MAX_POINTS) -> Sweep:
+    """Read and check a sweep spec before any point runs: schema, axis paths against the base arch, ties, strategy
+    size, at most `max_points` points (None: no bound), and one design built (arch and every workload loaded)."""
 
     path = Path(path)
     doc = load_yaml(path)
@@ -345,7 +371,7 @@ def load_sweep(path: str | Path) -> Sweep:
     workload_paths = []
     for i, name in enumerate(spec.workloads):
         resolved = resolve(_relative(name, path), "workload")
-        if not resolved.exists():
+        if not resolved.is_file():  # '' resolves to the working folder, which exists
             raise error(("workloads", i), f"workload '{name}' not found",
                         "name a file in workloads/ (e.g. resnet50) or give a path; `accel-sim list` shows them")
         workload_paths.append(str(resolved.resolve()))
@@ -396,9 +422,42 @@ def load_sweep(path: str | Path) -> Sweep:
     digest = hashlib.sha256(json.dumps(spec.model_dump(mode="json"), sort_keys=True).encode())
     for file in (arch_path, *workload_paths):  # a changed input makes old rows stale: resume must refuse
         digest.update(Path(file).read_bytes())
-    return Sweep(spec, str(path), str(arch_path.resolve()), tuple(workload_paths), tuple(free), tuple(tied),
-                 constraints,
-                 digest.hexdigest(), lines)
+    sweep = Sweep(spec, str(path), str(arch_path.resolve()), tuple(workload_paths), tuple(free), tuple(tied),
+                  constraints, digest.hexdigest(), lines)
+    if max_points is not None and sweep.points > max_points:
+        where = ("strategy", "n") if hasattr(strategy, "n") else ("axes",)
+        raise error(where, f"the sweep has {sweep.points:,} points ({designs:,} designs in the grid x "
+                    f"{len(workload_paths)} workloads), more than the {max_points:,} allowed",
+                    "narrow the axes, sample them with strategy: {kind: random, n: ...}, or allow it explicitly "
+                    f"(accel-sim sweep --max-points {sweep.points}; load_sweep(path, max_points=None))")
+    _check_a_design_builds(sweep, error)
+    return sweep
+
+
+def _check_a_design_builds(sweep: Sweep, error: Callable[..., ConfigError]) -> None:
+    """Some design's arch and workloads load with its values, or the sweep is an error before its first point: an
+    unknown leaf (engines.mxu.rowz, workload.batchh) names the sweep file and its axis instead of making every
+    point 'invalid'. A grid corner may be invalid by value, so PROBE_DESIGNS designs spread over the grid are
+    tried; the first one's error is reported."""
+    n = sweep.designs
+    tries = min(PROBE_DESIGNS, n)
+    probes = dict.fromkeys(round(k * (n - 1) / max(tries - 1, 1)) for k in range(tries))  # first and last included
+    first: ConfigError | None = None
+    for design_id in probes:
+        tasks = list(sweep.tasks(designs=[design_id]))
+        try:
+            load_arch(tasks[0].arch, tasks[0].arch_overrides)
+            for task in tasks:
+                load_workload(task.workload, overrides=task.workload_overrides)
+            return
+        except ConfigError as exc:
+            first = first or exc
+    assert first is not None  # a grid has at least one design (every free axis has values)
+    for i, axis in enumerate(sweep.spec.axes):
+        if f"--set '{axis.path}=" in first.problem:
+            raise error(("axes", i, "path"), f"axis '{axis.path}' builds no design: {first.file}: {first.problem}",
+                        first.fix) from None
+    raise first
 
 
 def _relative(name: str, spec_file: Path) -> str:

@@ -9,14 +9,22 @@ and no partial one (WAL, synchronous=NORMAL loses nothing on a process kill, onl
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import os
 import sqlite3
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Iterable, Iterator
 
 from accel_sim.errors import ConfigError
+
+if sys.platform == "win32":  # the store's writer lock (lock_store): one module per platform
+    import msvcrt
+else:
+    import fcntl
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,12 +62,14 @@ class PointRow:
 
 
 class ResultStore:
-    """An open results store; every `put` is its own committed transaction."""
+    """An open results store; every `put` is its own committed transaction. It holds the store's writer lock
+    (`lock_store`) until closed."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection, spec_hash: str) -> None:
+    def __init__(self, path: Path, connection: sqlite3.Connection, spec_hash: str, lock: IO[str]) -> None:
         self.path = path
         self.spec_hash = spec_hash
         self._db = connection
+        self._lock = lock
 
     def finished_ids(self) -> set[int]:
         """Point ids already in the store (any status: a recorded failure is a finished point)."""
@@ -90,8 +100,9 @@ class ResultStore:
         return dict(self._db.execute("SELECT key, value FROM meta"))
 
     def close(self) -> None:
-        """Close the connection (rows are already committed)."""
+        """Close the connection (rows are already committed) and release the writer lock."""
         self._db.close()
+        self._lock.close()  # closing the file releases its lock
 
     def __enter__(self) -> ResultStore:
         return self
@@ -113,15 +124,51 @@ def _connect(path: Path) -> sqlite3.Connection:
     return db
 
 
+def lock_store(path: Path) -> IO[str]:
+    """The store's writer lock: an exclusive lock on `<store>.lock` (flock; msvcrt on Windows), released when the
+    returned file is closed or its process dies (a SIGKILLed sweep leaves no stale lock). A second sweep on the same
+    store, or an --overwrite while one runs, is a ConfigError naming the holder's pid."""
+    lock_path = path.with_name(path.name + ".lock")
+    handle = lock_path.open("a+")
+    try:
+        if sys.platform == "win32":
+            handle.seek(0)
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+        else:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip() or "?"
+        handle.close()
+        raise ConfigError(f"another sweep (pid {holder}) is writing this store", file=path,
+                          fix="wait for it to finish (or stop it), or give this sweep another --store path; "
+                              "--overwrite and --resume also wait for the store to be free") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
 def open_store(path: str | Path, *, spec_hash: str, meta: dict[str, str], resume: bool = False,
                overwrite: bool = False) -> ResultStore:
-    """Open (or create) the store at `path` for a sweep whose spec hashes to `spec_hash`.
+    """Open (or create) the store at `path` for a sweep whose spec hashes to `spec_hash`, holding its writer lock.
 
     An existing store with rows is reused only with `resume` (and only for the same spec hash), or
     emptied with `overwrite`; anything else is a ConfigError, so finished points are never lost by accident.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    lock = lock_store(path)  # before anything is read or emptied: a running sweep's rows stay its own
+    try:
+        return _open_locked(path, spec_hash, meta, resume, overwrite, lock)
+    except BaseException:
+        lock.close()
+        raise
+
+
+def _open_locked(path: Path, spec_hash: str, meta: dict[str, str], resume: bool, overwrite: bool,
+                 lock: IO[str]) -> ResultStore:
     existed = path.exists()
     try:
         db = _connect(path)
@@ -148,7 +195,7 @@ def open_store(path: str | Path, *, spec_hash: str, meta: dict[str, str], resume
                           fix="resume with the spec that wrote it, or pass --overwrite / another --store path")
     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [*meta.items(), ("spec_hash", spec_hash)])
     db.commit()
-    return ResultStore(path, db, spec_hash)
+    return ResultStore(path, db, spec_hash, lock)
 
 
 _COLUMNS = "point_id, design_id, workload, status, error, params, metrics, elapsed_s"
@@ -218,19 +265,26 @@ def load_results(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=columns)
 
 
+def check_export_target(out: str | Path) -> None:
+    """ConfigError unless `export_results` can write `out`: a .csv, or a .parquet with pyarrow installed (checked
+    before a sweep starts, so a missing extra does not fail it at the end)."""
+    out = Path(out)
+    if out.suffix in (".parquet", ".pq"):
+        if importlib.util.find_spec("pyarrow") is None:
+            raise ConfigError("Parquet export needs pyarrow, which is not installed", file=out,
+                              fix="pip install 'accel-sim[parquet]' or export to .csv")
+    elif out.suffix != ".csv":
+        raise ConfigError(f"unknown export format '{out.suffix}'", file=out,
+                          fix="end the file name in .csv or .parquet")
+
+
 def export_results(path: str | Path, out: str | Path) -> Path:
     """Write the store's table to CSV or Parquet, chosen by `out`'s suffix."""
     out = Path(out)
+    check_export_target(out)
     frame = load_results(path)
     if out.suffix == ".csv":
         frame.to_csv(out, index=False)
-    elif out.suffix in (".parquet", ".pq"):
-        try:
-            frame.to_parquet(out, index=False)
-        except ImportError:
-            raise ConfigError("Parquet export needs pyarrow", file=out,
-                              fix="pip install 'accel-sim[parquet]' or export to .csv") from None
     else:
-        raise ConfigError(f"unknown export format '{out.suffix}'", file=out,
-                          fix="end the file name in .csv or .parquet")
+        frame.to_parquet(out, index=False)
     return out

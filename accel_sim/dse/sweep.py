@@ -5,6 +5,7 @@ A bad point never stops the sweep: its row says why (dse/point.py).
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,15 +78,23 @@ def run_sweep(sweep: Sweep | str | Path, store: str | Path | None = None, *, exe
     return SweepOutcome(store_path, sweep.points, sweep.points - todo, counts, time.perf_counter() - start)
 
 
+LOG_EVERY_S = 10.0  # without a terminal, a progress line this often (and one at the end)
+
+
 class _progress:
-    """A rich progress bar with ETA on stderr (a no-op when disabled)."""
+    """A rich progress bar with ETA on a terminal's stderr; without a terminal (a log file, CI), a plain line every
+    LOG_EVERY_S seconds and one at the end; a no-op when disabled."""
 
     def __init__(self, enabled: bool, name: str, total: int, completed: int) -> None:
         self.enabled, self.name, self.total, self.completed = enabled, name, total, completed
+        self.logging = enabled and not sys.stderr.isatty()
 
     def __enter__(self):  # noqa: ANN204 - returns the advance callback
         if not self.enabled:
             return lambda: None
+        if self.logging:
+            self.start = self.last = time.perf_counter()
+            return self._log_advance
         from rich.console import Console  # rich loads on first use: a quiet sweep starts without it
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                    TimeRemainingColumn)
@@ -97,6 +106,21 @@ class _progress:
         task = self.bar.add_task(self.name, total=self.total, completed=self.completed)
         return lambda: self.bar.advance(task)
 
+    def _log_advance(self) -> None:
+        self.completed += 1
+        now = time.perf_counter()
+        if now - self.last >= LOG_EVERY_S:
+            self.last = now
+            self._log_line(now)
+
+    def _log_line(self, now: float) -> None:
+        share = 100 * self.completed / self.total if self.total else 100.0
+        sys.stderr.write(f"{self.name}: {self.completed:,} of {self.total:,} points ({share:.0f} %), "
+                         f"{now - self.start:.0f} s\n")
+        sys.stderr.flush()
+
     def __exit__(self, *exc: object) -> None:
-        if self.enabled:
+        if self.logging:
+            self._log_line(time.perf_counter())
+        elif self.enabled:
             self.bar.stop()

@@ -39,6 +39,7 @@ upper-cased rank of the first access that indexes that dimension with a single r
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import keyword
 import math
@@ -46,7 +47,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Mapping, Sequence
+from typing import Annotated, Any, Collection, Mapping, Sequence
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
@@ -105,6 +106,14 @@ class TensorSpec(BaseModel):
     init: float | None = None
     shape: tuple[int | str, ...] | None = None
     ranks: tuple[str, ...] | None = None
+
+    @field_validator("init")
+    @classmethod
+    def _init_is_a_number(cls, value: float | None) -> float | None:
+        # -inf is a running max's identity; NaN would poison every step of the recurrence
+        if value is not None and math.isnan(value):
+            raise ValueError("init must be a number, got NaN. Fix: give the reduction's identity, e.g. 0 or -inf")
+        return value
 
 
 class EinsumSpec(BaseModel):
@@ -371,7 +380,10 @@ def parse_cascade(doc: YamlDoc, sizes_override: Mapping[str, int] | None = None)
     sizes = _override(spec.ranks, sizes_override or {}, doc)
     einsums = tuple(_parse_entry(entry, i, sizes, doc) for i, entry in enumerate(spec.einsums))
     _check_graph(einsums, doc)
+    _check_ranks_used(einsums, sizes, doc)
+    _check_dimension_ranks(einsums, doc)
     settings = {name: validate(TensorSpec, doc, root=("tensors", name)) for name in spec.tensors}
+    _check_inputs_spelt(einsums, settings, doc)
     tensors = _tensors(einsums, settings, spec.default_bits, sizes, doc)
     name = spec.name if spec.name is not None else _stem(doc.file)
     return Workload(name, tensors, einsums)
@@ -441,6 +453,90 @@ def _check_graph(einsums: Sequence[Einsum], doc: YamlDoc) -> None:
                                 "writes later", f"list einsums[{j}] before einsums[{i}] (producers first)")
 
 
+def _check_ranks_used(einsums: Sequence[Einsum], sizes: Mapping[str, int], doc: YamlDoc) -> None:
+    """Every declared rank indexes some einsum: an unused one is a misspelling (in the file or a --set)."""
+    used = {r for e in einsums for r in e.sizes}
+    for rank in sizes:
+        if rank in used:
+            continue
+        close = difflib.get_close_matches(rank, sorted(used), n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        fix = f"{hint}use one of the ranks the einsums index: {', '.join(r for r in sizes if r in used)}"
+        path: KeyPath = ("ranks", rank)
+        if path in doc.overridden:
+            raise ConfigError(f"--set '{doc.overridden[path]}': the cascade has no rank '{rank}'", fix=fix,
+                              file=doc.file, key_path=format_key_path(path))
+        raise _error_at(doc, path, f"rank '{rank}' is declared but no einsum uses it",
+                        f"{hint}remove it, or index a tensor with it")
+
+
+def _plain_rank(index: Affine) -> str | None:
+    """The rank of an index that is exactly one rank (``m``, not ``m+1`` or ``2*p``), else None."""
+    return index.terms[0][0] if index.offset == 0 and len(index.terms) == 1 and index.terms[0][1] == 1 else None
+
+
+def _check_dimension_ranks(einsums: Sequence[Einsum], doc: YamlDoc) -> None:
+    """A tensor dimension indexed by a plain rank has that rank's size in every access, so that A[m,k] read
+    later as A[k,m] (m != k) is an error, not a silently square tensor."""
+    first: dict[tuple[str, int], tuple[str, int, int]] = {}  # (tensor, dim) -> (rank, size, einsum position)
+    for i, e in enumerate(einsums):
+        for acc in (e.output, *e.inputs):
+            for d, index in enumerate(acc.indices):
+                rank = _plain_rank(index)
+                if rank is None:
+                    continue
+                seen = first.setdefault((acc.tensor, d), (rank, e.sizes[rank], i))
+                if seen[1] != e.sizes[rank]:
+                    raise _error_at(doc, ("einsums", i), f"dimension {d} of '{acc.tensor}' is indexed by rank "
+                                    f"'{rank}' (size {e.sizes[rank]}) in '{acc}' but by rank '{seen[0]}' (size "
+                                    f"{seen[1]}) in einsums[{seen[2]}]",
+                                    f"index '{acc.tensor}' with its ranks in the same order everywhere, or give "
+                                    "the ranks of one dimension the same size")
+
+
+def _check_inputs_spelt(einsums: Sequence[Einsum], settings: Mapping[str, TensorSpec], doc: YamlDoc) -> None:
+    """A misspelt tensor name (_lookalike_inputs) is an error: it would otherwise become a new workload input."""
+    written = {e.output.tensor: i for i, e in enumerate(einsums)}
+    for name, (i, close) in _lookalike_inputs(einsums, settings).items():
+        raise _error_at(doc, ("einsums", i), f"'{einsums[i].name}' reads '{name}', which no einsum writes, and "
+                        f"einsums[{written[close]}] writes '{close}'",
+                        f"did you mean '{close}'? If '{name}' is a workload input, declare it under 'tensors:' "
+                        f"(e.g. {name}: {{kind: activation}})")
+
+
+def _lookalike_inputs(einsums: Sequence[Einsum], declared: Collection[str]) -> dict[str, tuple[int, str]]:
+    """Tensors read but neither written nor declared whose name looks like a misspelling of a written tensor,
+    each with its first reader's position and that tensor. It looks like one when the names differ only in
+    case, or by one edit (_one_edit_apart) and either is three characters or longer or the written tensor is
+    read by no einsum (two-letter names such as S0 and T0 are common)."""
+    written = {e.output.tensor for e in einsums}
+    read = {acc.tensor for e in einsums for acc in e.inputs}
+    found: dict[str, tuple[int, str]] = {}
+    for i, e in enumerate(einsums):
+        for name in dict.fromkeys(acc.tensor for acc in e.inputs):
+            if name in written or name in declared or name in found:
+                continue
+            close = [w for w in written if name.lower() == w.lower() or _one_edit_apart(name, w)
+                     and (min(len(name), len(w)) >= 3 or w not in read)]
+            if close:
+                found[name] = (i, close[0])
+    return found
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Both at least two characters, and one character replaced, added or dropped, or two neighbours swapped;
+    numbered names (T0, T1) differ by a digit on purpose and are not one edit apart."""
+    if min(len(a), len(b)) < 2 or abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        diff = [k for k in range(len(a)) if a[k] != b[k]]
+        if len(diff) == 1:
+            return not (a[diff[0]].isdigit() and b[diff[0]].isdigit())
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    short, long = sorted((a, b), key=len)
+    return any(long[:k] + long[k + 1:] == short for k in range(len(long)))
+
+
 def _tensors(einsums: Sequence[Einsum], settings: Mapping[str, TensorSpec], default_bits: int,
              sizes: Mapping[str, int], doc: YamlDoc) -> tuple[Tensor, ...]:
     layouts = _inferred_layouts(einsums)
@@ -508,14 +604,23 @@ def _inferred_layouts(einsums: Sequence[Einsum]) -> dict[str, tuple[tuple[str, .
 
 
 def _check_writes_in_bounds(einsums: Sequence[Einsum], tensors: Mapping[str, Tensor], doc: YamlDoc) -> None:
+    """Writes stay inside their tensor; so do reads, except a window whose negative offset pads it
+    (``I[2*p + r - 3]``): a declared shape smaller than a plain read is an error, not zero padding."""
     for i, e in enumerate(einsums):
-        tensor = tensors[e.output.tensor]
-        for d, (ix, extent) in enumerate(zip(e.output.indices, tensor.shape)):
-            low, high = ix.value_range(e.sizes)
-            if low < 0 or high >= extent:
-                raise _error_at(doc, ("einsums", i), f"'{e.output}' writes index {low}..{high} of dimension {d}, "
-                                f"outside '{tensor.name}' (size {extent})",
-                                f"make the output indices stay within 0..{extent - 1} or enlarge its shape")
+        for acc in (e.output, *e.inputs):
+            tensor = tensors[acc.tensor]
+            for d, (ix, extent) in enumerate(zip(acc.indices, tensor.shape)):
+                low, high = ix.value_range(e.sizes)
+                if acc is e.output and (low < 0 or high >= extent):
+                    raise _error_at(doc, ("einsums", i), f"'{e.output}' writes index {low}..{high} of dimension "
+                                    f"{d}, outside '{tensor.name}' (size {extent})",
+                                    f"make the output indices stay within 0..{extent - 1} or enlarge its shape")
+                if acc is not e.output and ix.offset >= 0 and high >= extent:
+                    raise _error_at(doc, ("einsums", i), f"'{acc}' reads index {low}..{high} of dimension {d}, "
+                                    f"outside '{tensor.name}' (size {extent})",
+                                    f"enlarge the shape of '{tensor.name}' to at least {high + 1} there, or "
+                                    "index it within its shape (only a window with a negative offset, such as "
+                                    "2*p + r - 3, pads)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -550,9 +655,10 @@ def dump_cascade(workload: Workload) -> str:
              "ranks: {" + ", ".join(f"{_scalar(r, flow=True)}: {s}" for r, s in sizes.items()) + "}",
              f"default_bits: {default_bits}"]
     entries = []
+    lookalikes = _lookalike_inputs(workload.einsums, ())  # inputs that must be declared to read back
     for t in workload.tensors:
         ranks, shape = layouts[t.name]
-        fields = []
+        fields = ["kind: activation"] if t.name in lookalikes and t.kind == "activation" else []
         if t.bits != default_bits:
             fields.append(f"bits: {t.bits}")
         if t.kind != "activation":

@@ -14,13 +14,13 @@ from accel_sim.io.yaml import load_yaml, with_overrides
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Workload
 
-FileKind = Literal["onnx", "einsum", "recipe", "arch"]
+FileKind = Literal["onnx", "einsum", "recipe", "arch", "sweep"]
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SEARCH_DIRS = {"arch": REPO_ROOT / "arch_configs", "workload": REPO_ROOT / "workloads"}
 
 
 def file_kind(path: str | Path) -> FileKind:
-    """Which of the four input formats a file holds, judged by its content."""
+    """Which of the input formats a file holds (a sweep spec too), judged by its content."""
     path = Path(path)
     try:
         head = path.read_bytes()[:4096]
@@ -43,9 +43,11 @@ def file_kind(path: str | Path) -> FileKind:
         return "recipe"
     if "engines" in data or "memory" in data:
         return "arch"
+    if "axes" in data:
+        return "sweep"
     raise ConfigError("cannot tell what kind of file this is", file=path, line=1,
                       fix="an arch config has 'memory:' and 'engines:', an einsum cascade 'einsums:', "
-                          "a workload recipe 'zoo:'")
+                          "a workload recipe 'zoo:', a sweep spec 'axes:'")
 
 
 def resolve(path: str | Path, area: Literal["arch", "workload"]) -> Path:
@@ -60,9 +62,26 @@ def resolve(path: str | Path, area: Literal["arch", "workload"]) -> Path:
     return candidate
 
 
+# Counts (MACs, accesses, bytes) are float64 and int64 numbers: above 2^53 they are no longer exact.
+MAX_ITERATION_POINTS = 2**53
+
+
 def load_workload(path: str | Path, *, strict: bool = False, overrides: Sequence[str] = ()) -> Workload:
-    """Load an ONNX model, einsum cascade or zoo recipe (`strict`: unsupported ONNX ops are errors)."""
+    """Load an ONNX model, einsum cascade or zoo recipe (`strict`: unsupported ONNX ops are errors), every
+    einsum's iteration space bounded (MAX_ITERATION_POINTS) before anything is costed or allocated."""
     path = resolve(path, "workload")
+    workload = _read_workload(path, strict, overrides)
+    for einsum in workload.einsums:
+        if einsum.iteration_points > MAX_ITERATION_POINTS:
+            sizes = " x ".join(f"{rank} {size:,}" for rank, size in einsum.rank_sizes)
+            raise ConfigError(f"einsum '{einsum.name}' iterates over {einsum.iteration_points:.3g} points ({sizes}), "
+                              f"more than 2^53 = {MAX_ITERATION_POINTS:.3g}, beyond which counts are not exact",
+                              file=path, fix="use smaller sizes (batch, sequence length, rank sizes" +
+                              (" in the --set overrides" if overrides else "") + ")")
+    return workload
+
+
+def _read_workload(path: Path, strict: bool, overrides: Sequence[str]) -> Workload:
     kind = file_kind(path)
     if kind == "onnx":
         if overrides:
@@ -80,6 +99,9 @@ def load_workload(path: str | Path, *, strict: bool = False, overrides: Sequence
         return parse_cascade(doc)
     if kind == "recipe":
         return load_recipe(doc)
+    if kind == "sweep":
+        raise ConfigError("this is a sweep spec, not a workload", file=path,
+                          fix="run it with `accel-sim sweep`, or give an ONNX model, einsum cascade or zoo recipe")
     raise ConfigError("this is an architecture config, not a workload", file=path,
                       fix="pass it as ARCH (the first argument) and a workload file second")
 

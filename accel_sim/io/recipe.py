@@ -11,9 +11,10 @@ a key no generator has is an error, and so is a parameter the named preset does 
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+import typing
+from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, create_model
 
 from accel_sim.errors import ConfigError
 from accel_sim.io.yaml import YamlDoc, validate
@@ -21,13 +22,23 @@ from accel_sim.spec.workload import Workload
 from accel_sim.zoo import PRESETS, build, parameter_types
 
 
+def _not_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {str(value).lower()}. Fix: give a number (a boolean is not a count)")
+    return value
+
+
 def _recipe_model() -> type[BaseModel]:
-    """A strict pydantic model: `zoo` plus every generator parameter, each optional (preset default)."""
+    """A strict pydantic model: `zoo` plus every generator parameter, each optional (preset default); a boolean
+    is no number (batch: true was a batch of 1) and numbers are finite (norm_eps: .inf is refused)."""
     fields: dict[str, Any] = {"zoo": (str, ...)}
     for preset in PRESETS.values():
         for key, hint in parameter_types(preset.spec_type).items():
-            fields.setdefault(key, (Optional[int | str] if key.endswith("_bits") else Optional[hint], None))
-    return create_model("Recipe", __config__=ConfigDict(extra="forbid"), **fields)
+            hint = Optional[int | str] if key.endswith("_bits") else Optional[hint]
+            numeric = bool({int, float} & set(typing.get_args(hint))) and bool not in typing.get_args(hint)
+            fields.setdefault(key, (Annotated[hint, BeforeValidator(_not_bool)] if numeric else hint, None))
+    # strict=False on purpose: YAML 1.1 reads 1e-5 as a string, which pydantic turns into the number
+    return create_model("Recipe", __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **fields)
 
 
 Recipe = _recipe_model()
@@ -39,7 +50,10 @@ def load_recipe(doc: YamlDoc) -> Workload:
         raise ConfigError("a workload recipe must be a YAML mapping", file=doc.file, line=1,
                           fix="write 'zoo: <preset>' and parameters such as 'batch: 8', one per line")
     recipe = validate(Recipe, doc)
-    params = {key: getattr(recipe, key) for key in recipe.model_fields_set if key != "zoo"}
+    # in declaration order, not model_fields_set's (a set): the workload's name lists its parameters in this order,
+    # which must not change with PYTHONHASHSEED
+    params = {key: getattr(recipe, key) for key in type(recipe).model_fields
+              if key in recipe.model_fields_set and key != "zoo"}
     try:
         return build(recipe.zoo, **params)
     except ConfigError as exc:

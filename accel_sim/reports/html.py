@@ -25,11 +25,12 @@ DPI = 200            # PNGs for papers
 DESIGN_REPORTS = 12  # front points of a sweep that get their own run report (the knee first)
 
 
-def write_run_report(result: Result, out_dir: str | Path, origin: Mapping[str, object] | None = None
-                     ) -> tuple[Path, Path]:
-    """The run folder `accel-sim run -o` writes (`origin`: its provenance, reports/view.provenance), then
-    report.html and report.md from it: one page, whether the run was evaluated now or earlier."""
-    write_report(result, Path(out_dir), origin=origin)
+def write_run_report(result: Result, out_dir: str | Path, origin: Mapping[str, object] | None = None,
+                     provenance: Mapping[str, object] | None = None) -> tuple[Path, Path]:
+    """The run folder `accel-sim run -o` writes (`origin`: the report's provenance, reports/view.provenance;
+    `provenance`: the run's inputs for summary.json), then report.html and report.md from it: one page, whether
+    the run was evaluated now or earlier."""
+    write_report(result, Path(out_dir), origin=origin, provenance=provenance)
     return write_folder_report(out_dir)
 
 

@@ -65,12 +65,15 @@ PNG_DPI = 200
 
 
 def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = None,
-                 origin: Mapping[str, object] | None = None) -> None:
-    """Write per_einsum.csv, summary.json, run.json (design, roofline, provenance `origin`) and roofline.png into
-    `out_dir` (the PNG by `figures` when given); runs whose engines overlap also get timeline.csv and timeline.png."""
+                 origin: Mapping[str, object] | None = None, provenance: Mapping[str, object] | None = None) -> None:
+    """Write per_einsum.csv, summary.json (with `provenance`, the run's inputs and no date, so two identical runs
+    write identical files), run.json (design, roofline, the report's `origin`: command, hashes, date) and
+    roofline.png into `out_dir` (the PNG by `figures` when given); runs whose engines overlap also get
+    timeline.csv and timeline.png."""
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(result.per_einsum_records, out_dir / "per_einsum.csv")
-    (out_dir / "summary.json").write_text(json.dumps(jsonable(result.summary()), indent=2) + "\n")
+    summary = {**result.summary(), **({"provenance": dict(provenance)} if provenance is not None else {})}
+    (out_dir / "summary.json").write_text(json.dumps(jsonable(summary), indent=2) + "\n")
     (out_dir / RECORD_FILE).write_text(json.dumps(jsonable(run_record(result, origin)), indent=1) + "\n")
     if figures is None:
         result.plot_roofline().savefig(out_dir / "roofline.png", dpi=PNG_DPI)

@@ -146,6 +146,21 @@ def lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
     return tuple(sorted(out, key=lambda t: t.start))
 
 
+def check_levels_exist(arch: Arch, workload: Workload) -> None:
+    """InfeasibleError naming the first tensor that no memory level may hold, in an einsum's access role or over
+    its lifetime, raised before any engine costs the workload (an engine looks up each operand's level)."""
+    for einsum in workload.einsums:
+        for name, role in workload.roles(einsum).items():
+            if not any(lv.keeps(role, name) for lv in arch.memory):
+                raise InfeasibleError(
+                    f"tensor '{name}' (role {role} in einsum '{einsum.name}') has no memory level that may hold it "
+                    f"(levels and the roles they hold: {_held(arch)}). Fix: let a level hold role '{role}', e.g. "
+                    f"add it to memory.{arch.memory[0].name}.holds")
+    for life in lifetimes(workload):
+        if not any(may_hold(lv, life) for lv in arch.memory):
+            raise InfeasibleError(_no_level(arch, workload, life))
+
+
 def assign_homes(arch: Arch, workload: Workload) -> tuple[Home, ...]:
     """A home level for every tensor alive across einsums (module docstring); InfeasibleError where none has room."""
     n = max(len(workload.einsums), 1)
@@ -175,11 +190,14 @@ def _span_text(workload: Workload, life: Lifetime) -> str:
     return f"at einsum '{first}'" if first == last else f"from einsum '{first}' to '{last}'"
 
 
+def _held(arch: Arch) -> str:
+    return "; ".join(f"{lv.name}: {', '.join(lv.holds)}" for lv in arch.memory)
+
+
 def _no_level(arch: Arch, workload: Workload, life: Lifetime) -> str:
-    held = "; ".join(f"{lv.name}: {', '.join(lv.holds)}" for lv in arch.memory)
     return (f"tensor '{life.tensor}' ({_bytes(life.bytes)}, role {life.role}, live "
             f"{_span_text(workload, life)}) has no memory level that may hold it (levels and the roles they hold: "
-            f"{held}). Fix: let a level hold role '{life.role}', e.g. add it to memory.{arch.memory[0].name}.holds")
+            f"{_held(arch)}). Fix: let a level hold role '{life.role}', e.g. add it to memory.{arch.memory[0].name}.holds")
 
 
 def _no_room(arch: Arch, workload: Workload, life: Lifetime, admitting: list[MemoryLevel],

@@ -14,7 +14,8 @@ from pydantic_core import PydanticCustomError
 
 from accel_sim.units import Dimension, example_quantity, parse_quantity
 
-SPEC_CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+# allow_inf_nan=False: every plain float of a spec (a DRAM's vdd, a scale) is finite too, not only the typed ones
+SPEC_CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 # What a memory level may hold, by role; Workload.roles gives the role of each tensor an einsum accesses.
 # 'activations' in a config is the shorthand for every non-weight role.
 TensorRole = Literal["weights", "inputs", "outputs", "psums", "kv_cache"]
@@ -83,6 +84,20 @@ def _positive(unit: str = "", example: str = "") -> Callable[[Any], Any]:
     return check
 
 
+def _within(low: float, high: float, unit: str) -> Callable[[Any], Any]:
+    """An after-validator bounding a quantity to what hardware can have: a bandwidth of 1e-300 B/s gave infinite
+    cycles (a null latency), 2^63 rows overflowed the cost arrays. Bounds are far outside any real design."""
+
+    def check(value: float | int | None) -> float | int | None:
+        if value is not None and not low <= value <= high:
+            unit_text = f" {unit}" if unit else ""
+            raise ValueError(f"{value:g}{unit_text} is outside the range this model accepts ({low:g} to {high:g}"
+                             f"{unit_text}). Fix: give a value in that range (check the unit)")
+        return value
+
+    return check
+
+
 def _non_negative(value: float | None) -> float | None:
     _finite(value)
     if value is not None and not value >= 0:
@@ -123,15 +138,22 @@ def _technology(value: Any) -> Any:
     return canonical
 
 
-Bytes = Annotated[float, BeforeValidator(_si("bytes")), AfterValidator(_positive("bytes", "'24 MiB'"))]
+# Physical bounds: 1 byte to 1 EiB of storage, 1 B/s to 1 ZB/s of bandwidth (an "ideal" memory is often 1e18 B/s),
+# 1 Hz to 1 THz of clock, counts (rows, lanes, channels) below 2^31.
+MAX_BYTES, MAX_BYTES_PER_S, MAX_HZ, MAX_COUNT = 2.0**60, 1e21, 1e12, 2**31 - 1
+Bytes = Annotated[float, BeforeValidator(_si("bytes")), AfterValidator(_positive("bytes", "'24 MiB'")),
+                  AfterValidator(_within(1, MAX_BYTES, "bytes"))]
 BytesPerSecond = Annotated[float, BeforeValidator(_si("bandwidth")),
-                           AfterValidator(_positive("bytes/s", "'900 GB/s'"))]
-Hertz = Annotated[float, BeforeValidator(_si("frequency")), AfterValidator(_positive("Hz", "'700 MHz'"))]
+                           AfterValidator(_positive("bytes/s", "'900 GB/s'")),
+                           AfterValidator(_within(1, MAX_BYTES_PER_S, "bytes/s"))]
+Hertz = Annotated[float, BeforeValidator(_si("frequency")), AfterValidator(_positive("Hz", "'700 MHz'")),
+                  AfterValidator(_within(1, MAX_HZ, "Hz"))]
 JoulesPerBit = Annotated[float, BeforeValidator(_si("energy", per_bit=True)), AfterValidator(_non_negative)]
 SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(_positive("mm^2", "'331 mm2'"))]
 PositiveFloat = Annotated[float, BeforeValidator(_reject_bool), AfterValidator(_positive())]
 MemoryTechnology = Annotated[Technology, BeforeValidator(_technology)]
-PositiveInt = Annotated[int, BeforeValidator(_reject_bool), AfterValidator(_positive())]
+PositiveInt = Annotated[int, BeforeValidator(_reject_bool), AfterValidator(_positive()),
+                        AfterValidator(_within(1, MAX_COUNT, ""))]
 
 
 def located(message: str, *at: str | int) -> PydanticCustomError:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, Literal, Mapping, Union
 
 import numpy as np
 
+from accel_sim.errors import ConfigError
 from accel_sim.spec.fields import TensorRole
 
 if TYPE_CHECKING:
@@ -68,6 +69,8 @@ MAP_OPS: dict[str, tuple[int, Callable[..., np.ndarray]]] = {
     "bitxor": (2, lambda a, b: np.bitwise_xor(a.astype(np.int64), b.astype(np.int64)).astype(float)),
     "bitnot": (1, lambda x: np.invert(x.astype(np.int64)).astype(float)),
 }
+# An index with gaps is counted by enumerating its values; this bounds that array (int64: 32 MiB).
+MAX_ENUMERATED_INDEX_VALUES = 2**22
 INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 REDUCE_OPS: dict[str, tuple[np.ufunc, float]] = {
     "sum": (np.add, 0.0), "max": (np.maximum, -np.inf), "min": (np.minimum, np.inf), "prod": (np.multiply, 1.0),
@@ -103,7 +106,33 @@ class Affine:
         return low, high
 
     def distinct_values(self, sizes: Mapping[str, int], extent: int | None = None) -> int:
-        """How many distinct in-bounds values the expression takes (sliding windows overlap)."""
+        """How many distinct in-bounds values the expression takes (sliding windows overlap).
+
+        Closed form when the terms, smallest coefficient first, tile an arithmetic progression (a plain rank;
+        a stride-s window with a kernel of s or more; m1*M0 + m0): no array as long as a rank is allocated.
+        Other index sets (gaps: stride 3, kernel 2) are enumerated, up to MAX_ENUMERATED_INDEX_VALUES.
+        """
+        low = self.value_range(sizes)[0]
+        step, count = 1, 1  # the values so far: low + step * k for k < count
+        for coef, size in sorted((abs(c), sizes[r]) for r, c in self.terms if c and sizes[r] > 1):
+            if count == 1:
+                step, count = coef, size
+            elif coef % step == 0 and coef // step <= count:  # shifted copies overlap or abut
+                count += (size - 1) * (coef // step)
+            else:
+                return self._enumerated_values(sizes, extent)
+        if extent is None:
+            return count
+        first = max(0, -(low // step) if low < 0 else 0)  # smallest k with low + step * k >= 0
+        last = min(count - 1, (extent - 1 - low) // step)
+        return max(0, last - first + 1)
+
+    def _enumerated_values(self, sizes: Mapping[str, int], extent: int | None) -> int:
+        combinations = math.prod(sizes[r] for r, _ in self.terms)
+        if combinations > MAX_ENUMERATED_INDEX_VALUES:
+            raise ConfigError(f"the index '{self}' has gaps and {combinations:,} combinations of rank values, "
+                              f"too many to count (at most {MAX_ENUMERATED_INDEX_VALUES:,})",
+                              fix="use smaller rank sizes, or a window whose kernel covers its stride")
         values = np.array([self.offset], dtype=np.int64)
         for rank, coef in self.terms:
             values = np.unique(values[:, None] + coef * np.arange(sizes[rank], dtype=np.int64)[None, :])

@@ -56,7 +56,8 @@ class TransformerSpec:
     norm_position: Literal["pre", "post"] = "pre"      # pre-LN (GPT, Llama) or post-LN (BERT)
     norm_eps: float = 1e-5                             # epsilon inside the norm's square root
     positional: Literal["rope", "learned"] = "rope"    # rotary (elementwise) or learned table
-    max_positions: int = 4096                          # rows of the learned position table
+    max_positions: int = 4096                          # context: rows of the learned table, or RoPE's trained length
+    beyond_context: bool = False                       # RoPE: let a step pass max_positions (a context extension)
     vocab: int = 32000                                 # embedding rows; 0: no embedding, hidden states in
     type_vocab: int = 0                                # segment (token type) embedding rows (BERT: 2)
     tie_embeddings: bool = False                       # LM head reads the embedding table
@@ -128,10 +129,18 @@ def check_transformer(spec: TransformerSpec) -> None:
     if spec.phase == "decode" and not spec.causal:
         raise _bad("phase", "an encoder (causal: false) has no decode phase", "use phase: prefill")
     last = spec.kv_len + 1 if spec.phase == "decode" else spec.seq_len
+    key = "kv_len" if spec.phase == "decode" else "seq_len"
     if spec.positional == "learned" and last > spec.max_positions:
-        key = "kv_len" if spec.phase == "decode" else "seq_len"
         raise _bad(key, f"the learned position table has {spec.max_positions} rows but the step needs "
                         f"position {last - 1}", f"keep {key} within max_positions ({spec.max_positions})")
+    if last > spec.max_positions and not spec.beyond_context:
+        raise _bad(key, f"{key} {getattr(spec, key):,} needs position {last - 1:,}, beyond the model's context of "
+                        f"{spec.max_positions:,} positions (max_positions)",
+                   f"keep {key} within the context ({key} at most {spec.max_positions - (last - getattr(spec, key))}"
+                   f"), or set beyond_context: true to model a context extension")
+    if spec.beyond_context and spec.positional == "learned":
+        raise _bad("beyond_context", "a learned position table cannot be extended past its rows",
+                   "set beyond_context: false, or raise max_positions")
 
 
 def workload_name(spec: TransformerSpec) -> str:

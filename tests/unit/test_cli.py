@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,12 +61,26 @@ def test_list_names_shipped_things(capsys: pytest.CaptureFixture) -> None:
 
 
 def test_validate_accepts_every_shipped_file(capsys: pytest.CaptureFixture) -> None:
-    """Every shipped arch config and workload file validates."""
+    """Every shipped file the tool reads validates: arch configs (subfolders too), workloads, sweep specs and the
+    SCALE-Sim sample's .cfg and topology."""
     root = Path.cwd()
-    files = sorted(str(p.relative_to(root)) for p in [*root.glob("arch_configs/*.yaml"), *root.glob("workloads/*.yaml")])
-    assert files
+    found = [*root.glob("arch_configs/**/*.yaml"), *root.glob("workloads/*.yaml"), *root.glob("dse/*.yaml"),
+             *root.glob("workloads/scalesim/*")]
+    files = sorted(str(p.relative_to(root)) for p in found)
+    assert any(f.endswith(".cfg") for f in files) and any(f.startswith("dse/") for f in files)
     assert main(["validate", *files]) == 0
     assert capsys.readouterr().out.count("ok ") == len(files)
+
+
+def test_validate_reports_every_bad_file_and_exits_2(capsys: pytest.CaptureFixture) -> None:
+    """Three bad files of three kinds among good ones: each gets its own error paragraph, the good ones their
+    'ok' line, and the exit code is 2."""
+    bad = ["tests/data/bad/arch_clock_inf.yaml", "tests/data/bad/sweep_misspelt_leaf.yaml",
+           "tests/data/bad/scalesim_unknown_key.cfg"]
+    assert main(["validate", "workloads/gemm.einsum.yaml", *bad, "dse/npu_pim_batch.yaml"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.count("ok ") == 2
+    assert all(f"error: {name}" in captured.err for name in bad) and "3 of 5 files are bad" in captured.err
 
 
 def test_list_names_every_shipped_config_as_run_accepts_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -92,3 +109,41 @@ def test_bad_option_values_exit_2_with_the_fix(args: list[str], message: str, tm
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Fix:" in err
+
+
+def test_a_run_is_byte_identical_under_two_hash_seeds(tmp_path: Path) -> None:
+    """The same run (a recipe whose name lists five overridden parameters, plus --set overrides) under
+    PYTHONHASHSEED 1 and 2 writes the same folder name and a byte-identical summary.json (no dates; names built
+    in declaration order, not a set's)."""
+    repo = Path(__file__).resolve().parents[2]
+    folders = []
+    for seed in ("1", "2"):
+        cwd = tmp_path / seed
+        cwd.mkdir()
+        proc = subprocess.run([sys.executable, "-m", "accel_sim.cli", "run", str(repo / "arch_configs" / "tpu_v1.yaml"),
+                               str(repo / "workloads" / "gpt3-7b-tp4-decode-b256.yaml"), "--set", "workload.n_layers=1",
+                               "--set", "engines.mxu.rows=128", "--json"],
+                              cwd=cwd, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        (folder,) = (cwd / "reports").iterdir()
+        folders.append(folder)
+    assert folders[0].name == folders[1].name and "__set-" in folders[0].name
+    assert (folders[0] / "summary.json").read_bytes() == (folders[1] / "summary.json").read_bytes()
+
+
+def test_summary_records_the_run_inputs_and_an_overridden_run_has_its_own_folder(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """summary.json's provenance names the arch and workload files, every --set in order, the recipe after its
+    overrides and the tool version; the run with --set writes another folder than the plain run."""
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(tmp_path)
+    arch, work = str(repo / "arch_configs" / "tpu_v1.yaml"), str(repo / "workloads" / "llama2-7b-decode.yaml")
+    assert main(["run", arch, work, "--set", "workload.n_layers=1", "--json"]) == 0
+    assert main(["run", arch, work, "--set", "workload.n_layers=1", "--set", "engines.mxu.rows=128", "--json"]) == 0
+    folders = sorted((tmp_path / "reports").iterdir())
+    assert len(folders) == 2
+    records = [json.loads((f / "summary.json").read_text())["provenance"] for f in folders]
+    both = {tuple(r["overrides"]) for r in records}
+    assert both == {("workload.n_layers=1",), ("workload.n_layers=1", "engines.mxu.rows=128")}
+    assert all(r["arch_file"] == "arch_configs/tpu_v1.yaml" and r["workload_file"] == "workloads/llama2-7b-decode.yaml"
+               and r["workload_recipe"]["n_layers"] == 1 and r["version"] for r in records)

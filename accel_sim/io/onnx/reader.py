@@ -22,7 +22,7 @@ from accel_sim.io.onnx.wire import checkable_copy, without_large_payloads
 
 
 def read_model(path: Path) -> onnx.ModelProto:
-    """The model with every large tensor's values left in the file; checked by onnx.checker."""
+    """The model, large tensor values left in the file; checked by onnx.checker with full shape inference."""
     fix = "give the path of an .onnx file written by onnx.save or torch.onnx.export (re-export it if it is truncated)"
     if not path.is_file():
         raise ConfigError("the ONNX file does not exist", file=path, fix="check the path")
@@ -37,10 +37,14 @@ def read_model(path: Path) -> onnx.ModelProto:
     _check_external_locations(path, locations)
     try:
         onnx.checker.check_model(checkable)
-    except (onnx.checker.ValidationError, ValueError) as exc:
+        # full_check's shape inference (check_type, strict), run on the model itself: the checkable copy's
+        # external tensors are shape-less. A MatMul of 1x64 by 48x32 is refused here, not costed.
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"the ONNX model fails onnx.checker: {first}", file=path,
-                          fix="re-export the model or repair it so that onnx.checker.check_model passes") from None
+        raise ConfigError(f"the ONNX model fails onnx.checker (full_check=True): {first}", file=path,
+                          fix="re-export the model or repair it so that onnx.checker.check_model(model, "
+                              "full_check=True) passes") from None
     if model.functions:
         model = onnx.inliner.inline_local_functions(model)
     return model

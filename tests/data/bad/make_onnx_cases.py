@@ -23,6 +23,16 @@ def _matmul_model(m: int | str) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def _mismatched_matmul_model() -> onnx.ModelProto:
+    """Y[1, 32] = A[1, 64] @ W[48, 32]: the inner sizes differ, so onnx.checker's full shape inference refuses it."""
+    a = helper.make_tensor_value_info("A", TensorProto.FLOAT, [1, 64])
+    w = helper.make_tensor_value_info("W", TensorProto.FLOAT, [48, 32])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 32])
+    node = helper.make_node("MatMul", ["A", "W"], ["Y"], name="proj")
+    graph = helper.make_graph([node], "mismatched", [a, w], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
 def _custom_op_model() -> onnx.ModelProto:
     """Relu followed by an operator of a custom domain that no importer knows."""
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 4])
@@ -50,6 +60,10 @@ CASES: dict[str, tuple[bytes, str]] = {
         _matmul_model("batch").SerializeToString(),
         '{args: [workload, "{file}"], contains: ["onnx_dynamic_matmul.onnx", "graph.node[0]", "proj", '
         '"no static shape", "[batch, 4]", "static input shapes"]}\n'),
+    "onnx_mismatched_matmul.onnx": (
+        _mismatched_matmul_model().SerializeToString(),
+        '{args: [workload, "{file}"], contains: ["onnx_mismatched_matmul.onnx", "fails onnx.checker", "MatMul", '
+        '"proj", "Incompatible dimensions"]}\n'),
 }
 
 

@@ -28,11 +28,12 @@ def test_grid_enumerates_the_product_with_ties(tmp_path: Path) -> None:
 
 
 def test_a_scaled_tie_keeps_the_ratio_and_the_unit(tmp_path: Path) -> None:
-    """Global buffer {64, 128} KiB; the array's rows tied at scale 0.125: 8 and 16; a unit-carrying value scales its
-    number: '64 KiB' x 0.5 = '32 KiB'."""
+    """Global buffer {64, 128} KiB; the DRAM's capacity tied at scale 8: a unit-carrying value scales its number
+    and keeps its unit, '512 KiB' and '1024 KiB'; a plain number scales to a number: rows 8, 16 give cols 4, 8."""
     sweep = load_sweep(_spec(tmp_path, "axes:\n  - {path: memory.global_buffer.capacity, values: [64, 128], unit: KiB}\n"
-                                       "  - {path: engines.0.rows, tie: memory.global_buffer.capacity, scale: 0.125}\n"))
-    assert [sweep.design(i)["engines.0.rows"] for i in range(2)] == ["8 KiB", "16 KiB"]
+                                       "  - {path: memory.dram.capacity, tie: memory.global_buffer.capacity, "
+                                       "scale: 8}\n"))
+    assert [sweep.design(i)["memory.dram.capacity"] for i in range(2)] == ["512 KiB", "1024 KiB"]
     halves = load_sweep(_spec(tmp_path, "axes:\n  - {path: engines.0.rows, values: [8, 16]}\n"
                                         "  - {path: engines.0.cols, tie: engines.0.rows, scale: 0.5}\n"))
     assert [halves.design(i)["engines.0.cols"] for i in range(2)] == [4, 8]
@@ -105,3 +106,21 @@ def test_every_shipped_spec_loads(shipped: Path) -> None:
     assert sweep.points > 0
     if sweep.adaptive:
         assert all(sweep.design_index(sweep.design_indices(i)) == i for i in range(sweep.designs))
+
+
+def test_a_grid_with_an_invalid_corner_still_loads(tmp_path: Path) -> None:
+    """rows {-1, 8}: the first design is refused by the arch model, the last builds, so the sweep loads (the
+    corner becomes an 'invalid' row when it runs); rows {-1, -2} builds nothing and is a ConfigError at its axis."""
+    assert load_sweep(_spec(tmp_path, "axes:\n  - {path: engines.0.rows, values: [-1, 8]}\n")).designs == 2
+    with pytest.raises(ConfigError, match=r"axes\[0\]\.path.*builds no design"):
+        load_sweep(_spec(tmp_path, "axes:\n  - {path: engines.0.rows, values: [-1, -2]}\n"))
+
+
+def test_max_points_guards_the_grid_and_none_lifts_it(tmp_path: Path) -> None:
+    """A 4 x 4 grid on one workload is 16 points: refused under max_points 10 with the flag to pass, loaded
+    with max_points=None."""
+    spec = _spec(tmp_path, "axes:\n  - {path: engines.0.rows, values: [4, 8, 16, 32]}\n"
+                           "  - {path: engines.0.cols, values: [4, 8, 16, 32]}\n")
+    with pytest.raises(ConfigError, match="16 points.*--max-points 16"):
+        load_sweep(spec, max_points=10)
+    assert load_sweep(spec, max_points=None).points == 16

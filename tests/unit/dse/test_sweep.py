@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from accel_sim.cli import main
 from accel_sim.dse import load_results, load_sweep, run_sweep
 from accel_sim.dse.executors import DaskExecutor, LocalExecutor
 from accel_sim.dse.store import export_results
@@ -149,6 +150,62 @@ def test_sweep_killed_three_times_resumes_to_the_uninterrupted_table(reference: 
     pd.testing.assert_frame_equal(_table(store), reference)
 
 
+def _sweep_processes(store: Path) -> list[int]:
+    """Pids of live processes whose command line names `store` (a driver and its forked pool workers)."""
+    psutil = pytest.importorskip("psutil")
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if str(store) in (proc.info["cmdline"] or []) and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_killed_driver_leaves_no_worker_and_resumes_to_the_same_table(reference: pd.DataFrame,
+                                                                      tmp_path: Path) -> None:
+    """SIGKILL a CLI sweep with two pool workers three times, once its workers run: within 10 s no process of the
+    sweep is left (the workers die with their driver), and resuming gives the uninterrupted table."""
+    psutil = pytest.importorskip("psutil")
+    store = tmp_path / "orphans.db"
+    cmd = [sys.executable, "-m", "accel_sim.cli", "sweep", str(SMALL), "--store", str(store), "--workers", "2",
+           "--quiet", "--no-report", "--resume"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for _ in range(3):
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        driver = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 60
+        while len(driver.children()) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None, "the sweep finished before its workers were seen"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while _sweep_processes(store) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _sweep_processes(store) == []
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    pd.testing.assert_frame_equal(_table(store), reference)
+
+
+def test_a_second_sweep_on_a_store_in_use_refuses(tmp_path: Path) -> None:
+    """While one sweep holds a store, a second one, with --overwrite or --resume or neither, is a ConfigError
+    naming the holder's pid; once the first closes, the store opens again."""
+    from accel_sim.dse.store import open_store
+
+    store = tmp_path / "busy.db"
+    with open_store(store, spec_hash="a", meta={}):
+        for flags in ({}, {"overwrite": True}, {"resume": True}):
+            with pytest.raises(ConfigError, match=f"another sweep \\(pid {os.getpid()}\\) is writing this store"):
+                open_store(store, spec_hash="a", meta={}, **flags)
+        code = main(["sweep", str(SMALL), "--store", str(store), "--overwrite", "--quiet", "--no-report"])
+        assert code == 2
+    with open_store(store, spec_hash="a", meta={}, resume=True):
+        pass
+
+
 def test_an_unreachable_dask_scheduler_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--dask to an address nobody listens on (port 9, discard) fails within the connect timeout as a ConfigError
     naming --dask and the fix, not distributed's OSError after 30 s."""
@@ -160,3 +217,16 @@ def test_an_unreachable_dask_scheduler_is_a_config_error(tmp_path: Path, monkeyp
         run_sweep(load_sweep(SMALL), tmp_path / "s.db", executor=DaskExecutor("tcp://127.0.0.1:9"))
     assert time.monotonic() - began < 15
     assert caught.value.key_path == "--dask" and "dask scheduler" in caught.value.fix
+
+
+def test_progress_without_a_terminal_is_log_lines(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """With stderr not a terminal (captured here) and a log interval of 0 s, every finished point writes a plain
+    line 'k of 64 points', the last one 64 of 64, and no rich bar control codes."""
+    import accel_sim.dse.sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "LOG_EVERY_S", 0.0)
+    run_sweep(load_sweep(SMALL), tmp_path / "s.db", executor=LocalExecutor(1), progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert "small-test-sweep: 1 of 64 points (2 %)" in lines[0] and "64 of 64 points (100 %)" in lines[-1]
+    assert len(lines) == 65 and not any("\x1b" in line for line in lines)

@@ -490,3 +490,31 @@ def test_dump_rejects_one_rank_with_two_sizes() -> None:
     tensors = (Tensor("X", ("M",), (2,)), Tensor("A", ("M",), (3,)), Tensor("B", ("M",), (3,)))
     with pytest.raises(ConfigError, match="rank 'm' has size 2"):
         dump_cascade(Workload("w", tensors, (a, b)))
+
+
+def test_an_input_named_like_a_written_tensor_reads_back_when_declared() -> None:
+    """An input 'hid' beside a written 'HID' is refused as a likely typo unless declared under tensors:, and
+    dump_cascade declares it, so parse(dump(w)) == w still holds."""
+    text = "ranks: {h: 4, p: 2}\neinsums:\n  - HID[h,p] = relu(X[h,p])\n  - Y[h,p] = HID[h,p] * hid[h,p]\n"
+    with pytest.raises(ConfigError, match="did you mean 'HID'"):
+        cascade(text)
+    w = cascade(text.replace("einsums:", "tensors:\n  hid: {}\neinsums:"))
+    assert "hid: {kind: activation}" in dump_cascade(w)
+    assert cascade(dump_cascade(w)) == w
+
+
+def test_a_transposed_read_of_a_square_tensor_is_allowed() -> None:
+    """A[m,k] read as A[k,m] is only an error when m and k differ in size; with m = k it is a transpose."""
+    text = "ranks: {m: 4, k: 4, n: 2}\neinsums:\n  - A[m,k] = X[m,k] * 2\n  - Z[m,n] = A[k,m] * B[k,n]\n"
+    assert cascade(text).tensor("A").shape == (4, 4)
+    with pytest.raises(ConfigError, match="dimension 0 of 'A'"):
+        cascade(text.replace("k: 4", "k: 8"))
+
+
+def test_a_padded_window_may_read_outside_a_declared_shape_and_a_plain_read_may_not() -> None:
+    """conv2d's I[n,c,2*p+r-3,...] reads outside its declared shape (zero padding, by the negative offset);
+    a plain read B[k,n] past a declared shape is an error naming the size needed."""
+    assert load_einsum_file(REPO / "workloads" / "conv2d.einsum.yaml").tensor("I").shape == (1, 3, 224, 224)
+    text = "ranks: {m: 2, k: 8, n: 2}\ntensors:\n  B: {shape: [4, N]}\neinsums:\n  - Z[m,n] = A[m,k] * B[k,n]\n"
+    with pytest.raises(ConfigError, match="at least 8"):
+        cascade(text)

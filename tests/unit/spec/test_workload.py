@@ -1,8 +1,14 @@
 """Workload IR: affine indices, einsum classification, footprints, recurrences, the tensor graph."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accel_sim.errors import ConfigError
 
 from accel_sim.spec.workload import Access, Affine, Call, Const, Einsum, Tensor, Workload
 from accel_sim.spec.numeric import evaluate_workload
@@ -31,6 +37,35 @@ def test_distinct_values_of_an_overlapping_window() -> None:
 def test_distinct_values_of_a_strided_window_with_gaps() -> None:
     """3p + r with P = 3, R = 2 takes {0,1,3,4,6,7}: 6 values with gaps at 2 and 5."""
     assert Affine((("p", 3), ("r", 1))).distinct_values({"p": 3, "r": 2}) == 6
+
+
+@settings(max_examples=300, deadline=None)
+@given(coefs=st.lists(st.sampled_from((-3, -2, -1, 1, 2, 3, 4)), max_size=3),
+       sizes=st.lists(st.integers(1, 6), min_size=3, max_size=3), offset=st.integers(-5, 5),
+       extent=st.none() | st.integers(1, 20))
+def test_distinct_values_equal_the_enumerated_set(coefs: list[int], sizes: list[int], offset: int,
+                                                  extent: int | None) -> None:
+    """The closed form (terms that tile a progression) and the enumeration agree with the set of values
+    written out by itertools, in bounds of the extent."""
+    ranks = ("p", "r", "s")[:len(coefs)]
+    index, size_of = Affine(tuple(zip(ranks, coefs)), offset), dict(zip(ranks, sizes))
+    spans = itertools.product(*(range(n) for n in sizes[:len(coefs)]))
+    values = {offset + sum(c * k for c, k in zip(coefs, ks)) for ks in spans}
+    expected = len([v for v in values if extent is None or 0 <= v < extent])
+    assert index.distinct_values(size_of, extent) == expected
+
+
+def test_distinct_values_of_a_huge_rank_need_no_array() -> None:
+    """A plain rank of 10^12 values and the window 2p + r over it are counted in closed form (enumerating
+    them would allocate 7 TiB)."""
+    assert Affine.rank("m").distinct_values({"m": 10**12}) == 10**12
+    assert Affine((("p", 2), ("r", 1)), -1).distinct_values({"p": 10**12, "r": 3}, extent=2 * 10**12) == 2 * 10**12
+
+
+def test_distinct_values_with_gaps_over_huge_ranks_is_a_config_error() -> None:
+    """An index with gaps (3p + r, R = 2) over 10^12 positions cannot be enumerated: a ConfigError, no MemoryError."""
+    with pytest.raises(ConfigError, match="too many to count"):
+        Affine((("p", 3), ("r", 1))).distinct_values({"p": 10**12, "r": 2})
 
 
 def test_distinct_values_drop_padding_outside_the_extent() -> None:

@@ -141,7 +141,7 @@ def test_workload_names() -> None:
 def test_workload_size_does_not_grow_with_batch_or_length() -> None:
     """The generator does no per-element work: batch and KV length change rank sizes, not the einsum count."""
     small = build("llama2-7b", phase="decode", kv_len=16, batch=1)
-    large = build("llama2-7b", phase="decode", kv_len=4096, batch=64)
+    large = build("llama2-7b", phase="decode", kv_len=4095, batch=64)
     assert (len(small.einsums), len(small.tensors)) == (len(large.einsums), len(large.tensors))
 
 
@@ -164,6 +164,19 @@ def test_learned_positions_bound_the_context() -> None:
     with pytest.raises(ConfigError) as err:
         build("gpt3-175b", phase="decode", kv_len=2048)
     assert err.value.key_path == "kv_len"
+
+
+def test_rope_context_bounds_kv_len_unless_extended() -> None:
+    """Llama-2-7B was trained on 4,096 positions: kv_len 4095 fills the context, kv_len 1,000,000 is an error
+    naming kv_len and the option, and beyond_context: true models the extension (the KV cache grows with it)."""
+    build("llama2-7b", phase="decode", kv_len=4095)
+    with pytest.raises(ConfigError, match="beyond_context") as err:
+        build("llama2-7b", phase="decode", kv_len=1_000_000)
+    assert err.value.key_path == "kv_len" and "context of 4,096" in str(err.value)
+    long = build("llama2-7b", phase="decode", kv_len=8191, beyond_context=True)
+    assert long.tensor("L0.attn.k_cache").shape[2] == 8192
+    with pytest.raises(ConfigError, match="learned position table cannot be extended"):
+        build("gpt3-175b", phase="decode", kv_len=16, beyond_context=True)
 
 
 def test_heads_must_group_evenly() -> None:
