@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.reports.format import si_format
+from accel_sim.reports.view import OPS_PER_MAC, counted_ops
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -25,7 +26,7 @@ def _points(result: Result) -> dict[str, np.ndarray]:
         if name is None or b.ops <= 0:
             continue
         level.append(name)
-        ops.append(b.ops)
+        ops.append(counted_ops(r.op, b.ops))
         bound_bytes.append(b.level_bytes[name])
         achieved_bytes.append(max(row[f"{name}_bytes"], b.level_bytes[name]))
         bound_s.append(b.cycles / result.arch.clock_hz)
@@ -61,7 +62,7 @@ def roofline_data(result: Result) -> RooflineData:
     arch = result.arch
     ceilings = []
     for engine in arch.engines:
-        peak = engine.peak_macs_per_cycle() * arch.engine_clock_hz(engine)
+        peak = OPS_PER_MAC * engine.peak_macs_per_cycle() * arch.engine_clock_hz(engine)
         ceilings.append((f"{engine.name} peak {si_format(peak, 'op/s')}", peak))
     slopes = tuple((f"{level.name} {si_format(level.ports.peak_bytes_per_s, 'B/s')}", level.ports.peak_bytes_per_s)
                    for level in arch.memory)

@@ -37,6 +37,15 @@ def git_revision(where: Path) -> str:
     return rev + ("+dirty" if dirty else "")
 
 
+OPS_PER_MAC = 2  # a multiply and an add: vendors' peak TOPS count both (TPU v1: 65,536 MACs x 700 MHz x 2 = 92 TOPS,
+                 # Jouppi et al., ISCA 2017, Table 2)
+
+
+def counted_ops(op: str, ops: float) -> float:
+    """Operations as a roofline counts them: a contraction's MACs as OPS_PER_MAC each, other operators as they are."""
+    return ops * OPS_PER_MAC if op == "mac" else ops
+
+
 def file_digest(path: Path) -> str:
     """SHA-256 of a file's bytes, first 16 hex digits (enough to tell two inputs apart)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
@@ -120,15 +129,16 @@ def roofline_record(result: Result) -> dict[str, object]:
         clock = arch.engine_clock_hz(engine)
         seen = {lv.name: engine.level_ports(lv, clock).peak_bytes_per_s for lv in arch.memory}  # as it sees them
         bandwidth = seen[level]
-        peak = b.ops / b.compute_cycles * arch.clock_hz if b.compute_cycles > 0 else float("inf")
+        ops = counted_ops(r.op, b.ops)
+        peak = ops / b.compute_cycles * arch.clock_hz if b.compute_cycles > 0 else float("inf")
         group = group_of[r.engine]
         for used in (lv for lv in levels if b.level_bytes[lv] > 0 or lv == level):  # a roof per level it uses
             roofs[f"{group}|{used}"] = {"engine": group, "level": used, "bandwidth_bytes_per_s": seen[used]}
         roofs.setdefault(f"{group}|peak|{peak:.6g}", {"engine": group, "peak_ops_per_s": peak, "op": r.op})
         achieved_s = r.cost.total_cycles / arch.clock_hz
-        intensity = b.ops / b.level_bytes[level]
+        intensity = ops / b.level_bytes[level]
         points.append({"einsum": r.einsum, "engine": group, "op": r.op, "level": level, "intensity": intensity,
-                       "ops_per_s": b.ops / achieved_s, "roof_ops_per_s": min(peak, bandwidth * intensity),
+                       "ops_per_s": ops / achieved_s, "roof_ops_per_s": min(peak, bandwidth * intensity),
                        "share": r.cost.total_cycles / einsum_cycles, "bound": b.kind, "cycles": r.cost.total_cycles,
                        "roofline_cycles": b.cycles, "bytes": b.level_bytes[level]})
     return {"roofs": list(roofs.values()), "points": points}

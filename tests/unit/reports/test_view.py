@@ -6,6 +6,7 @@ import pytest
 
 from accel_sim import evaluate, load_arch, load_workload
 from accel_sim.reports.interactive import fold_rows, occupancy_bars, time_unit
+from accel_sim.reports.plots import roofline_data
 from accel_sim.reports.view import group_repeats, roofline_record, short_name
 
 PATHS = {  # every execution model that reaches a report, on a workload small enough for a unit test
@@ -90,3 +91,14 @@ def test_occupancy_bars_show_each_bounded_levels_peak_share() -> None:
     assert bars["y"] == ["ub", "acc"]
     assert bars["x"] == pytest.approx([0.048828125, 75.0])
     assert "spilled 512 B" in bars["customdata"][1]
+
+
+def test_peak_counts_two_ops_per_mac_as_vendors_do() -> None:
+    """TPU v1's matrix unit: 256 x 256 MACs x 700 MHz x 2 ops = 91.75 Top/s, the '92 TOPS' of Jouppi et al.
+    (ISCA 2017, Table 2); its GEMM point counts 2 ops per MAC too, so it stays under that roof."""
+    result = evaluate(load_arch("arch_configs/tpu_v1.yaml"), load_workload("workloads/gemm.einsum.yaml"))
+    ceilings = dict((label.split(" peak")[0], value) for label, value in roofline_data(result).ceilings)
+    assert ceilings["mxu"] == pytest.approx(256 * 256 * 700e6 * 2)
+    (point,) = [p for p in roofline_record(result)["points"] if p["op"] == "mac"]
+    assert point["ops_per_s"] <= point["roof_ops_per_s"] * (1 + 1e-9)
+    assert point["ops_per_s"] == pytest.approx(2 * 64 * 32 * 128 / result.einsums[0].cost.total_cycles * 700e6)
