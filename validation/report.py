@@ -33,6 +33,7 @@ REGISTRY: tuple[str, ...] = (
     "buffer_sweep",
     "silicon",
     "gpu",
+    "versus_gpu",
 )
 
 
