@@ -30,11 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DECODE_KV = 384   # mean cache length over the published 512 decode steps after a 128-token prompt
 
 
-
-
-def llama(phase: str):
-    """LLaMA2-7B at batch 1 with FlightLLM's precisions."""
-    extra = {"kv_len": DECODE_KV} if phase == "decode" else {"seq_len": 128}
+def llama(phase: str, kv_len: int = DECODE_KV):
+    """LLaMA2-7B at batch 1 with FlightLLM's precisions (decode: `kv_len` cached positions)."""
+    extra = {"kv_len": kv_len} if phase == "decode" else {"seq_len": 128}
     return build("llama2-7b", phase=phase, batch=1, weight_bits=4, act_bits=8, kv_bits=8, **extra)
 
 

@@ -32,6 +32,8 @@ REGISTRY: tuple[str, ...] = (
     "lut_tensor_core",
     "buffer_sweep",
     "silicon",
+    "gpu",
+    "versus_gpu",
 )
 
 
@@ -67,7 +69,13 @@ def target_of(key: str) -> Target:
 def module_rows(module: str) -> list[Row]:
     """The judged rows of one registered validation script (`validation.<module>.rows()`)."""
     script = importlib.import_module(f"validation.{module}")
-    return [Row.of(module, c) for c in script.rows()]
+    judged = [Row.of(module, c) for c in script.rows()]
+    keys = [r.key for r in judged]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise ValueError(f"validation.{module}.rows() names {', '.join(repeated)} more than once. Fix: give each "
+                         f"Comparison a unique quantity (the report and its targets are keyed by it)")
+    return judged
 
 
 def collect(modules: tuple[str, ...] = REGISTRY) -> list[Row]:

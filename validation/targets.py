@@ -42,6 +42,14 @@ _LUT_BAND = ("LUT Tensor Core (ISCA 2025) states one band, 4-6x over MAC tensor 
              "activations); the paper states no per-precision multiple (validation/lut_notes.md)")
 _SILICON = ("issue 17 item 3: published die areas and power within 25 %, per component where the paper breaks "
             "it down (floorplan shares read off a die photo carry a few per cent, a power measurement more)")
+_GPU_KERNEL = ("issue 18 acceptance: GEMM and FlashAttention kernels within 15 % of published measurements on the "
+               "same GPU; a kernel-level model (CTA tiles, waves, occupancy, achievable bandwidth) resolves that much, "
+               "as LLMCompass's GPU model does (10.4 % per operator)")
+_GPU_DECODE = ("issue 18 acceptance: Llama-2-7B decode within 20 % of a named serving framework's published tokens/s; "
+               "the measurement includes the framework's per-step host work (scheduling, sampling) beside the kernels")
+_VERSUS_GPU = ("issue 18 item 5: a seed paper's ratio over a GPU within 20 %, the decode target of issue 18: both "
+               "sides are decode throughput, and each side's model is held to 15-20 % of its own published figure "
+               "(neupims, flightllm and gpu rows)")
 _PEER = ("issue 15 acceptance ('a peer agrees'): every halving of the buffers moves our latency and energy the "
          "way ZigZag 3.9.1's move (never down; up where the peer's go up), so the bound is 0 disagreements")
 
@@ -61,6 +69,33 @@ _PEER_GAP = ("issue 15: capacity now binds (tiles that do not fit are staged fro
              "where ZigZag rises a little (its LOMA search re-maps at every size, ours keeps a mapping that still "
              "fits), and in 4 our energy falls while latency rises: both tools map for latency, so energy may "
              "move either way")
+
+_FA2_HOPPER = ("FA2's kernels are written for sm80 and issue mma.sync, which on Hopper does not reach the wgmma rate "
+               "the H100 config's tensor efficiency describes (FA3 abstract: FA2 reaches 35 % of the H100's peak); "
+               "the engine has one tensor rate per operand width, not one per instruction family")
+_CALL_FLOOR = ("LLMCompass's torch.matmul timings have a floor of 29.6 us (8192 x 64 x 64), so the per-call overhead of "
+               "these few-microsecond kernels is about 28 us, not the 21 us of ../shared/targets.md the runs set; "
+               "host-side call overhead is not a kernel mechanism")
+_STATIC_SERVING = ("LMDeploy's static throughput at batch 32 and 64 is well below its own median token latency "
+                   "(2,136.73 vs 32 / 11 ms = 2,909 tokens/s; 4,154.81 vs 5,333): per-step serving overhead (sampling, "
+                   "request bookkeeping, first-token waits) that a kernel model does not contain; the median-latency "
+                   "rows are within 20 %")
+_VLLM_017 = ("vLLM 0.1.7 (the FlightLLM demo's pinned version) takes 11.19 ms per token where our A100 kernels take "
+             "8.7 ms; the 2.5 ms per step is host work (Python scheduling and sampling, every kernel launched from "
+             "Python) that the engine's 4 us per kernel does not describe. Inferred, not measured: the demo reports "
+             "no kernel times; LMDeploy and gpt-fast at batch 1 are within 16 % on the same A100 config")
+_NEUPIMS_GPU = ("NeuPIMs' GPU-only system is not described in any source we could read (the abstract gives the ratio; the "
+                "artifact has no GPU baseline), so the row runs our A100 SXM4 80GB as a stand-in. The published ratios "
+                "put GPU-only 1.25x below NPU-only (3 / 2.4), while our A100, with twice the NPU's 1 TB/s and 88 % of "
+                "its HBM achieved, decodes 1.45x faster than our NPU-only: the paper's GPU-only is slower than an A100 "
+                "at kernel-level efficiency, by a mechanism (a smaller GPU, or a serving stack's attention kernels) "
+                "that the text we have does not name (validation/versus_gpu.py)")
+_FLIGHTLLM_GPU = ("the error is the GPU side's: our VHK158 decodes within 0.5 % of the profiler (103.0 vs 103.5 tokens/s) "
+                  "while our A100 is 28 % faster than vLLM 0.1.7, whose host work per step (about 2.5 ms: Python "
+                  "scheduling and sampling, every kernel launched from Python) the engine does not describe (the "
+                  "'vLLM 0.1.7 in the FlightLLM demo' gpu row)")
+_FLIGHTLLM_PAPER = (_FLIGHTLLM_GPU + "; and the paper's 1.2x is above the demo's own ratios over Fig. 12's six cases "
+                    "(1.03 to 1.16, mean 1.10): its GPU runs were slower than the demo's, or its 1.2x aggregates otherwise")
 
 _UNCORE = ("issue 17 item 3, not done: area counts only the engines' datapaths and the on-chip memory levels; "
            "control, interconnect, I/O and PHYs (TPU v1 Fig. 2: I/O 10 %, control 2 %) have no model, and the "
@@ -123,5 +158,25 @@ TARGETS: dict[str, Target] = {
     "silicon: TPU v1 accumulators area (mm2)": _t(0.25, _SILICON, _SRAM_DENSITY),
     "silicon: TPU v1 power busy - idle (W)": _t(0.25, _SILICON, _TPU_POWER),
     "silicon: Eyeriss core area (mm2)": _t(0.25, _SILICON, _EYERISS),
+    **{f"gpu: A100 GEMM {m}x12288x12288 (TFLOPS, LLMCompass)": _t(0.15, _GPU_KERNEL)
+       for m in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 32768)},
+    **{f"gpu: A100 GEMM 8192x{n}x{n} (TFLOPS, LLMCompass)": _t(0.15, _GPU_KERNEL, _CALL_FLOOR if n <= 512 else None)
+       for n in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)},
+    **{f"gpu: H100 GEMM {n}x{n}x{n} (TFLOPS, cuBLAS)": _t(0.15, _GPU_KERNEL) for n in (2048, 4096, 8192)},
+    "gpu: A100 FlashAttention-2 fwd d128 seq 16384 (TFLOPs/s, FA2 paper)": _t(0.15, _GPU_KERNEL),
+    **{f"gpu: H100 FlashAttention-2 fwd d{d} seq {n} (TFLOPs/s, FA3 paper)": _t(0.15, _GPU_KERNEL, _FA2_HOPPER)
+       for d in (64, 128) for n in (512, 1024, 2048, 4096, 8192, 16384)},
+    **{f"gpu: A100 Llama-2-7B decode b{b} (tokens/s, LMDeploy throughput)": _t(0.20, _GPU_DECODE,
+       _STATIC_SERVING if b >= 32 else None) for b in (1, 16, 32, 64)},
+    **{f"gpu: A100 Llama-2-7B decode b{b} (tokens/s, LMDeploy median latency)": _t(0.20, _GPU_DECODE)
+       for b in (1, 16, 32, 64)},
+    "gpu: A100 Llama-2-7B decode b1 (tokens/s, gpt-fast)": _t(0.20, _GPU_DECODE),
+    "gpu: A100 Llama-2-7B decode b1 (tokens/s, vLLM 0.1.7 in the FlightLLM demo)": _t(0.20, _GPU_DECODE, _VLLM_017),
+    "versus_gpu: NeuPIMs / GPU-only, GPT-3 7B TP-4 decode batch 256 (x, GPU: A100 stand-in)": _t(
+        0.20, _VERSUS_GPU, _NEUPIMS_GPU),
+    "versus_gpu: FlightLLM VHK158 / A100 decode, LLaMA2-7B batch 1, 128 + 512 tokens (x, demo)": _t(
+        0.20, _VERSUS_GPU, _FLIGHTLLM_GPU),
+    "versus_gpu: FlightLLM VHK158 / A100 decode, LLaMA2-7B batch 1, Fig. 12 cases (x, paper)": _t(
+        0.20, _VERSUS_GPU, _FLIGHTLLM_PAPER),
     "buffer_sweep: buffer halvings agreeing in direction with ZigZag": _t(0.0, _PEER, _PEER_GAP),
 }

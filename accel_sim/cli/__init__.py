@@ -6,7 +6,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from accel_sim.cli.args import output_folder, positive_int, positive_seconds
 from accel_sim.cli.provenance import run_folder, run_provenance
@@ -17,6 +17,12 @@ from accel_sim.io.load import file_kind, load_arch, load_workload, resolve, slug
 from accel_sim.reports.render import FigureWorker
 from accel_sim.reports.view import provenance
 from accel_sim.reports.tables import jsonable, print_listing, print_run, print_workload, workload_summary, write_report
+
+if TYPE_CHECKING:
+    from accel_sim.engines.base import EngineBase
+    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.mapspace import Mapspace
+    from accel_sim.spec.workload import Einsum, Workload
 
 DEFAULT_ARCH = "tpu_v1"
 DEFAULT_WORKLOAD = "llama2-7b-decode"
@@ -82,7 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     se.add_argument("--objective", choices=["latency", "energy", "edp"], default="edp")
     se.add_argument("--method", choices=["cpsat", "local", "exhaustive", "random", "dataflow"], default="cpsat")
     se.add_argument("--time-limit", type=positive_seconds, default=1.0, help="seconds per einsum (default 1.0)")
-    se.add_argument("--engine", help="systolic engine name (default: the first that can run the einsum)")
+    se.add_argument("--engine", help="engine name (default: the first whose mapspace covers the einsum: a "
+                                     "systolic array's or a GPU's contractions)")
     se.add_argument("--jobs", type=positive_int, default=1,
                     help="processes that map distinct einsums in parallel (same results as 1; default 1)")
     se.set_defaults(handler=_cmd_search)
@@ -177,11 +184,10 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
     arch = load_arch(args.arch)
     workload = load_workload(args.workload)
-    systolic = [e for e in arch.engines if e.kind == "systolic" and (args.engine in (None, e.name))]
-    if not systolic:
-        raise ConfigError(f"arch '{arch.name}' has no systolic engine" + (f" named '{args.engine}'" if args.engine
-                          else ""), fix="name a systolic engine with --engine, or use an arch that has one",
-                          file=args.arch)
+    engines = [e for e in arch.engines if args.engine in (None, e.name)]
+    if not engines:
+        raise ConfigError(f"arch '{arch.name}' has no engine named '{args.engine}'",
+                          fix=f"use one of: {', '.join(e.name for e in arch.engines)}", file=args.arch)
     if args.einsum is not None:
         names = [e.name for e in workload.einsums]
         if args.einsum not in names:
@@ -191,15 +197,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
         einsums = [workload.einsum(args.einsum)]
     else:
         einsums = [e for e, _ in workload.distinct_contractions()]
-    engine = systolic[0]
-    spaces = [engine.mapspace(e, workload, arch) for e in einsums]
-    if None in spaces:
-        raise ConfigError(f"einsum '{einsums[spaces.index(None)].name}' gives engine '{engine.name}' no mapping "
-                          "choices", fix="name a contraction with --einsum", file=args.workload)
+    # the mapper is engine-agnostic: any engine that offers a mapspace for the einsum is searched
+    placed = [_searchable(einsum, engines, workload, arch, args) for einsum in einsums]
+    spaces = [space for _, space in placed]
     results = search_many(spaces, args.objective, args.method, args.time_limit, jobs=args.jobs, cache=MapperCache())
-    for einsum, r in zip(einsums, results):
+    for einsum, (engine, _), r in zip(einsums, placed, results):
         c, st = r.cost, r.stats
-        print(f"== {einsum.name} on {engine.name}: {dict(einsum.rank_sizes)}")
+        print(f"== {einsum.name} on {engine.name} ({engine.kind}): {dict(einsum.rank_sizes)}")
         print(loop_nest_text(r, arch))
         print(f"cycles {c.total_cycles:,.0f} (compute {c.compute_cycles:,.0f}, fill/drain {c.fill_drain_cycles:,.0f}, "
               f"stall {c.stall_cycles:,.0f})  energy {c.total_energy_j:.4g} J  utilization {c.utilization:.3f}  "
@@ -207,6 +211,22 @@ def _cmd_search(args: argparse.Namespace) -> int:
         print(f"search: {st.method}, {st.candidates:,} candidates scored of {st.space_size:,}, solver "
               f"{st.solver_status or '-'}, proxy gap {st.gap:.3g}, {st.wall_s:.3f} s\n")
     return 0
+
+
+def _searchable(einsum: Einsum, engines: list[EngineBase], workload: Workload, arch: Arch,
+                args: argparse.Namespace) -> tuple[EngineBase, Mapspace]:
+    """The first of `engines` that offers a mapspace for `einsum`, with that mapspace (ConfigError if none)."""
+    for engine in engines:
+        space = engine.mapspace(einsum, workload, arch)
+        if space is not None:
+            return engine, space
+    which = f"engine '{args.engine}'" if args.engine else f"any engine of arch '{arch.name}'"
+    offering = [e.name for e in arch.engines if e not in engines]
+    raise ConfigError(f"einsum '{einsum.name}' gives {which} ({', '.join(f'{e.name}: {e.kind}' for e in engines)}) "
+                      "no mapping choices to search",
+                      fix="name a contraction with --einsum" + (f", or another engine with --engine "
+                                                                  f"({', '.join(offering)})" if offering else ""),
+                      file=args.workload)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:

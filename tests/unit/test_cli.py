@@ -147,3 +147,21 @@ def test_summary_records_the_run_inputs_and_an_overridden_run_has_its_own_folder
     assert both == {("workload.n_layers=1",), ("workload.n_layers=1", "engines.mxu.rows=128")}
     assert all(r["arch_file"] == "arch_configs/tpu_v1.yaml" and r["workload_file"] == "workloads/llama2-7b-decode.yaml"
                and r["workload_recipe"]["n_layers"] == 1 and r["version"] for r in records)
+
+
+def test_search_maps_a_gpu_contraction(capsys: pytest.CaptureFixture) -> None:
+    """The mapper is engine-agnostic, so `search` runs on any engine with a mapspace: on the H100 a 4096^3 GEMM
+    prints its chosen CTA tile as a loop nest (grid at HBM, tile at L2) and the engine kind beside its name."""
+    assert main(["search", "gpu/h100_sxm5_80gb", "workloads/gemm_fp16.einsum.yaml", "--method", "local"]) == 0
+    out = capsys.readouterr().out
+    assert "== Z on sm (gpu): {'m': 4096, 'n': 4096, 'k': 4096}" in out
+    assert "CTA tile >>" in out and out.index("hbm") < out.index("l2") < out.index("CTA tile")
+
+
+def test_search_names_the_engines_when_none_can_be_searched(capsys: pytest.CaptureFixture) -> None:
+    """An engine without mapping choices for the contraction (TPU v1's activation unit runs maps only) exits 2,
+    naming the einsum and the engine, and an unknown --engine lists the arch's engines."""
+    for engine, message in (("activation_unit", "einsum 'Z' gives engine 'activation_unit' (activation_unit: vector)"),
+                            ("nope", "has no engine named 'nope'. Fix: use one of: mxu, activation_unit")):
+        assert main(["search", "tpu_v1", "workloads/gemm.einsum.yaml", "--engine", engine]) == 2
+        assert message in capsys.readouterr().err

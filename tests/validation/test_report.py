@@ -86,3 +86,17 @@ def test_markdown_lists_each_unmet_row_as_a_gap_with_its_mechanism(rows: dict[st
         if not row.met:
             assert f"**{key}**" in gaps and TARGETS[key].gap in gaps
     assert "UNEXPLAINED" not in text
+
+
+def test_a_script_naming_one_quantity_twice_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two comparisons with one quantity would collapse into one report row: module_rows refuses them, naming
+    the quantity and asking for unique names."""
+    import sys
+    import types
+
+    from validation.report import module_rows
+    quantity = "NeuPIMs / NPU-only (batch 256)"
+    script = types.SimpleNamespace(rows=lambda: [Comparison(quantity, 2.4, 2.5), Comparison(quantity, 2.4, 2.6)])
+    monkeypatch.setitem(sys.modules, "validation.neupims", script)
+    with pytest.raises(ValueError, match=r"names neupims: NeuPIMs / NPU-only \(batch 256\) more than once"):
+        module_rows("neupims")

@@ -15,6 +15,10 @@ PATHS = {  # every execution model that reaches a report, on a workload small en
     "pipelined": ("fusemax_like", "attention_1pass.einsum",
                   ("execution={kind: pipelined, instances: 4, copies: 2, time_limit_s: 1}",), ()),
     "npu_pim": ("neupims_like", "llama2-7b-decode", (), ("n_layers=1",)),
+    # FlashAttention on a GPU: scores and probabilities stay in the SMs, so their L2 traffic is in neither cost nor bound
+    "scheduled, GPU FlashAttention": ("gpu/h100_sxm5_80gb", "flash_attention.einsum",
+                                      ("execution.kind=scheduled", "execution.time_limit_s=0.5"),
+                                      ("ranks.h=16", "ranks.m1=4", "ranks.p=512")),
 }
 
 
