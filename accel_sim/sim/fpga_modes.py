@@ -4,10 +4,13 @@ intermediates kept on chip) and auto, which picks the faster of the two per grou
 (the InTAR idea: He et al., "InTAR: Inter-Task Auto-Reconfigurable Accelerator Design", FCCM 2025, switches per
 task between a sequential and a dataflow schedule by data volume and resource use).
 
-Groups are runs of at most `max_stages` consecutive einsums, the same in every mode, so auto can never be
-slower than the better of the other two. In a dataflow group:
-- stage i gets a_i DSP chains (`reduce` MACs each; contractions) or a_i SFU lanes (other operators); CP-SAT
-  chooses the a_i to minimise the slowest stage's time T = max_i work_i / (a_i x rate) under the pools;
+Groups are runs of at most `max_stages` consecutive einsums. Sequential and dataflow cut the workload into
+consecutive runs of exactly `max_stages` (the last shorter); auto chooses the cut itself, by dynamic programming
+over every run of 1..max_stages einsums, each run in the faster of its two modes. The fixed cut is one of the
+cuts auto considers, so auto is never slower than the better of the other two, and allowing more stages only
+adds cuts, so auto never gets slower as `max_stages` grows. In a dataflow group:
+- stage i gets a_i DSP chains (`reduce` MACs each; contractions) or a_i SFU lanes (other operators), chosen
+  (exactly, by greedy increments) to minimise the slowest stage's time T = max_i work_i / (a_i x rate) under the pools;
 - the stages stream G granules (rows of the smallest streamed extent), so the pipeline takes
   T (G + S - 1) / G cycles for S stages (fill included);
 - only the group's inputs, weights and outputs cross the off-chip channels (all channels, same-channel
@@ -18,9 +21,10 @@ Each einsum's own cost (engines/fpga/timing.py, one operator on all cores) is it
 """
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Callable, Literal
 
 from accel_sim.energy.components import is_off_chip
 from accel_sim.engines.fpga.engine import FpgaEngine
@@ -41,8 +45,6 @@ if TYPE_CHECKING:
 
 Mode = Literal["sequential", "dataflow", "auto"]
 MODES: tuple[str, ...] = ("sequential", "dataflow", "auto")
-SOLVER_SECONDS = 10.0
-SOLVER_DOMAIN = 10**7   # the stage-time variable is scaled so its domain stays below this
 
 
 @dataclass(frozen=True)
@@ -103,13 +105,60 @@ def plan(workload: Workload, arch: Arch, engine_name: str, mode: Mode = "auto", 
                               f"engine. Fix: name an engine of kind 'fpga'")
     einsums = workload.einsums
     seq_cache: dict[tuple, float] = {}
-    groups = []
-    for start in range(0, len(einsums), max_stages):
-        members = einsums[start:start + max_stages]
+    df_cache: dict[tuple, _Dataflow] = {}
+
+    def group(start: int, stop: int) -> Group:
+        members = einsums[start:stop]
         seq = sum(_sequential(e, workload, arch, engine, seq_cache) for e in members)
-        df = _dataflow(members, workload, arch, engine)
-        groups.append(_choose(mode, seq, df, members))
-    return ExecutionPlan(mode, engine_name, tuple(groups))
+        key = _group_signature(members, workload)
+        if key not in df_cache:
+            df_cache[key] = _dataflow(members, workload, arch, engine)
+        return _choose(mode, seq, _renamed(df_cache[key], members), members)
+
+    if mode == "auto":
+        return ExecutionPlan(mode, engine_name, _best_cut(len(einsums), max_stages, group))
+    cuts = range(0, len(einsums), max_stages)
+    return ExecutionPlan(mode, engine_name, tuple(group(i, min(i + max_stages, len(einsums))) for i in cuts))
+
+
+def _best_cut(count: int, max_stages: int, group: Callable[[int, int], Group]) -> tuple[Group, ...]:
+    """The groups of the cheapest cut of `count` einsums into runs of 1..max_stages (dynamic programming)."""
+    best: list[tuple[float, int, Group | None]] = [(0.0, 0, None)]
+    for stop in range(1, count + 1):
+        options = []
+        for start in range(max(0, stop - max_stages), stop):
+            g = group(start, stop)
+            options.append((best[start][0] + g.cycles, start, g))
+        best.append(min(options, key=lambda o: (o[0], o[1])))
+    groups, stop = [], count
+    while stop > 0:
+        _, start, g = best[stop]
+        groups.append(g)
+        stop = start
+    return tuple(reversed(groups))
+
+
+def _group_signature(members: tuple[Einsum, ...], workload: Workload) -> tuple:
+    """A key shared by runs of einsums that differ only in names: each member's shape key, which tensors the
+    members share, and which of them are read outside the run (the dataflow model depends on nothing else)."""
+    ids: dict[str, int] = {}
+    shapes, links = [], []
+    for e in members:
+        key, tensors = workload.shape_key(e)
+        shapes.append(key)
+        links.append(tuple(ids.setdefault(t, len(ids)) for t in tensors))
+    outside = tuple(_used_outside(e.output.tensor, members, workload) for e in members)
+    return tuple(shapes), tuple(links), outside
+
+
+def _renamed(df: _Dataflow, members: tuple[Einsum, ...]) -> _Dataflow:
+    """A cached dataflow result with its stages named after `members` (runs with one signature share it)."""
+    if not df.stages:
+        return df
+    names = [e.name for e in members]
+    slowest = names[[s.einsum for s in df.stages].index(df.slowest)]
+    stages = tuple(Stage(n, s.pool, s.work, s.units, s.cycles) for n, s in zip(names, df.stages))
+    return _Dataflow(df.cycles, stages, df.intermediate_bytes, df.onchip_bytes, df.problem, slowest)
 
 
 def _sequential(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine, cache: dict) -> float:
@@ -204,35 +253,22 @@ def _used_outside(tensor: str, members: tuple[Einsum, ...], workload: Workload) 
 
 
 def _allocate(works: list[tuple[str, float]], pools: dict[str, int]) -> list[int]:
-    """Units per stage minimising the slowest stage, one CP-SAT model (time scaled into a bounded domain)."""
-    from ortools.sat.python import cp_model  # ortools is heavy to import: loaded on first use
-
-    longest = max(w for _, w in works)
-    scale = max(1.0, longest / SOLVER_DOMAIN)
-    model = cp_model.CpModel()
-    horizon = math.ceil(longest / scale) + 1
-    t = model.NewIntVar(1, horizon, "slowest_stage")
-    units = []
-    for i, (pool, work) in enumerate(works):
-        u = model.NewIntVar(1, pools[pool], f"units_{i}")
-        product = model.NewIntVar(1, pools[pool] * horizon, f"capacity_{i}")
-        model.AddMultiplicationEquality(product, [u, t])
-        model.Add(product >= math.ceil(work / scale))
-        units.append(u)
+    """Units per stage minimising the slowest stage: per pool, every stage gets one unit and each further unit
+    goes to the pool's slowest stage. Greedy increments are exact for a min-max of decreasing separable
+    functions under one budget (Ibaraki and Katoh, "Resource Allocation Problems", MIT Press 1988, ch. 4), and
+    the pools are independent, so the slowest stage overall is as fast as it can be."""
+    units = [1] * len(works)
     for pool, size in pools.items():
-        members = [u for (p, _), u in zip(works, units) if p == pool]
-        if members:
-            model.Add(sum(members) <= size)
-    model.Minimize(t)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = SOLVER_SECONDS
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = 0
-    status = solver.Solve(model)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise InfeasibleError("the stage allocation found no assignment within the solver time limit. "
-                              "Fix: lower max_stages or raise SOLVER_SECONDS")
-    return [int(solver.Value(u)) for u in units]
+        members = [i for i, (p, _) in enumerate(works) if p == pool]
+        if not members:
+            continue
+        heap = [(-works[i][1], i) for i in members]
+        heapq.heapify(heap)
+        for _ in range(size - len(members)):
+            _, i = heapq.heappop(heap)
+            units[i] += 1
+            heapq.heappush(heap, (-works[i][1] / units[i], i))
+    return units
 
 
 def _choose(mode: str, seq: float, df: _Dataflow, members: tuple[Einsum, ...]) -> Group:

@@ -6,11 +6,15 @@ from __future__ import annotations
 import math
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from accel_sim.engines.fpga import macs_per_dsp, ram_blocks
 from accel_sim.engines.fpga.timing import passes, unit_for
 from accel_sim.errors import ConfigError
 from accel_sim.io.arch import arch_from_doc
+from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.yaml import parse_yaml
 from accel_sim.sim.fpga_modes import plan
 from accel_sim.spec.arch import Arch
@@ -140,6 +144,36 @@ def test_auto_is_never_slower_than_the_better_mode(workload: Workload) -> None:
     cycles = {m: plan(workload, a, "fpga", m).cycles for m in ("sequential", "dataflow", "auto")}
     assert cycles["auto"] <= min(cycles["sequential"], cycles["dataflow"]) * (1 + 1e-12)
     assert math.isfinite(cycles["auto"])
+
+
+def layered(widths: list[int], tokens: int, maps: list[bool]) -> Workload:
+    """A chain of GEMMs X_i+1 = W_i X_i over `tokens` columns, each optionally followed by a ReLU."""
+    lines, ranks, prev = [], {"p": tokens}, "X0"
+    for i, (width, relu) in enumerate(zip(widths[1:], maps)):
+        ranks[f"d{i}"], ranks[f"d{i + 1}"] = widths[i], width
+        lines.append(f"H{i}[d{i + 1},p] = W{i}[d{i},d{i + 1}] * {prev}[d{i},p]")
+        prev = f"H{i}"
+        if relu:
+            lines.append(f"A{i}[d{i + 1},p] = relu(H{i}[d{i + 1},p])")
+            prev = f"A{i}"
+    weights = {f"W{i}": {"kind": "weight"} for i in range(len(maps))}
+    doc = {"name": "layers", "ranks": ranks, "default_bits": 8, "tensors": weights, "einsums": lines}
+    return parse_cascade(parse_yaml(yaml.safe_dump(doc), "layers.einsum.yaml"))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from([16, 64, 256, 1024, 4096]), min_size=3, max_size=7),
+       st.sampled_from([1, 16, 256]), st.lists(st.booleans(), min_size=6, max_size=6))
+def test_auto_never_gets_slower_with_more_allowed_stages(widths: list[int], tokens: int, maps: list[bool]) -> None:
+    """Auto mode chooses the cut into groups: every cut allowed under max_stages k is allowed under k + 1, so
+    its cycles never grow with max_stages (issue 17: the fixed cut made them move both ways)."""
+    workload = layered(widths, tokens, maps[:len(widths) - 1])
+    a = arch(cores=2)
+    cycles = [plan(workload, a, "fpga", "auto", k).cycles for k in range(1, len(workload.einsums) + 2)]
+    assert all(later <= earlier * (1 + 1e-12) for earlier, later in zip(cycles, cycles[1:]))
+    fixed = [min(plan(workload, a, "fpga", m, k).cycles for m in ("sequential", "dataflow"))
+             for k in range(1, len(workload.einsums) + 2)]
+    assert all(c <= f * (1 + 1e-12) for c, f in zip(cycles, fixed))
 
 
 def test_run_report_prints_the_resource_utilization_table(tmp_path, capsys) -> None:
