@@ -103,6 +103,11 @@ TARGETS: dict[str, Target] = {
         "the U280 config is the profiler's per-core design on 3 SLRs, not the on-board netlist; what the board "
         "loses to it (clock closure, HBM channel efficiency on the U280's HBM2) is not described "
         "(validation/flightllm.py)")),
+    "flightllm: VHK158 one SLR, prefill 128 tokens (ms)": _t(0.15, _FLIGHTLLM_VHK, (
+        "FlightLLM's compiler fuses SiLU and element-wise layers into the linear instructions and runs softmax and "
+        "norms on a MISC unit beside LD/MM under wait/release dependencies; our overlay runs the 156 ms of SFU "
+        "operators one at a time after the GEMMs, whose 922 ms match the stream's 928 (validation/flightllm_notes.md)")),
+    "flightllm: VHK158 one SLR, decode (ms/token)": _t(0.15, _FLIGHTLLM_VHK),
     "tmac: BitNet-3B 1 thread, T-MAC tokens/s": _t(0.25, _TMAC, _BITNET_HEAD),
     "tmac: BitNet-3B 1 thread, llama.cpp tokens/s": _t(0.25, _TMAC, _LLAMACPP_CHAIN),
     "tmac: Llama-2-7B W2 8 threads, T-MAC tokens/s": _t(0.25, _TMAC, _TMAC_THREADS),

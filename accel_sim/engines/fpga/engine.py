@@ -90,6 +90,7 @@ class FpgaEngine(EngineBase):
     kind: Literal["fpga"]
     device: str | Device                 # a name in engines/fpga/devices.py DEVICES or an inline device
     cores: PositiveInt = 1
+    core_channels: PositiveInt | None = None   # off-chip channels bound to each core; default channels // cores
     matrix: Parallelism
     gemv: Parallelism | None = None      # a second configuration of the same DSP chains (FlightLLM's MV mode)
     mac_bits: PositiveInt = 8            # operand width the DSP chains are built for
@@ -127,8 +128,8 @@ class FpgaEngine(EngineBase):
 
     @property
     def channels_per_core(self) -> int:
-        """Off-chip channels each core owns."""
-        return max(self.fpga.offchip.channels // self.cores, 1)
+        """Off-chip channels each core owns: `core_channels`, or an equal share of the device's."""
+        return self.core_channels or max(self.fpga.offchip.channels // self.cores, 1)
 
     def dsps_used(self) -> int:
         """DSP slices of all cores: the matrix unit (the GEMV mode reuses them) plus the SFU multipliers."""
@@ -145,7 +146,8 @@ class FpgaEngine(EngineBase):
         rows = [("DSP", self.dsps_used(), dev.dsps, "matrix"), ("BRAM36", self.ram_used("bram"), dev.bram36, "buffers"),
                 ("URAM", self.ram_used("uram"), dev.uram, "buffers"), ("LUT", self.luts, dev.luts, "luts"),
                 ("FF", self.ffs, dev.ffs, "ffs"),
-                ("off-chip channels", self.cores * self.channels_per_core, dev.offchip.channels, "cores")]
+                ("off-chip channels", self.cores * self.channels_per_core, dev.offchip.channels,
+                 "core_channels" if self.core_channels else "cores")]
         # logic counts come from a synthesis report; a design that gives none has no LUT/FF rows
         return tuple({"resource": name, "used": used, "available": avail,
                       "utilization": used / avail if avail else math.inf, "key": key}

@@ -101,6 +101,17 @@ def test_gemv_is_bound_by_effective_channel_bandwidth() -> None:
     assert cost.total_cycles == pytest.approx(10485.76 + 327.68 + 64 + 67, rel=1e-9)
 
 
+def test_core_channels_bind_a_core_to_fewer_channels() -> None:
+    """The same GEMV on a core bound to 8 of the 32 channels (core_channels: 8): weights 8 MiB at 8 x 10 GB/s x 0.5
+    = 41943.04 cycles; the input and compute terms are unchanged (327.68 + 64 + 67); the resource table counts 8."""
+    a = arch(gemv={"tokens": 1, "out": 256, "reduce": 64}, matrix={"tokens": 16, "out": 32, "reduce": 32})
+    engine = a.engines[0].model_copy(update={"core_channels": 8})
+    w = gemm(1, 4096, 4096, a_bits=8, w_bits=4)
+    assert engine.cost(w.einsums[0], w, a).total_cycles == pytest.approx(41943.04 + 327.68 + 64 + 67, rel=1e-9)
+    row = next(r for r in engine.resource_rows() if r["resource"] == "off-chip channels")
+    assert row["used"] == 8 and row["key"] == "core_channels"
+
+
 def test_gemv_mode_below_the_matrix_units_token_parallelism() -> None:
     """FlightLLM emits MV for decode (1 token) and MM for prefill: tokens < matrix.tokens picks the GEMV mode."""
     engine = arch(gemv={"tokens": 1, "out": 64, "reduce": 8}).engines[0]
