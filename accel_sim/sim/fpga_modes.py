@@ -112,6 +112,7 @@ def plan(workload: Workload, arch: Arch, engine_name: str, mode: Mode = "auto", 
     df_cache: dict[tuple, _Dataflow] = {}
 
     def group(start: int, stop: int) -> Group:
+        """Einsums start..stop as one group in `mode`, its dataflow costed once per run signature."""
         members = einsums[start:stop]
         seq = sum(_sequential(e, workload, arch, engine, seq_cache) for e in members)
         key = _group_signature(members, workload) if not engine.kernels else tuple(e.name for e in members)
@@ -292,6 +293,7 @@ def _kernel_dataflow(members: tuple[Einsum, ...], workload: Workload, arch: Arch
     merged = {k: k for k in owner.values()}
 
     def root(k: str) -> str:
+        """The stage a kernel belongs to once shallow FIFOs have merged kernels."""
         while merged[k] != k:
             k = merged[k]
         return k
@@ -310,7 +312,7 @@ def _kernel_dataflow(members: tuple[Einsum, ...], workload: Workload, arch: Arch
     for e in members:
         per_stage[root(owner[e.name])] = per_stage.get(root(owner[e.name]), 0.0) + timed[e.name].cycles
     stages = tuple(Stage(e.name, f"lanes of kernel {owner[e.name]}", timed[e.name].compute,
-                         engine.peak_per_cycle(e), timed[e.name].cycles) for e in members)
+                         int(engine.peak_per_cycle(e)), timed[e.name].cycles) for e in members)
     channel: dict[int, float] = {}
     for t in timed.values():
         for c, size in t.channel_bytes.items():
