@@ -28,6 +28,7 @@ REGISTRY: tuple[str, ...] = (
     "fusemax",
     "neupims",
     "flightllm",
+    "intar",
     "tmac",
     "lut_tensor_core",
     "buffer_sweep",

@@ -61,6 +61,8 @@ class OffChip(BaseModel):
     capacity_bytes: Bytes = Field(alias="capacity")
     bandwidth_bytes_per_s: BytesPerSecond = Field(alias="bandwidth")
     channels: PositiveInt
+    # fraction of a channel's peak a streaming (same-channel, sequential) access reaches, where measured
+    efficiency: float | None = Field(None, gt=0, le=1)
 
 
 class Device(BaseModel):
@@ -87,7 +89,10 @@ class Device(BaseModel):
 DEVICES: dict[str, Device] = {
     "u280": Device(name="Alveo U280 (XCU280)", source="DS963 Table 1; UG1393 HBM Configuration and Use",
                    dsp_kind="dsp48e2", dsps=9024, bram36=2016, uram=960, luts=1_304_000, ffs=2_607_000,
-                   offchip=OffChip(technology="HBM2", capacity="8 GiB", bandwidth="460 GB/s", channels=32)),
+                   # efficiency: Shuhai (Wang et al., "Benchmarking High Bandwidth Memory on FPGAs", FCCM 2020)
+                   # measures up to 425 GB/s of the U280's 460 GB/s HBM2 with sequential accesses: 425 / 460
+                   offchip=OffChip(technology="HBM2", capacity="8 GiB", bandwidth="460 GB/s", channels=32,
+                                   efficiency=425 / 460)),
     "u250": Device(name="Alveo U250 (XCU250)", source="DS962 Table 1; UG1393 (DDR-based Alveo: 77 GB/s)",
                    dsp_kind="dsp48e2", dsps=12288, bram36=2688, uram=1280, luts=1_728_000, ffs=3_456_000,
                    offchip=OffChip(technology="DDR4", capacity="64 GiB", bandwidth="77 GB/s", channels=4)),

@@ -27,8 +27,9 @@ from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.folds import fold_count
 from accel_sim.engines.fpga.devices import DEVICES, Device, RamKind, macs_per_dsp, ram_blocks
+from accel_sim.engines.fpga.kernels import Fifo, Kernel, kernel_of
 from accel_sim.engines.fpga.timing import operator_cost
-from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt, located
+from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt, located, unique_names
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
@@ -90,14 +91,19 @@ class FpgaEngine(EngineBase):
     kind: Literal["fpga"]
     device: str | Device                 # a name in engines/fpga/devices.py DEVICES or an inline device
     cores: PositiveInt = 1
-    matrix: Parallelism
+    core_channels: PositiveInt | None = None   # off-chip channels bound to each core; default channels // cores
+    matrix: Parallelism | None = None    # an overlay's MAC array; an HLS design gives `kernels` instead
     gemv: Parallelism | None = None      # a second configuration of the same DSP chains (FlightLLM's MV mode)
     mac_bits: PositiveInt = 8            # operand width the DSP chains are built for
     sfu_lanes: PositiveInt = 16          # special-function lanes per core (norms, softmax, activations)
     sfu_dsps_per_lane: int = 1           # one hard multiplier per lane for scale/multiply operators
-    same_channel_efficiency: float = Field(0.7, gt=0, le=1)
-    cross_channel_efficiency: float = Field(0.35, gt=0, le=1)
+    # fraction of a channel's peak reached streaming from it (default: the device's measured memory efficiency)
+    # and reading across channels (an overlay's activations; no default: cite the design's own figure)
+    same_channel_efficiency: float | None = Field(None, gt=0, le=1)
+    cross_channel_efficiency: float | None = Field(None, gt=0, le=1)
     buffers: tuple[Buffer, ...] = ()
+    kernels: tuple[Kernel, ...] = ()     # an HLS design: its tasks (engines/fpga/kernels.py)
+    fifos: tuple[Fifo, ...] = ()         # streams between kernels in a dataflow
     luts: int = 0                        # control, SFU and interconnect logic (from the design's synthesis report)
     ffs: int = 0
 
@@ -106,18 +112,59 @@ class FpgaEngine(EngineBase):
         if isinstance(self.device, str) and self.device not in DEVICES:
             raise located(f"unknown device '{self.device}'. Fix: use one of {sorted(DEVICES)} or give the device's "
                           f"resources inline (dsp_kind, dsps, bram36, uram, luts, ffs, offchip)", "device")
-        if self.gemv is not None and self.gemv.macs > self.matrix.macs:
+        self._check_design()
+        if self.gemv is not None and self.matrix is not None and self.gemv.macs > self.matrix.macs:
             raise located(f"the GEMV mode needs {self.gemv.macs} MACs/cycle but the matrix unit it reconfigures "
                           f"has {self.matrix.macs}. Fix: make gemv tokens x out x reduce at most the matrix "
                           f"unit's", "gemv")
+        reduce = ("reduce the kernels' DSP, BRAM, URAM or channel use" if self.kernels
+                  else "reduce cores, matrix parallelism or buffers")
         for row in self.resource_rows():
             if row["used"] > row["available"]:
                 over = row["used"] - row["available"]
                 raise located(f"the design does not fit the device {self.fpga.name}: it needs {row['used']:,} "
                               f"{row['resource']} but the device has {row['available']:,} (over by {over:,}, "
-                              f"{100 * over / row['available']:.1f}%). Fix: reduce cores, matrix parallelism or "
-                              f"buffers, or choose a larger device", str(row["key"]))
+                              f"{100 * over / row['available']:.1f}%). Fix: {reduce}, or choose a larger device",
+                              str(row["key"]))
         return self
+
+    def _check_design(self) -> None:
+        """An overlay (matrix) or an HLS design (kernels), its channels on the device, its efficiencies known."""
+        if (self.matrix is None) == (not self.kernels):
+            raise located("an FPGA engine is an overlay (give `matrix`) or an HLS design (give `kernels`), not "
+                          "both or neither. Fix: keep exactly one of matrix and kernels", "matrix")
+        if self.same_channel_efficiency is None and self.fpga.offchip.efficiency is None:
+            raise located(f"no measured channel efficiency for the {self.fpga.offchip.technology} of "
+                          f"{self.fpga.name}. Fix: give same_channel_efficiency with its source",
+                          "same_channel_efficiency")
+        if self.matrix is not None and self.cross_channel_efficiency is None:
+            raise located("an overlay reads activations across channels and needs cross_channel_efficiency. "
+                          "Fix: give it with its source", "cross_channel_efficiency")
+        if self.kernels and self.cores != 1:
+            raise located("an HLS design describes every kernel itself. Fix: drop `cores`", "cores")
+        unique_names(self.kernels, "kernel", "kernels")
+        owner: dict[str, str] = {}
+        for i, kernel in enumerate(self.kernels):
+            for einsum in kernel.einsums:
+                if einsum in owner:
+                    raise located(f"einsum '{einsum}' is run by kernels '{owner[einsum]}' and '{kernel.name}'. "
+                                  f"Fix: name each einsum in one kernel", "kernels", i, "einsums")
+                owner[einsum] = kernel.name
+            for tensor, port in kernel.ports.items():
+                if port.channel >= self.fpga.offchip.channels:
+                    raise located(f"port '{tensor}' is bound to channel {port.channel} but {self.fpga.name} has "
+                                  f"{self.fpga.offchip.channels} (0..{self.fpga.offchip.channels - 1}). Fix: bind "
+                                  f"it to an existing channel", "kernels", i, "ports", tensor, "channel")
+
+    @property
+    def same_efficiency(self) -> float:
+        """Fraction of a channel's peak reached streaming from one channel."""
+        return self.same_channel_efficiency or self.fpga.offchip.efficiency
+
+    @property
+    def cross_efficiency(self) -> float:
+        """Fraction of a channel's peak reached reading across channels."""
+        return self.cross_channel_efficiency or self.same_efficiency
 
     # --- resources ---------------------------------------------------------------------------------------
     @property
@@ -127,25 +174,37 @@ class FpgaEngine(EngineBase):
 
     @property
     def channels_per_core(self) -> int:
-        """Off-chip channels each core owns."""
-        return max(self.fpga.offchip.channels // self.cores, 1)
+        """Off-chip channels each core owns: `core_channels`, or an equal share of the device's."""
+        return self.core_channels or max(self.fpga.offchip.channels // self.cores, 1)
 
     def dsps_used(self) -> int:
-        """DSP slices of all cores: the matrix unit (the GEMV mode reuses them) plus the SFU multipliers."""
+        """DSP slices of all cores: the matrix unit (the GEMV mode reuses them) plus the SFU multipliers; an HLS
+        design's kernels as their synthesis reports count them."""
+        if self.matrix is None:
+            return sum(k.dsps for k in self.kernels)
         per_core = math.ceil(self.matrix.macs / macs_per_dsp(self.fpga.dsp_kind, self.mac_bits))
         return self.cores * (per_core + self.sfu_lanes * self.sfu_dsps_per_lane)
 
     def ram_used(self, kind: RamKind) -> int:
         """Block RAM or UltraRAM blocks of all cores' buffers."""
-        return self.cores * sum(b.blocks for b in self.buffers if b.memory == kind)
+        kernels = sum(k.bram36 if kind == "bram" else k.uram for k in self.kernels)
+        return self.cores * sum(b.blocks for b in self.buffers if b.memory == kind) + kernels
+
+    def channels_used(self) -> int:
+        """Off-chip channels the design binds: every core's share, or the distinct channels of the kernels' ports."""
+        if self.kernels:
+            return len({port.channel for k in self.kernels for port in k.ports.values()})
+        return self.cores * self.channels_per_core
 
     def resource_rows(self) -> tuple[dict[str, object], ...]:
         """Used vs available for DSP, BRAM36, URAM, LUT, FF and off-chip channels (key: the field to change)."""
         dev = self.fpga
-        rows = [("DSP", self.dsps_used(), dev.dsps, "matrix"), ("BRAM36", self.ram_used("bram"), dev.bram36, "buffers"),
-                ("URAM", self.ram_used("uram"), dev.uram, "buffers"), ("LUT", self.luts, dev.luts, "luts"),
+        unit, ram = ("matrix", "buffers") if self.matrix is not None else ("kernels", "kernels")
+        rows = [("DSP", self.dsps_used(), dev.dsps, unit), ("BRAM36", self.ram_used("bram"), dev.bram36, ram),
+                ("URAM", self.ram_used("uram"), dev.uram, ram), ("LUT", self.luts, dev.luts, "luts"),
                 ("FF", self.ffs, dev.ffs, "ffs"),
-                ("off-chip channels", self.cores * self.channels_per_core, dev.offchip.channels, "cores")]
+                ("off-chip channels", self.channels_used(), dev.offchip.channels,
+                 "core_channels" if self.core_channels else unit if self.kernels else "cores")]
         # logic counts come from a synthesis report; a design that gives none has no LUT/FF rows
         return tuple({"resource": name, "used": used, "available": avail,
                       "utilization": used / avail if avail else math.inf, "key": key}
@@ -153,13 +212,19 @@ class FpgaEngine(EngineBase):
 
     # --- engine contract ---------------------------------------------------------------------------------
     def peak_per_cycle(self, einsum: Einsum) -> float:
-        """All cores' best MAC rate for contractions (narrow operands); SFU lanes for every other operator."""
+        """All cores' best MAC rate for contractions (narrow operands); SFU lanes for every other operator; in an
+        HLS design, the parallelism of the kernel that runs it (0.0: no kernel runs it)."""
+        if self.matrix is None:
+            kernel = kernel_of(self, einsum.name)
+            return float(kernel.parallelism) if kernel else 0.0
         if einsum.op == "mac":
             return float(self.peak_macs_per_cycle())
         return float(self.cores * self.sfu_lanes)
 
     def peak_macs_per_cycle(self) -> float:
-        """MACs per cycle of all cores' matrix units."""
+        """MACs per cycle of all cores' matrix units, or of all kernels of an HLS design at once."""
+        if self.matrix is None:
+            return float(sum(k.parallelism for k in self.kernels))
         return float(self.cores * self.matrix.macs)
 
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:

@@ -13,8 +13,10 @@ from accel_sim.energy import dtype_mac_energy_j
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.costing import level_access_energy
 from accel_sim.engines.folds import fold_count
+from accel_sim.engines.fpga.kernels import kernel_of, kernel_time
 from accel_sim.engines.loopnest import GemmView, gemm_view
 from accel_sim.engines.roofline import compulsory_traffic
+from accel_sim.errors import InfeasibleError
 from accel_sim.spec.cost import Cost
 
 if TYPE_CHECKING:
@@ -115,7 +117,7 @@ def _offchip(einsum: Einsum, workload: Workload, arch: Arch, tensor: str) -> boo
 
 def _striped_bandwidth(engine: FpgaEngine, arch: Arch) -> float:
     """Bytes/s one core reads over its own channels at the same-channel efficiency."""
-    return engine.channels_per_core * channel_bandwidth(engine, arch) * engine.same_channel_efficiency
+    return engine.channels_per_core * channel_bandwidth(engine, arch) * engine.same_efficiency
 
 
 def gemm_work(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine) -> OperatorWork:
@@ -130,7 +132,7 @@ def gemm_work(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine
     # cores sharing a batch item each read all of that item's activations
     a_core = a_total * s.batch_per_core / view.batch
     load = (w_bytes / engine.cores / _striped_bandwidth(engine, arch)
-            + a_core / (channel_bandwidth(engine, arch) * engine.cross_channel_efficiency)) * clock
+            + a_core / (channel_bandwidth(engine, arch) * engine.cross_efficiency)) * clock
     reads = {view.weight.tensor: w_bytes, view.streamed.tensor: a_core * engine.cores}
     a_dt, w_dt = dtype_of_bits(view.streamed_bits), dtype_of_bits(view.weight_bits)
     energy = {("dsp_mac", "compute"): einsum.macs * dtype_mac_energy_j(a_dt, w_dt, node_nm=arch.technology_nm)
@@ -156,6 +158,23 @@ def sfu_work(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine)
     return OperatorWork(compute, 0.0, max(compute, load), reads, energy, float(lanes), float(einsum.ops))
 
 
+def kernel_work(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine) -> OperatorWork:
+    """An HLS design's einsum on its kernel (engines/fpga/kernels.py): compute and ports in one II = 1 pipeline;
+    what its ports read is what crosses the off-chip channels (the output's port is counted as its store)."""
+    kernel = kernel_of(engine, einsum.name)
+    if kernel is None:
+        raise InfeasibleError(f"no kernel of the HLS design '{engine.name}' runs einsum '{einsum.name}'. Fix: "
+                              f"name it in the `einsums` of one of its kernels ({', '.join(k.name for k in engine.kernels)})")
+    timed = kernel_time(einsum, workload, arch, engine)
+    reads = {t: _bytes(einsum, next(a for a in einsum.inputs if a.tensor == t), workload)
+             for t in dict.fromkeys(a.tensor for a in einsum.inputs) if t in kernel.ports}
+    dtype = dtype_of_bits(workload.tensor(einsum.output.tensor).bits)
+    kind = ("dsp_mac", "compute") if einsum.op == "mac" else ("sfu", "compute")
+    operations = float(einsum.macs if einsum.op == "mac" else einsum.ops)
+    energy = {kind: operations * dtype_mac_energy_j(dtype, dtype, node_nm=arch.technology_nm) * FPGA_DYNAMIC_POWER_GAP}
+    return OperatorWork(timed.compute, 0.0, timed.cycles, reads, energy, float(kernel.parallelism), operations)
+
+
 def _level_accesses(einsum: Einsum, workload: Workload, arch: Arch, level_index: int,
                     offchip_reads: dict[str, float]) -> dict[tuple[str, str, str], float]:
     """Elements each tensor moves through one level: off-chip reads as loaded, else the compulsory footprint."""
@@ -177,12 +196,19 @@ def _level_accesses(einsum: Einsum, workload: Workload, arch: Arch, level_index:
 def operator_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine) -> Cost:
     """Cycles (arch clock), accesses and energy of one einsum on all cores of the design."""
     ratio = arch.clock_hz / arch.engine_clock_hz(engine)
-    work = (gemm_work if einsum.op == "mac" else sfu_work)(einsum, workload, arch, engine)
+    if engine.kernels:
+        work = kernel_work(einsum, workload, arch, engine)
+    else:
+        work = (gemm_work if einsum.op == "mac" else sfu_work)(einsum, workload, arch, engine)
     energy = dict(work.energy_j)
     out = einsum.output
-    written = _bytes(einsum, out, workload) if _offchip(einsum, workload, arch, out.tensor) else 0.0
-    store = (written / engine.cores / (channel_bandwidth(engine, arch) * engine.same_channel_efficiency)
-             * arch.engine_clock_hz(engine))
+    if engine.kernels:  # an HLS kernel stores through its output port, inside its pipelined time
+        written = _bytes(einsum, out, workload) if out.tensor in kernel_of(engine, einsum.name).ports else 0.0
+        store = 0.0
+    else:
+        written = _bytes(einsum, out, workload) if _offchip(einsum, workload, arch, out.tensor) else 0.0
+        store = (written / engine.cores / (channel_bandwidth(engine, arch) * engine.same_efficiency)
+                 * arch.engine_clock_hz(engine))
 
     # every level is also bounded by its aggregate bandwidth; compulsory traffic is what crosses each
     traffic = compulsory_traffic(einsum, workload)

@@ -6,11 +6,15 @@ from __future__ import annotations
 import math
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from accel_sim.engines.fpga import macs_per_dsp, ram_blocks
 from accel_sim.engines.fpga.timing import passes, unit_for
 from accel_sim.errors import ConfigError
 from accel_sim.io.arch import arch_from_doc
+from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.yaml import parse_yaml
 from accel_sim.sim.fpga_modes import plan
 from accel_sim.spec.arch import Arch
@@ -97,6 +101,17 @@ def test_gemv_is_bound_by_effective_channel_bandwidth() -> None:
     assert cost.total_cycles == pytest.approx(10485.76 + 327.68 + 64 + 67, rel=1e-9)
 
 
+def test_core_channels_bind_a_core_to_fewer_channels() -> None:
+    """The same GEMV on a core bound to 8 of the 32 channels (core_channels: 8): weights 8 MiB at 8 x 10 GB/s x 0.5
+    = 41943.04 cycles; the input and compute terms are unchanged (327.68 + 64 + 67); the resource table counts 8."""
+    a = arch(gemv={"tokens": 1, "out": 256, "reduce": 64}, matrix={"tokens": 16, "out": 32, "reduce": 32})
+    engine = a.engines[0].model_copy(update={"core_channels": 8})
+    w = gemm(1, 4096, 4096, a_bits=8, w_bits=4)
+    assert engine.cost(w.einsums[0], w, a).total_cycles == pytest.approx(41943.04 + 327.68 + 64 + 67, rel=1e-9)
+    row = next(r for r in engine.resource_rows() if r["resource"] == "off-chip channels")
+    assert row["used"] == 8 and row["key"] == "core_channels"
+
+
 def test_gemv_mode_below_the_matrix_units_token_parallelism() -> None:
     """FlightLLM emits MV for decode (1 token) and MM for prefill: tokens < matrix.tokens picks the GEMV mode."""
     engine = arch(gemv={"tokens": 1, "out": 64, "reduce": 8}).engines[0]
@@ -112,12 +127,13 @@ def test_wider_operands_take_more_passes() -> None:
 def test_pipeline_throughput_set_by_its_slowest_stage() -> None:
     """Dataflow of two GEMMs (M=64): 512 chains of 8 MACs; work 64x64x96/8 = 49152 and 64x96x32/8 = 24576
     chain-cycles; CP-SAT splits the chains ~2:1 so the slowest stage takes ~(49152+24576)/512 = 144 cycles;
-    the pipeline streams G = 64 rows through S = 2 stages: slowest x (64 + 1) / 64."""
+    the pipeline streams G = 64 rows through 2 stages: the first row crosses both, then one row leaves per
+    slowest-stage time, (t1 + t2 + 63 x slowest) / 64."""
     a = arch()
     group = plan(chain(64, 64, 96, 32), a, "fpga", "dataflow").groups[0]
     slowest = max(s.cycles for s in group.stages)
     assert sum(s.units for s in group.stages) <= 512
-    assert group.dataflow_cycles == pytest.approx(slowest * 65 / 64)
+    assert group.dataflow_cycles == pytest.approx((sum(s.cycles for s in group.stages) + 63 * slowest) / 64)
     assert slowest == pytest.approx((49152 + 24576) / 512, rel=0.01)
 
 
@@ -125,7 +141,7 @@ def test_design_that_does_not_fit_is_rejected_naming_the_resource() -> None:
     """128 x 128 x 16 int8 MACs on one U280 core need 131072 + 16 DSPs; the U280 has 9024 (DS963)."""
     text = ("name: big\nclock: 200 MHz\ntechnology_nm: 16\nmemory:\n  - {name: hbm, technology: HBM2, "
             "bandwidth: 460 GB/s}\nengines:\n  - name: fpga\n    kind: fpga\n    device: u280\n"
-            "    matrix: {tokens: 128, out: 128, reduce: 16}\n")
+            "    matrix: {tokens: 128, out: 128, reduce: 16}\n    cross_channel_efficiency: 0.35\n")
     with pytest.raises(ConfigError) as err:
         arch_from_doc(parse_yaml(text, "big.yaml"))
     message = str(err.value)
@@ -142,6 +158,36 @@ def test_auto_is_never_slower_than_the_better_mode(workload: Workload) -> None:
     assert math.isfinite(cycles["auto"])
 
 
+def layered(widths: list[int], tokens: int, maps: list[bool]) -> Workload:
+    """A chain of GEMMs X_i+1 = W_i X_i over `tokens` columns, each optionally followed by a ReLU."""
+    lines, ranks, prev = [], {"p": tokens}, "X0"
+    for i, (width, relu) in enumerate(zip(widths[1:], maps)):
+        ranks[f"d{i}"], ranks[f"d{i + 1}"] = widths[i], width
+        lines.append(f"H{i}[d{i + 1},p] = W{i}[d{i},d{i + 1}] * {prev}[d{i},p]")
+        prev = f"H{i}"
+        if relu:
+            lines.append(f"A{i}[d{i + 1},p] = relu(H{i}[d{i + 1},p])")
+            prev = f"A{i}"
+    weights = {f"W{i}": {"kind": "weight"} for i in range(len(maps))}
+    doc = {"name": "layers", "ranks": ranks, "default_bits": 8, "tensors": weights, "einsums": lines}
+    return parse_cascade(parse_yaml(yaml.safe_dump(doc), "layers.einsum.yaml"))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from([16, 64, 256, 1024, 4096]), min_size=3, max_size=7),
+       st.sampled_from([1, 16, 256]), st.lists(st.booleans(), min_size=6, max_size=6))
+def test_auto_never_gets_slower_with_more_allowed_stages(widths: list[int], tokens: int, maps: list[bool]) -> None:
+    """Auto mode chooses the cut into groups: every cut allowed under max_stages k is allowed under k + 1, so
+    its cycles never grow with max_stages (issue 17: the fixed cut made them move both ways)."""
+    workload = layered(widths, tokens, maps[:len(widths) - 1])
+    a = arch(cores=2)
+    cycles = [plan(workload, a, "fpga", "auto", k).cycles for k in range(1, len(workload.einsums) + 2)]
+    assert all(later <= earlier * (1 + 1e-12) for earlier, later in zip(cycles, cycles[1:]))
+    fixed = [min(plan(workload, a, "fpga", m, k).cycles for m in ("sequential", "dataflow"))
+             for k in range(1, len(workload.einsums) + 2)]
+    assert all(c <= f * (1 + 1e-12) for c, f in zip(cycles, fixed))
+
+
 def test_run_report_prints_the_resource_utilization_table(tmp_path, capsys) -> None:
     """`accel-sim run` on the FlightLLM-like U280 and LLaMA2-7B decode prints DSP use 6,192 of 9,024:
     3 cores x (128 x 2 x 16 = 4096 int8 MACs / 2 per DSP48E2 + 16 SFU lanes) (DS963: 9,024 DSPs)."""
@@ -151,3 +197,87 @@ def test_run_report_prints_the_resource_utilization_table(tmp_path, capsys) -> N
                  "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "resource utilization" in out and "6,192" in out and "9,024" in out
+
+
+# --- HLS designs: kernels, ports, FIFOs (engines/fpga/kernels.py) ----------------------------------------------
+def hls_arch(kernels: list[dict], fifos: list[dict] | None = None) -> Arch:
+    """200 MHz, 32 channels of 10 GB/s at efficiency 0.5: 25 B per cycle per channel."""
+    engine = {"name": "fpga", "kind": "fpga", "device": DEVICE, "same_channel_efficiency": 0.5,
+              "kernels": kernels, "fifos": fifos or []}
+    return Arch.model_validate({
+        "name": "t", "clock": "200 MHz", "technology_nm": 16,
+        "memory": [{"name": "hbm", "technology": "HBM2", "bandwidth": "320 GB/s"}], "engines": [engine]})
+
+
+def test_hls_kernel_time_is_its_slowest_port_or_compute() -> None:
+    """GEMV 1 x 256 x 512 (int16) on a kernel of 64 MACs/cycle: compute 131072 / 64 = 2048 cycles; the weights
+    (262144 B) through a 16-byte port take 16384 cycles. A 64-byte port is capped by its channel (25 B/cycle), and
+    the input (512 B) bound to the same channel shares it: (262144 + 512) / 25 = 10506.24 cycles."""
+    w = gemm(1, 512, 256, a_bits=16, w_bits=16, out_bits=16)
+    narrow = hls_arch([{"name": "k", "einsums": ["gemm"], "parallelism": 64, "ports": {"W": {"width": 16}}}])
+    assert narrow.engines[0].cost(w.einsums[0], w, narrow).total_cycles == pytest.approx(16384)
+    wide = hls_arch([{"name": "k", "einsums": ["gemm"], "parallelism": 64,
+                      "ports": {"W": {"width": 64, "channel": 3}, "A": {"width": 64, "channel": 3}}}])
+    cost = wide.engines[0].cost(w.einsums[0], w, wide)
+    assert cost.compute_cycles == 2048 and cost.total_cycles == pytest.approx(10506.24)
+
+
+@pytest.mark.parametrize(("fifo_width", "cycles"), [(96, (6144 + 6144 + 63 * 6144) / 64), (32, 12288.0)])
+def test_a_fifo_shallower_than_a_granule_serializes_its_kernels(fifo_width: int, cycles: float) -> None:
+    """Two GEMMs on two kernels, 6144 cycles each (64x64x96 / 64 and 64x96x32 / 32), streaming H (64 rows of
+    96 B) through a FIFO of depth 2: 2 x 96 B holds a row and the kernels overlap,
+    (t1 + t2 + 63 max) / 64 = 6240; 2 x 32 B does not, the producer waits on the consumer and the two act as
+    one stage of 12288 cycles per row set: (12288 + 63 x 12288) / 64 = 12288."""
+    a = hls_arch([{"name": "k1", "einsums": ["g1"], "parallelism": 64},
+                  {"name": "k2", "einsums": ["g2"], "parallelism": 32}], [{"tensor": "H", "width": fifo_width}])
+    assert plan(chain(64, 64, 96, 32), a, "fpga", "dataflow").cycles == pytest.approx(cycles)
+
+
+def test_a_stream_without_a_fifo_cannot_run_as_a_dataflow() -> None:
+    """Kernels that exchange H need a FIFO for it; without one the group says so and auto runs it sequentially."""
+    a = hls_arch([{"name": "k1", "einsums": ["g1"], "parallelism": 64},
+                  {"name": "k2", "einsums": ["g2"], "parallelism": 32}])
+    group = plan(chain(64, 64, 96, 32), a, "fpga", "auto", 2).groups[0]
+    assert group.mode == "sequential" and "no FIFO carries 'H'" in group.reason
+
+
+@pytest.mark.parametrize(("engine", "key", "text"), [
+    ("kernels: [{name: k, einsums: [a], parallelism: 16}]\n    matrix: {tokens: 1, out: 1, reduce: 1}",
+     "engines[0].matrix", "not both or neither"),
+    ("kernels: [{name: k, einsums: [a], parallelism: 16, ports: {W: {width: 32, channel: 32}}}]",
+     "engines[0].kernels[0].ports.W.channel", "has 32 (0..31)"),
+    ("kernels: [{name: k, einsums: [a], parallelism: 16}, {name: j, einsums: [a], parallelism: 8}]",
+     "engines[0].kernels[1].einsums", "run by kernels 'k' and 'j'"),
+    ("kernels: [{name: k, einsums: [a], parallelism: 16, dsps: 10000}]", "engines[0].kernels", "9,024"),
+    ("kernels: [{name: k, einsums: [a], parallelism: 16, lanes: 4}]", "engines[0].kernels[0].lanes", "lanes"),
+    ("matrix: {tokens: 1, out: 16, reduce: 16}", "engines[0].cross_channel_efficiency", "cross_channel_efficiency"),
+])
+def test_hls_design_errors_name_the_key_and_the_fix(engine: str, key: str, text: str) -> None:
+    """Impossible HLS designs are ConfigErrors at the key to change, with a fix."""
+    doc = ("name: d\nclock: 300 MHz\ntechnology_nm: 16\nmemory:\n  - {name: hbm, technology: HBM2, bandwidth: 460 GB/s}"
+           f"\nengines:\n  - name: fpga\n    kind: fpga\n    device: u280\n    {engine}\n")
+    with pytest.raises(ConfigError) as err:
+        arch_from_doc(parse_yaml(doc, "d.yaml"))
+    assert key in str(err.value) and text in str(err.value)
+
+
+def test_channel_efficiency_defaults_to_the_devices_measured_memory() -> None:
+    """On the U280 an engine without same_channel_efficiency streams at Shuhai's 425 of 460 GB/s (FCCM 2020);
+    a device whose memory has no measured figure needs the engine to give one."""
+    doc = ("name: d\nclock: 300 MHz\ntechnology_nm: 16\nmemory:\n  - {name: hbm, technology: HBM2, bandwidth: 460 GB/s}"
+           "\nengines:\n  - name: fpga\n    kind: fpga\n    device: DEVICE\n"
+           "    kernels: [{name: k, einsums: [a], parallelism: 16}]\n")
+    assert arch_from_doc(parse_yaml(doc.replace("DEVICE", "u280"), "d.yaml")).engines[0].same_efficiency == \
+        pytest.approx(425 / 460)
+    with pytest.raises(ConfigError) as err:
+        arch_from_doc(parse_yaml(doc.replace("DEVICE", "u250"), "d.yaml"))
+    assert "same_channel_efficiency" in str(err.value) and "DDR4" in str(err.value)
+
+
+def test_kernels_must_name_the_workloads_einsums() -> None:
+    """A kernel naming an einsum the workload lacks is a ConfigError at that kernel's einsums."""
+    a = hls_arch([{"name": "k1", "einsums": ["g1", "g3"], "parallelism": 64},
+                  {"name": "k2", "einsums": ["g2"], "parallelism": 32}])
+    with pytest.raises(ConfigError) as err:
+        plan(chain(64, 64, 96, 32), a, "fpga", "sequential")
+    assert err.value.key_path == "engines[0].kernels[0].einsums" and "['g3']" in str(err.value)
