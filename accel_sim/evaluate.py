@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from accel_sim.energy.components import level_area_mm2
+from accel_sim.energy.components import io_area_mm2, level_area_mm2
 from accel_sim.mapper import OBJECTIVES, MapperCache
 from accel_sim.sim.execution import ExecutionModel, Placement, run_sequential
 from accel_sim.sim.placement import check_levels_exist, memory_use
@@ -77,10 +77,10 @@ class Result:
 
     @property
     def area_mm2(self) -> float:
-        """Modelled silicon area: every engine's datapath and every on-chip memory level."""
+        """Modelled silicon area: every engine's datapath, every on-chip memory level and the I/O PHYs."""
         node = self.arch.technology_nm
         return (sum(e.area_mm2(node) for e in self.arch.engines)
-                + sum(level_area_mm2(level, node) for level in self.arch.memory))
+                + sum(level_area_mm2(level, node) for level in self.arch.memory) + io_area_mm2(self.arch))
 
     def energy_by_component(self) -> dict[str, float]:
         """Joules per component (mac, pe_registers, array_wires, vector_lanes, each memory level)."""

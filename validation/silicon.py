@@ -8,8 +8,8 @@ Published:
 - Eyeriss v1 (Chen et al., IEEE JSSC 52(1), 2017): core 3.5 mm x 3.5 mm = 12.25 mm^2 in 65 nm (die 4 x 4 mm).
 
 Ours: the shipped configs (arch_configs/tpu_v1.yaml, edge_npu.yaml). Whole-chip area is `Result.area_mm2` of an
-`evaluate` run (every engine's datapath and every on-chip level); each TPU v1 component is the same model's area
-of that engine or level. The model has no idle (leakage, clock-tree) power, so its power is what work adds: TPU
+`evaluate` run (every engine's datapath, every on-chip level and the I/O PHYs of the arch's `io:` list); each TPU v1
+component is the same model's area of that engine or level, and its I/O row the PHYs against Fig. 2's I/O share. The model has no idle (leakage, clock-tree) power, so its power is what work adds: TPU
 v1's on-die energy (off-chip DRAM devices excluded) per second on a GEMM that keeps the array busy
 (2048 x 2048 int8 weights against 1024 columns), compared with busy - idle.
 Run: python -m validation.silicon
@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # run as `python validation/NAME.py`: put the rep
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from accel_sim import load_arch, load_workload
-from accel_sim.energy.components import is_off_chip, level_area_mm2
+from accel_sim.energy.components import io_area_mm2, is_off_chip, level_area_mm2
 from accel_sim.evaluate import Result, evaluate
 from validation.comparison import Comparison, comparison_table
 
@@ -33,6 +33,7 @@ EYERISS = REPO / "arch_configs" / "edge_npu.yaml"
 GEMM = REPO / "workloads" / "gemm.einsum.yaml"
 TPU_DIE_MM2 = 331.0                # [Jouppi 2017] Table 2: die "< 331" mm^2 (an upper bound)
 TPU_FLOORPLAN_SHARE = {"unified_buffer": 0.29, "mxu": 0.24, "accumulators": 0.06}  # [Jouppi 2017] Fig. 2
+TPU_IO_SHARE = 0.10                # [Jouppi 2017] Fig. 2: "the medium (green) I/O is 10 %" of the die
 TPU_BUSY_W, TPU_IDLE_W = 40.0, 28.0  # [Jouppi 2017] Table 2: die power busy and idle
 EYERISS_CORE_MM2 = 3.5 * 3.5       # [Chen JSSC 2017] core 3.5 mm x 3.5 mm
 # A GEMM that keeps TPU v1's array busy: 2048 x 2048 weights (8 x 8 tiles of 256 x 256) against 1024 activation
@@ -63,6 +64,8 @@ def tpu_v1_rows() -> list[Comparison]:
     rows += [Comparison(f"TPU v1 {name} area (mm2)", share * TPU_DIE_MM2, _area_of(busy, name),
                         f"{100 * share:g} % of the die")
              for name, share in TPU_FLOORPLAN_SHARE.items()]
+    rows.append(Comparison("TPU v1 I/O PHY area (mm2)", TPU_IO_SHARE * TPU_DIE_MM2, io_area_mm2(busy.arch),
+                           "10 % of the die"))
     rows.append(Comparison("TPU v1 power busy - idle (W)", TPU_BUSY_W - TPU_IDLE_W, on_die_power_w(busy),
                            "40 W busy - 28 W idle"))
     return rows

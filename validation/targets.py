@@ -109,21 +109,28 @@ _INTAR_LOOPS = ("inside each CNN task the row fetch loop and the compute loop ru
                 "repository has no HLS schedule report to take the depths from")
 _INTAR_RATIO = "the ratio of two cycle rows, one of them a named gap"
 
-_UNCORE = ("issue 17 item 3, not done: area counts only the engines' datapaths and the on-chip memory levels; "
-           "control, interconnect, I/O and PHYs (TPU v1 Fig. 2: I/O 10 %, control 2 %) have no model, and the "
-           "blocks that are counted are themselves 2-5x small (the component rows)")
-_SRAM_DENSITY = ("SRAM macro area is bits x the node's bit cell / 0.67, the array efficiency of TSMC N5 high-density "
-                 "macros (2022); a 28 nm buffer with 256-byte ports has far more periphery per bit, and no cited "
-                 "macro density at 28 nm is in the tables")
+_UNCORE = ("control and on-chip interconnect have no model (TPU v1 Fig. 2: control 2 %, and a fifth of the die is "
+           "unlabelled routing and spacing); the I/O PHYs are counted, but the blocks that are counted are 2-5x "
+           "small themselves (the MXU, Unified Buffer and I/O rows)")
+_TPU_IO = ("PHYs are LLMCompass' per-unit areas measured on 7 nm-era dies (DDR5's per 32 bits for TPU v1's DDR3, "
+           "PCIe 4.0's per lane for its PCIe 3.0), not 28 nm ones, and the DDR and PCIe controllers, host interface "
+           "and misc I/O that Fig. 2's 10 % also holds are not counted (controllers are node-scaled logic with no "
+           "cited transistor count at 28 nm in the tables)")
+_SRAM_DENSITY = ("the buffer is priced as 24 MiB of high-density 6T cells in macros of the largest size LLMCompass' "
+                 "CACTI table gives (bit-cell share 0.56); the paper gives no banking or port structure for it, and "
+                 "its two 256-byte ports per cycle (one read, one write) suggest two-port macros of larger cells, "
+                 "which the tables do not describe")
 _TPU_PE = ("a PE is Horowitz's 45 nm int8 multiplier, a 32-bit adder and flip-flops for its operands, node-scaled "
            "(234 um2 at 28 nm); the TPU's PE takes 1,212 um2 (79 mm2 / 65,536): its 16-bit quarter-speed mode, "
            "double-buffered weight registers, the skewed pipeline's registers and clock tree are not counted")
-_TPU_POWER = ("ours is dynamic energy only, compared with busy - idle; it prices each Accumulators access as a read "
-              "of one 4 MiB array (42 % of our on-die power), while TPU v1 has 256 accumulator RAMs of 16 KiB (Jouppi "
-              "2017 Sec. 2: 'one location of each of 256 accumulator RAMs'): memory levels have no banks")
-_EYERISS = ("the 168 PEs' scratchpads (ifmap 24 B, filter 448 B, psum 48 B each), the multicast NoC, the RLC codec "
-            "and control are not in the area (edge_npu.yaml leaves the scratchpads out); only the MAC datapaths, "
-            "the 108 kB global buffer and the ReLU lanes are")
+_TPU_POWER = ("ours is dynamic energy only, compared with busy - idle; with the accumulators now 256 banks (2.4 W), "
+              "the Unified Buffer is still priced as one 24 MiB array (Horowitz's cache reads extrapolated past 1 MB: "
+              "5.8 W) and each PE reads its operands as register-file accesses (4.9 W) beside 5.4 W of MACs; the "
+              "paper gives the Unified Buffer no banking to price it by")
+_EYERISS = ("the 168 PEs' scratchpads (ifmap 24 B, filter 448 B, psum 48 B each: about 85 kB, near the 108 kB "
+            "global buffer's size), the multicast NoC, the RLC codec and control are not in the area "
+            "(edge_npu.yaml leaves the scratchpads out: the systolic engine has no per-PE storage field); the "
+            "MAC datapaths, the 27-bank global buffer and the ReLU lanes are")
 
 
 def _t(tolerance: float, reason: str, gap: str | None = None) -> Target:
@@ -178,7 +185,8 @@ TARGETS: dict[str, Target] = {
     "silicon: TPU v1 die area (mm2)": _t(0.25, _SILICON, _UNCORE),
     "silicon: TPU v1 unified_buffer area (mm2)": _t(0.25, _SILICON, _SRAM_DENSITY),
     "silicon: TPU v1 mxu area (mm2)": _t(0.25, _SILICON, _TPU_PE),
-    "silicon: TPU v1 accumulators area (mm2)": _t(0.25, _SILICON, _SRAM_DENSITY),
+    "silicon: TPU v1 accumulators area (mm2)": _t(0.25, _SILICON),
+    "silicon: TPU v1 I/O PHY area (mm2)": _t(0.25, _SILICON, _TPU_IO),
     "silicon: TPU v1 power busy - idle (W)": _t(0.25, _SILICON, _TPU_POWER),
     "silicon: Eyeriss core area (mm2)": _t(0.25, _SILICON, _EYERISS),
     **{f"gpu: A100 GEMM {m}x12288x12288 (TFLOPS, LLMCompass)": _t(0.15, _GPU_KERNEL)

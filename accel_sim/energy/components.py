@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accel_sim.energy.model import (dram_energy_j_per_bit, regfile_access_energy_j, regfile_area_mm2,
-                                    sram_access_energy_j, sram_area_mm2)
+from accel_sim.energy.model import (dram_energy_j_per_bit, phy_area_mm2, regfile_access_energy_j, regfile_area_mm2,
+                                    sram_access_energy_j, sram_area_mm2, sram_bank_route_mm, wire_energy_j_per_bit_mm)
 from accel_sim.energy.tables import REGISTER_FILE_REFERENCE_BITS, SRAM_REFERENCE_ACCESS_BITS
 from accel_sim.spec.fields import memory_kind
 
 if TYPE_CHECKING:
-    from accel_sim.spec.arch import MemoryLevel
+    from accel_sim.spec.arch import Arch, MemoryLevel
 
 # Both on-chip models are linear in access width (tables.SRAM_INTERPOLATION_RULE, regfile_access_energy_j), so a
 # level's per-bit energy does not depend on its width: we read them at their cited reference widths.
@@ -37,13 +37,16 @@ def derived_energy_per_bit(level: MemoryLevel, node_nm: float) -> float:
     """Joules per bit read or written by the level's technology model, ignoring any figure the config pins.
 
     Off-chip: the DRAM kind's cited pJ/bit (no node scaling: the device is not on our die). SRAM: Horowitz's
-    cache reads at the level's capacity, node-scaled. Registers: Eyeriss' register-file access at its capacity.
+    cache reads at the capacity of one bank, node-scaled, plus the wire from the level's port to the bank across
+    the other banks (zero for one bank). Registers: Eyeriss' register-file access at its capacity.
     """
     kind = memory_kind(level.technology)
     if kind == "off_chip":
         return dram_energy_j_per_bit(level.technology)
     if kind == "sram":
-        return sram_access_energy_j(level.capacity_bytes, SRAM_PORT_BITS, node_nm) / SRAM_PORT_BITS
+        bank = sram_access_energy_j(level.capacity_bytes / level.banks, SRAM_PORT_BITS, node_nm) / SRAM_PORT_BITS
+        route_mm = sram_bank_route_mm(level_area_mm2(level, node_nm), level.banks)
+        return bank + route_mm * wire_energy_j_per_bit_mm(node_nm)
     return regfile_access_energy_j(level.capacity_bytes, REGISTER_PORT_BITS, node_nm) / REGISTER_PORT_BITS
 
 
@@ -70,5 +73,10 @@ def level_area_mm2(level: MemoryLevel, node_nm: float) -> float:
     if level.area_mm2 is not None:
         return level.area_mm2
     if kind == "sram":
-        return sram_area_mm2(level.capacity_bytes, node_nm)
+        return sram_area_mm2(level.capacity_bytes, node_nm, level.banks)
     return regfile_area_mm2(level.capacity_bytes, node_nm)
+
+
+def io_area_mm2(arch: Arch) -> float:
+    """Die area of the arch's off-die interface PHYs (its `io:` list); controllers are not counted."""
+    return sum(phy_area_mm2(port.kind, port.count) for port in arch.io)

@@ -48,6 +48,13 @@ def _bits(name: str, value: int) -> int:
     return int(value)
 
 
+def _count(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise EnergyTableError(f"{name} must be a positive integer, got {value!r}",
+                               fix=f"give {name} as an integer such as 4")
+    return int(value)
+
+
 def _interp_loglog(x: float, xs: list[float], ys: list[float]) -> float:
     """Piecewise-linear in log-log space over increasing xs, extrapolated with the end segments' slopes."""
     lx = math.log(x)
@@ -309,10 +316,41 @@ def sram_cell_area_um2(node_nm: float) -> float:
     return _interp_loglog(node, [c.node_nm for c in cells], [c.cell_um2 for c in cells])
 
 
-def sram_area_mm2(capacity_bytes: float, node_nm: float) -> float:
-    """Macro area of an SRAM: bits x bit-cell area / array efficiency (cells are 0.67 of a macro)."""
-    bits = _positive("capacity_bytes", capacity_bytes) * 8
-    return bits * sram_cell_area_um2(node_nm) / T.SRAM_ARRAY_EFFICIENCY.value * _UM2_IN_MM2
+def sram_macro_efficiency(bank_bytes: float) -> float:
+    """Share of an SRAM macro of `bank_bytes` that is bit cells (LLMCompass' CACTI-derived table,
+    tables.SRAM_EFFICIENCY_RULE).
+
+    >>> sram_macro_efficiency(16 * 1024), sram_macro_efficiency(8 * 1024 * 1024)
+    (0.247, 0.561)
+    """
+    points = T.SRAM_MACRO_EFFICIENCY
+    x = math.log2(_positive("bank_bytes", bank_bytes))
+    xs = [math.log2(c) for c, _ in points]
+    ys = [e.value for _, e in points]
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    i = max(j for j in range(len(xs) - 1) if xs[j] <= x)
+    return ys[i] + (ys[i + 1] - ys[i]) * (x - xs[i]) / (xs[i + 1] - xs[i])
+
+
+def sram_area_mm2(capacity_bytes: float, node_nm: float, banks: int = 1) -> float:
+    """Area of an SRAM of `banks` equal macros: bits x bit-cell area / the bit-cell share of one macro of
+    capacity / banks (smaller macros carry more periphery per bit)."""
+    capacity = _positive("capacity_bytes", capacity_bytes)
+    banks = _count("banks", banks)
+    return capacity * 8 * sram_cell_area_um2(node_nm) / sram_macro_efficiency(capacity / banks) * _UM2_IN_MM2
+
+
+def sram_bank_route_mm(area_mm2: float, banks: int) -> float:
+    """Mean Manhattan distance from a banked memory's port at its centre to a bank, beyond what one bank's own
+    access spans: (side - bank side) / 2 for a square of `banks` square macros; 0 for one bank.
+
+    The mean |x| + |y| from the centre of a square of side s to a uniform point in it is s / 2.
+    """
+    side = math.sqrt(_positive("area_mm2", area_mm2))
+    return (side - side / math.sqrt(_count("banks", banks))) / 2
 
 
 def _eyeriss_mac_pj() -> float:
@@ -341,6 +379,13 @@ def regfile_area_mm2(capacity_bytes: float, node_nm: float) -> float:
 
 
 # --- DRAM, wires, NoC -------------------------------------------------------------------------------
+
+def phy_area_mm2(kind: str, count: int) -> float:
+    """Die area of `count` units (lanes, channels, stacks, links) of an interface PHY; not node-scaled."""
+    if kind not in T.PHY_AREA:
+        raise EnergyTableError(f"unknown I/O PHY kind '{kind}'", fix=f"use one of {', '.join(T.PHY_AREA)}")
+    return T.PHY_AREA[kind].mm2_per_unit * _count("count", count)
+
 
 def dram_kinds() -> tuple[str, ...]:
     """DRAM kinds with a per-bit energy in the tables."""

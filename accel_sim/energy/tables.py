@@ -161,13 +161,20 @@ SRAM_CELLS: tuple[SramCell, ...] = (
                        "6-T SRAM cell'"),
 )
 
-# Macro density / raw cell density: TSMC N5 HD cell 0.021 um2 (Yeap et al., IEDM 2019) is 47.6 Mb/mm^2
-# raw, and TSMC reports ~31.8 Mb/mm^2 for its HD SRAM macros (IEDM 2022 N3E disclosure, as reported by
-# WikiChip Fuse, 'TSMC N3 and challenges ahead', 2023) -> 0.67 of a macro is bit cells.
-SRAM_ARRAY_EFFICIENCY = Cited(
-    31.8 * 0.021, "fraction",
-    "TSMC HD SRAM macro density 31.8 Mb/mm^2 (IEDM 2022, via WikiChip Fuse 2023) x 0.021 um2 N5 cell "
-    "(Yeap et al., IEDM 2019)")
+# Macro area / bit-cell area by macro (bank) capacity: the share of a macro that is bit cells falls as the macro
+# shrinks, because decoders, sense amplifiers, column muxes and I/O are a per-macro cost. LLMCompass derives these
+# from CACTI runs for macros of 4 KiB to 1 MiB (`cache_area_efficiency_arr`) and prices a larger memory as tiles of
+# macros; we read the same table by the capacity of one bank (capacity / banks) and hold its end values beyond its
+# ends. (It replaces 0.67, the N5 high-density macro figure, which overstated a small or wide macro's density.)
+LLMCOMPASS_2024 = ("H. Zhang, A. Ning, R. B. Prabhakar, D. Wentzlaff, 'LLMCompass: Enabling Efficient Hardware "
+                   "Design for Large Language Model Inference', ISCA 2024; area model in "
+                   "github.com/PrincetonUniversity/LLMCompass cost_model/cost_model.py")
+_CACTI_EFFICIENCY = LLMCOMPASS_2024 + ": 'cache size overheads derived from cacti', cache_area_efficiency_arr"
+SRAM_MACRO_EFFICIENCY: tuple[tuple[int, Cited], ...] = tuple(
+    (4096 * 2**i, Cited(value, "fraction", f"{_CACTI_EFFICIENCY}[{i}] ({4 * 2**i} KiB macro)"))
+    for i, value in enumerate((0.076, 0.142, 0.247, 0.393, 0.559, 0.704, 0.526, 0.602, 0.561)))
+SRAM_EFFICIENCY_RULE = ("linear in log2(bank capacity) between LLMCompass' CACTI-derived points, held at the end "
+                        "values outside 4 KiB-1 MiB")
 
 # Eyeriss' normalised energy per 16-bit access relative to one 16-bit MAC in the ALU (65 nm).
 EYERISS_2016 = ("Y.-H. Chen, J. Emer, V. Sze, 'Eyeriss: A Spatial Architecture for Energy-Efficient "
@@ -195,6 +202,46 @@ WIRE_CAPACITANCE_PF_PER_MM = Cited(
 WIRE_ACTIVITY = Cited(0.5, "transitions/bit", "uniformly random data toggles a wire on half the transfers")
 WIRE_CROSSCHECK = ("S. Keckler, W. Dally et al., 'GPUs and the Future of Parallel Computing', IEEE Micro "
                    "2011: on-chip wires ~0.1-0.2 pJ/bit/mm at 40-28 nm")
+
+
+# --- Chip I/O ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PhyArea:
+    """Die area of one unit of a chip-to-outside interface's physical layer (analog, not node-scaled)."""
+
+    kind: str
+    unit: str          # what `count` counts in an arch's `io:` list
+    mm2_per_unit: float
+    evidence: Evidence
+    source: str
+
+
+_LLMCOMPASS_PHY = (LLMCOMPASS_2024 + ": PHY areas per lane / link unit, measured on die shots ('memory controllers "
+                   "scale with process node, but PHYs do not')")
+# Keys: every kind an arch's `io:` entry may name (spec.fields.PHY_KINDS). Controllers (digital, node-scaled) are
+# not in these figures.
+PHY_AREA: dict[str, PhyArea] = {
+    "PCIe5": PhyArea("PCIe5", "lane", 0.64, "published", _LLMCOMPASS_PHY + ": pcie5_phy_mm2_per_lane"),
+    "PCIe4": PhyArea("PCIe4", "lane", 0.48, "published", _LLMCOMPASS_PHY + ": pcie4_phy_mm2_per_lane"),
+    "PCIe3": PhyArea("PCIe3", "lane", 0.48, "proxy",
+                     "PCIe4's figure: a PCIe 3.0 lane (8 GT/s) has the same serdes structure at half the rate; "
+                     "we know no published per-lane area, so errs high"),
+    "DDR5": PhyArea("DDR5", "32-bit channel", 1.45, "published",
+                    _LLMCOMPASS_PHY + ": ddr5_phy_mm2_per_link_unit (a link unit is 32 bits)"),
+    "DDR4": PhyArea("DDR4", "32-bit channel", 1.45, "proxy",
+                    "DDR5's figure per 32 data bits: the same single-ended DQ/DQS I/O ring; no separate figure"),
+    "DDR3": PhyArea("DDR3", "32-bit channel", 1.45, "proxy",
+                    "DDR5's figure per 32 data bits: the same single-ended DQ/DQS I/O ring; no separate figure"),
+    "HBM2E": PhyArea("HBM2E", "stack (1024 bits)", 10.45, "published",
+                     _LLMCOMPASS_PHY + ": hbm2e_phy_mm2_per_link_unit (a link unit is one 1024-bit stack)"),
+    "HBM2": PhyArea("HBM2", "stack (1024 bits)", 10.45, "proxy",
+                    "HBM2E's figure: the same 1024-bit interface per stack (JESD235) at a lower rate"),
+    "HBM3": PhyArea("HBM3", "stack (1024 bits)", 10.45, "proxy",
+                    "HBM2E's figure: HBM3 keeps 1024 data bits per stack (JESD238); no separate figure"),
+    "NVLink3": PhyArea("NVLink3", "link", 1.888, "published", _LLMCOMPASS_PHY + ": nvlink3_phy_mm2_per_link_unit"),
+    "NVLink4": PhyArea("NVLink4", "link", 0.965, "published", _LLMCOMPASS_PHY + ": nvlink4_phy_mm2_per_link_unit"),
+}
 
 
 # --- Off-chip DRAM ------------------------------------------------------------------------------

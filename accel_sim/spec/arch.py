@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 
 from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
 from accel_sim.spec.fields import (ACTIVATION_ROLES, SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
-                                   MemoryTechnology, SquareMillimetres, HoldsEntry, TensorRole, located, memory_kind,
-                                   unique_names)
+                                   PositiveInt, MemoryTechnology, PhyKind, SquareMillimetres, HoldsEntry, TensorRole,
+                                   located, memory_kind, unique_names)
 
 if TYPE_CHECKING:
     from accel_sim.engines import AnyEngine
@@ -80,6 +80,9 @@ class MemoryLevel(BaseModel):
     # None in the file means "same as read" (pinned or derived)
     write_energy_j_per_bit: JoulesPerBit | None = Field(None, alias="write_energy_per_bit", validate_default=True)
     area_mm2: SquareMillimetres | None = Field(None, alias="area")  # pinned macro area of an on-chip level
+    # equal SRAM macros the capacity is split into: an access reads one bank of capacity / banks (energy), and each
+    # bank carries its own periphery (area); energy/components.py
+    banks: PositiveInt = 1
     # the roles it may hold; 'activations' in a config stands for every non-weight role (ACTIVATION_ROLES)
     holds: tuple[HoldsEntry, ...] = ("weights", *ACTIVATION_ROLES)  # after validation: roles only
     tensors: tuple[str, ...] = ()  # glob patterns of tensor names it also holds, whatever their role
@@ -99,6 +102,12 @@ class MemoryLevel(BaseModel):
             raise located(f"on-chip level '{self.name}' ({self.technology}) has no capacity. Fix: give "
                           "'capacity:' (e.g. 256 KiB), or set technology to an off-chip kind such as DRAM for an "
                           "unbounded backing store", "capacity")
+        if self.banks > 1 and memory_kind(self.technology) != "sram":
+            raise located(f"level '{self.name}' ({self.technology}) has {self.banks} banks, but only an SRAM level is "
+                          "priced per bank. Fix: remove 'banks', or set technology to SRAM", "banks")
+        if self.banks > 1 and self.banks > self.capacity_bytes:
+            raise located(f"level '{self.name}' splits {self.capacity_bytes:,.0f} bytes into {self.banks} banks, "
+                          "less than a byte each. Fix: give fewer banks than the capacity in bytes", "banks")
         return self
 
     @field_validator("holds", mode="after")
@@ -150,6 +159,15 @@ class MemoryLevel(BaseModel):
         return self.admits(role, tensor) or (role == "outputs" and self.admits("psums", tensor))
 
 
+class IoPort(BaseModel):
+    """One off-die interface of the chip: its PHY kind and how many units (lanes, 32-bit channels, stacks, links)."""
+
+    model_config = SPEC_CONFIG
+
+    kind: PhyKind
+    count: PositiveInt  # units as energy/tables.py PHY_AREA counts them for the kind
+
+
 # ---------------------------------------------------------------------------------------------
 # Architecture
 # ---------------------------------------------------------------------------------------------
@@ -164,6 +182,8 @@ class Arch(BaseModel):
     technology_nm: PositiveFloat = Field(alias="technology_nm")
     area_mm2: SquareMillimetres | None = Field(None, alias="area")
     memory: tuple[MemoryLevel, ...]
+    # the chip's off-die interfaces: each PHY kind with its count of lanes, channels, stacks or links
+    io: tuple[IoPort, ...] = ()
     engines: tuple[AnyEngine, ...]
     # how a workload runs (spec/execution.py): a kind and its options; `execution: scheduled` is {kind: scheduled}
     execution: AnyExecution = Field(default_factory=SequentialExecution)

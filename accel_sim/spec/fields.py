@@ -30,6 +30,9 @@ Technology = Literal[OffChipTechnology, "SRAM", "registers"]
 MemoryKind = Literal["off_chip", "sram", "registers"]
 OFF_CHIP_TECHNOLOGIES: tuple[str, ...] = get_args(OffChipTechnology)
 TECHNOLOGIES: tuple[str, ...] = (*OFF_CHIP_TECHNOLOGIES, "SRAM", "registers")
+# Interfaces whose PHY an arch's `io:` list may name; energy/tables.py PHY_AREA prices each (same keys).
+PhyKind = Literal["PCIe3", "PCIe4", "PCIe5", "DDR3", "DDR4", "DDR5", "HBM2", "HBM2E", "HBM3", "NVLink3", "NVLink4"]
+PHY_KINDS: tuple[str, ...] = get_args(PhyKind)
 
 
 # ---------------------------------------------------------------------------------------------

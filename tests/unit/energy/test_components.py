@@ -8,16 +8,17 @@ import pytest
 
 from accel_sim import evaluate, load_arch, load_workload
 from accel_sim.energy import dram_energy_j_per_bit, dram_kinds, energy_scale_factor
-from accel_sim.energy.components import is_off_chip, level_area_mm2, level_energy_per_bit
+from accel_sim.energy.components import io_area_mm2, is_off_chip, level_area_mm2, level_energy_per_bit
+from accel_sim.energy.tables import PHY_AREA
 from accel_sim.spec.arch import MemoryLevel
-from accel_sim.spec.fields import OFF_CHIP_TECHNOLOGIES, TECHNOLOGIES, memory_kind
+from accel_sim.spec.fields import OFF_CHIP_TECHNOLOGIES, PHY_KINDS, TECHNOLOGIES, memory_kind
 
 REPO = Path(__file__).resolve().parents[3]
 PJ = 1e-12
 KIB, MIB = 1024, 1024 * 1024
-# Macro area per bit at 45 nm: Intel's 0.346 um2 cell (Mistry, IEDM 2007) over the 0.6678 array efficiency
-# (31.8 Mb/mm2 x 0.021 um2, tables.SRAM_ARRAY_EFFICIENCY), in mm2.
-SRAM_45NM_MM2_PER_BIT = 0.346 / (31.8 * 0.021) * 1e-6
+# Macro area per bit at 45 nm: Intel's 0.346 um2 cell (Mistry, IEDM 2007) over the bit-cell share of a 32 KiB macro,
+# 0.393 (LLMCompass' CACTI-derived table, tables.SRAM_MACRO_EFFICIENCY), in mm2.
+SRAM_45NM_MM2_PER_BIT = 0.346 / 0.393 * 1e-6
 # Eyeriss' 1x, a 16-bit MAC at 45 nm: Horowitz's int multiply by the power law through 8x8 (0.2 pJ) and 32x32
 # (3.1 pJ) in a*b, plus an int16 add by the power law through the 8-bit (0.03 pJ) and 32-bit (0.1 pJ) adds.
 MAC16_PJ = 0.2 * 4 ** (math.log(15.5) / math.log(16)) + 0.03 * 2 ** (math.log(0.1 / 0.03) / math.log(4))
@@ -67,13 +68,14 @@ def test_off_chip_area_is_zero_at_any_capacity(technology, capacity):
 
 def test_sram_energy_and_area_by_hand_at_32_kib_and_1_mib():
     """Horowitz ISSCC 2014 at 45 nm, 64-bit reads: 32 KB 20 pJ, 1 MB 100 pJ -> 0.3125 and 1.5625 pJ/bit.
-    Area: bits x 0.346 um2 / 0.6678 -> 0.13582 mm2 at 32 KiB, 32x that (4.3463 mm2) at 1 MiB."""
+    Area: bits x 0.346 um2 / 0.393 (a 32 KiB macro) -> 0.23079 mm2 at 32 KiB; 1 MiB macros are 0.561 cells, so
+    32 x 0.393 / 0.561 of that (5.1737 mm2) at 1 MiB."""
     small, large = level("SRAM", 32 * KIB), level("SRAM", 1 * MIB)
     assert level_energy_per_bit(small, 45) == pytest.approx((20 / 64 * PJ,) * 2, rel=1e-12)
     assert level_energy_per_bit(large, 45) == pytest.approx((100 / 64 * PJ,) * 2, rel=1e-12)
     assert level_area_mm2(small, 45) == pytest.approx(32 * KIB * 8 * SRAM_45NM_MM2_PER_BIT, rel=1e-12)
-    assert level_area_mm2(small, 45) == pytest.approx(0.135822, rel=1e-5)
-    assert level_area_mm2(large, 45) == pytest.approx(32 * level_area_mm2(small, 45), rel=1e-12)
+    assert level_area_mm2(small, 45) == pytest.approx(0.230793, rel=1e-5)
+    assert level_area_mm2(large, 45) == pytest.approx(32 * 0.393 / 0.561 * level_area_mm2(small, 45), rel=1e-12)
 
 
 def test_sram_energy_follows_the_node():
@@ -134,3 +136,39 @@ def test_tpu_v1_unified_buffer_sweep_moves_energy_and_area_together():
     buffer = [r["energy_by_component_j"]["unified_buffer"] for r in runs]
     slope = math.log(5) / math.log(32)
     assert [b / buffer[0] for b in buffer] == pytest.approx([(c / 4) ** slope for c in sizes], rel=1e-9)
+
+
+def test_banks_price_an_access_as_one_bank_plus_the_route_to_it():
+    """4 MiB in 256 banks at 45 nm (TPU v1's accumulators): a bank is 16 KiB, whose 64-bit read is Horowitz's 32 KB
+    20 pJ x (16/32)^0.5 = 14.142 pJ (0.2210 pJ/bit). Area: 33,554,432 bits x 0.346 um2 / 0.247 (a 16 KiB macro)
+    = 47.003 mm2; the route from the centre to a bank is (sqrt(A) - sqrt(A)/16) / 2 = 3.2140 mm, at 0.5 x 0.2 pF/mm
+    x (0.9 V)^2 = 0.081 pJ/bit/mm -> 0.2603 pJ/bit. Total 0.4813 pJ/bit, against 2.97 pJ/bit for one 4 MiB array."""
+    banked = level("SRAM", 4 * MIB, banks=256)
+    assert level_area_mm2(banked, 45) == pytest.approx(4 * MIB * 8 * 0.346 / 0.247 * 1e-6, rel=1e-12)
+    area = 4 * MIB * 8 * 0.346 / 0.247 * 1e-6
+    route_mm = (math.sqrt(area) - math.sqrt(area) / 16) / 2
+    expected = 20 * math.sqrt(0.5) / 64 * PJ + route_mm * 0.5 * 0.2e-12 * 0.9**2
+    assert level_energy_per_bit(banked, 45)[0] == pytest.approx(expected, rel=1e-9)
+    assert level_energy_per_bit(banked, 45)[0] == pytest.approx(0.4813 * PJ, rel=1e-3)
+    assert level_energy_per_bit(banked, 45)[0] < level_energy_per_bit(level("SRAM", 4 * MIB), 45)[0] / 5
+
+
+def test_more_banks_take_more_area_for_the_same_bits():
+    """Each bank carries its own periphery: 108 KiB as 27 banks of 4 KiB (Eyeriss' global buffer) is bits x cell /
+    0.076 against bits x cell / 0.6685 as one macro (0.559 at 64 KiB + (0.704 - 0.559) x log2(108/64)): 8.80x."""
+    one, split = level("SRAM", 108 * KIB), level("SRAM", 108 * KIB, banks=27)
+    one_macro = 0.559 + (0.704 - 0.559) * math.log2(108 / 64)
+    assert level_area_mm2(split, 65) / level_area_mm2(one, 65) == pytest.approx(one_macro / 0.076, rel=1e-12)
+
+
+def test_tpu_v1_io_phys_add_their_cited_area():
+    """TPU v1 lists two 64-bit DDR3 channels (4 x 32-bit units x 1.45 mm2) and PCIe Gen3 x16 (16 lanes x 0.48 mm2):
+    13.48 mm2 of PHY, not node-scaled (LLMCompass' per-unit PHY areas, tables.PHY_AREA)."""
+    arch = load_arch(REPO / "arch_configs" / "tpu_v1.yaml")
+    assert io_area_mm2(arch) == pytest.approx(4 * 1.45 + 16 * 0.48, rel=1e-12)
+    assert io_area_mm2(arch.model_copy(update={"io": ()})) == 0.0
+
+
+def test_every_phy_kind_the_spec_admits_has_an_area():
+    """spec.fields.PHY_KINDS and energy.tables.PHY_AREA name the same interfaces."""
+    assert set(PHY_KINDS) == set(PHY_AREA)

@@ -108,7 +108,7 @@ def test_unknown_key_suggests_the_close_one_and_lists_valid_keys() -> None:
     assert (err.file, err.line, err.key_path) == ("t.yaml", 10, "memory[1].capasity")
     assert "did you mean 'capacity'?" in err.fix
     assert ("name, technology, capacity, bandwidth, read_bandwidth, write_bandwidth, read_energy_per_bit, "
-            "write_energy_per_bit, area, holds") in err.fix
+            "write_energy_per_bit, area, banks, holds") in err.fix
 
 
 def test_unknown_key_far_from_any_valid_one_only_lists() -> None:
