@@ -11,11 +11,6 @@ from typing import Sequence
 from accel_sim.cli.args import output_folder, positive_int, positive_seconds
 from accel_sim.cli.sweep import add_commands
 from accel_sim.errors import AccelSimError, ConfigError
-from accel_sim.evaluate import evaluate
-from accel_sim.io.load import file_kind, load_arch, load_workload, resolve, slug, split_overrides
-from accel_sim.reports.render import FigureWorker
-from accel_sim.reports.view import provenance
-from accel_sim.reports.tables import jsonable, print_listing, print_run, print_workload, workload_summary, write_report
 
 DEFAULT_ARCH = "tpu_v1"
 DEFAULT_WORKLOAD = "llama2-7b-decode"
@@ -93,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    # lazy: the pipeline is heavy (numpy, pydantic, the engines), so `accel-sim --help` and `scalesim` skip it
+    from accel_sim.evaluate import evaluate
+    from accel_sim.io.load import load_arch, load_workload, resolve, slug, split_overrides
+    from accel_sim.reports.render import FigureWorker
+    from accel_sim.reports.tables import jsonable, print_run, write_report
+    from accel_sim.reports.view import provenance
+
     figures = FigureWorker()  # imports matplotlib in a child while this process loads and maps
     arch_overrides, workload_overrides = split_overrides(args.overrides)
     arch = load_arch(args.arch, arch_overrides)
@@ -110,6 +112,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_workload(args: argparse.Namespace) -> int:
+    # lazy: the loaders and tables are heavy (numpy, pydantic), as in _cmd_run
+    from accel_sim.io.load import load_workload
+    from accel_sim.reports.tables import jsonable, print_workload, workload_summary
+
     workload = load_workload(args.file, strict=args.strict)
     if args.json:
         print(json.dumps(jsonable(workload_summary(workload)), indent=2))
@@ -119,6 +125,8 @@ def _cmd_workload(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from accel_sim.io.load import file_kind, load_arch, load_workload  # lazy: heavy (pydantic, numpy), as in _cmd_run
+
     for name in args.files:
         kind = file_kind(name)
         if kind == "arch":
@@ -136,6 +144,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_scalesim(args: argparse.Namespace) -> int:
     # lazy: the SCALE-Sim emulator and the rich tables it prints load only for this command
     from accel_sim.compat.scalesim import load_scalesim_config, load_topology, print_summary, simulate, write_reports
+    from accel_sim.io.load import slug
 
     config = load_scalesim_config(args.config)
     layers = load_topology(args.topology, gemm=args.gemm)
@@ -147,6 +156,7 @@ def _cmd_scalesim(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
+    from accel_sim.io.load import load_arch, load_workload  # lazy: heavy (pydantic, numpy), as in _cmd_run
     from accel_sim.mapper import MapperCache, loop_nest_text, search_many  # the mapper's CP-SAT pulls ortools (heavy)
 
     arch = load_arch(args.arch)
@@ -184,5 +194,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from accel_sim.reports.tables import print_listing  # lazy: heavy (the engines' union, pydantic), as in _cmd_run
+
     print_listing()
     return 0
