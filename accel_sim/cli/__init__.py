@@ -103,11 +103,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out_dir = args.output or Path("reports") / f"{slug(arch.name)}__{slug(workload.name)}"
     origin = provenance(args.command_line, [resolve(args.arch, "arch"), resolve(args.workload, "workload")],
                         args.overrides)
-    write_report(result, out_dir, figures, origin)
+    write_report(result, out_dir, figures, origin)  # the roofline PNG is drawn by the child meanwhile
     if args.json:
         print(json.dumps(jsonable(result.summary()), indent=2))
-        return 0
-    print_run(result, out_dir, rows=None if args.all else TABLE_ROWS)
+    else:
+        print_run(result, out_dir, rows=None if args.all else TABLE_ROWS)
+    sys.stdout.flush()
+    figures.wait()  # the answer is printed first; the run ends when its figure is written
     return 0
 
 
