@@ -1,13 +1,17 @@
-"""End-to-end `accel-sim run` time: ResNet-50 (ONNX), Llama-2-7B decode and prefill on the TPU-v1 config.
+"""End-to-end `accel-sim run` CPU time: ResNet-50, BERT-base, Llama-2-7B decode and prefill on the TPU-v1 config.
 
-Issue 3 asks each of these to run end to end, report included, in under 2 seconds. Each case runs the installed
-`accel-sim run` command in a fresh interpreter (start-up, imports, loading, mapping every contraction, per-einsum
-CSV, summary JSON, roofline PNG, terminal table), three times; the median wall time is the figure. A second,
-in-process pass splits one run into phases (CPU seconds) to show where the time goes.
+Issue 20 asks each to take at most 1 s of CPU. Each case runs the installed `accel-sim run` command in a fresh
+interpreter (start-up, imports, loading, mapping every contraction, per-einsum CSV, summary JSON, terminal
+table, roofline PNG), REPEATS times; the median CPU seconds (user + system, the roofline child included) is the
+figure, beside the median wall time. A second, in-process pass splits one run into phases (CPU seconds): the
+answer (imports, load, evaluate, report files and table) and the roofline PNG, which `run` draws in a child
+process concurrently and waits for only after printing the table. Figures are reported as ratios to the target,
+never asserted.
 Run: python -m benchmarks.bench_run   (or `make bench`, which runs every benchmark)
 """
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import sys
@@ -17,27 +21,42 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ARCH = ROOT / "arch_configs" / "tpu_v1.yaml"
-CASES = {"ResNet-50 (ONNX)": ROOT.parent / "shared" / "models" / "resnet50.onnx",
+CASES = {"ResNet-50": ROOT / "workloads" / "resnet50.yaml",
+         "BERT-base": ROOT / "workloads" / "bert-base.yaml",
          "Llama-2-7B decode": ROOT / "workloads" / "llama2-7b-decode.yaml",
          "Llama-2-7B prefill": ROOT / "workloads" / "llama2-7b-prefill.yaml"}
-TARGET_S = 2.0  # issue 3
+TARGET_CPU_S = 1.0  # issue 20
 REPEATS = 3
 
 PHASES = """
-import sys, time
+import contextlib, io, pathlib, sys, time
 clock = time.process_time
 t0 = clock()
 from accel_sim.evaluate import evaluate
 from accel_sim.io.load import load_arch, load_workload
-from accel_sim.reports.tables import write_report
+from accel_sim.reports.tables import print_run, write_report
 t1 = clock()
 arch, workload = load_arch(sys.argv[1]), load_workload(sys.argv[2])
 t2 = clock()
 result = evaluate(arch, workload)
 t3 = clock()
-write_report(result, __import__("pathlib").Path(sys.argv[3]))
+out = pathlib.Path(sys.argv[3])
+out.mkdir(parents=True, exist_ok=True)
+
+class Later:  # collects the roofline job so that it is timed on its own below
+    def submit(self, data, path, dpi):
+        self.job = (data, path, dpi)
+
+later = Later()
+write_report(result, out, later)
+with contextlib.redirect_stdout(io.StringIO()):
+    print_run(result, out, rows=40)
 t4 = clock()
-print(f"imports {t1 - t0:.2f}  load {t2 - t1:.2f}  evaluate {t3 - t2:.2f}  report files {t4 - t3:.2f}")
+from accel_sim.reports.plots import draw_roofline
+draw_roofline(later.job[0]).savefig(later.job[1], dpi=later.job[2])
+t5 = clock()
+print(f"imports {t1 - t0:.2f}  load {t2 - t1:.2f}  evaluate {t3 - t2:.2f}  files+table {t4 - t3:.2f}  "
+      f"= answer {t4 - t0:.2f}; roofline PNG {t5 - t4:.2f}")
 """
 
 
@@ -47,15 +66,18 @@ def accel_sim_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "accel_sim.cli"]
 
 
-def wall_times(workload: Path, out_dir: Path) -> list[float]:
-    """Wall seconds of REPEATS fresh `accel-sim run` commands on one workload."""
-    times = []
+def run_times(workload: Path, out_dir: Path) -> tuple[list[float], list[float]]:
+    """(CPU seconds, wall seconds) of REPEATS fresh `accel-sim run` commands on one workload."""
+    cpu, wall = [], []
     for _ in range(REPEATS):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run([*accel_sim_command(), "run", str(ARCH), str(workload), "-o", str(out_dir)], check=True,
                        stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return times
+        wall.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return cpu, wall
 
 
 def phases(workload: Path, out_dir: Path) -> str:
@@ -66,20 +88,16 @@ def phases(workload: Path, out_dir: Path) -> str:
 
 
 def main() -> int:
-    """Print median wall time per case against the 2 s target, and the phase split."""
-    print(f"accel-sim run on {ARCH.name}, median of {REPEATS} fresh commands (target < {TARGET_S:g} s each)")
-    print(f"{'case':<22}{'median s':>9}{'min s':>8}{'max s':>8}  within target  phases (CPU s)")
+    """Print median CPU and wall seconds per case against the 1 s CPU target, and the phase split."""
+    print(f"accel-sim run on {ARCH.name}, median of {REPEATS} fresh commands (target <= {TARGET_CPU_S:g} s CPU each)")
+    print(f"{'case':<20}{'CPU s':>7}{'/target':>8}{'wall s':>8}  phases (CPU s, in-process)")
     with tempfile.TemporaryDirectory() as tmp:
         for name, workload in CASES.items():
-            if not workload.exists():
-                print(f"{name:<22} skipped: {workload} not found")
-                continue
-            times = wall_times(workload, Path(tmp) / "run")
-            median = statistics.median(times)
-            within = median < TARGET_S
-            print(f"{name:<22}{median:>9.2f}{min(times):>8.2f}{max(times):>8.2f}  {'yes' if within else 'NO':<13}  "
-                  f"{phases(workload, Path(tmp) / 'phases')}")
-    return 0  # a benchmark reports; CI gates on tests, not on wall time
+            cpu, wall = run_times(workload, Path(tmp) / "run")
+            median = statistics.median(cpu)
+            print(f"{name:<20}{median:>7.2f}{median / TARGET_CPU_S:>8.2f}{statistics.median(wall):>8.2f}  "
+                  f"{phases(workload, Path(tmp) / 'phases')}", flush=True)
+    return 0  # a benchmark reports; CI gates on tests, not on time
 
 
 if __name__ == "__main__":

@@ -9,14 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from accel_sim.cli.args import output_folder, positive_int, positive_seconds
-from accel_sim.cli.provenance import run_folder, run_provenance
 from accel_sim.cli.sweep import add_commands
 from accel_sim.errors import AccelSimError, ConfigError
-from accel_sim.evaluate import evaluate
-from accel_sim.io.load import file_kind, load_arch, load_workload, resolve, slug, split_overrides
-from accel_sim.reports.render import FigureWorker
-from accel_sim.reports.view import provenance
-from accel_sim.reports.tables import jsonable, print_listing, print_run, print_workload, workload_summary, write_report
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -102,6 +96,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    # lazy: the pipeline is heavy (numpy, pydantic, the engines), so `accel-sim --help` and `scalesim` skip it
+    from accel_sim.evaluate import evaluate
+    from accel_sim.cli.provenance import run_folder, run_provenance
+    from accel_sim.io.load import load_arch, load_workload, resolve, split_overrides
+    from accel_sim.reports.render import FigureWorker
+    from accel_sim.reports.tables import jsonable, print_run, write_report
+    from accel_sim.reports.view import provenance
+
     figures = FigureWorker()  # imports matplotlib in a child while this process loads and maps
     arch_overrides, workload_overrides = split_overrides(args.overrides)
     arch = load_arch(args.arch, arch_overrides)
@@ -110,15 +112,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out_dir = args.output or run_folder(arch.name, workload.name, args.overrides)
     origin = provenance(args.command_line, [resolve(args.arch, "arch"), resolve(args.workload, "workload")],
                         args.overrides)
-    write_report(result, out_dir, figures, origin, run_provenance(args.arch, args.workload, args.overrides))
+    write_report(result, out_dir, figures, origin,  # the roofline PNG is drawn by the child meanwhile
+                 run_provenance(args.arch, args.workload, args.overrides))
     if args.json:
         print(json.dumps(jsonable(result.summary()), indent=2))
-        return 0
-    print_run(result, out_dir, rows=None if args.all else TABLE_ROWS)
+    else:
+        print_run(result, out_dir, rows=None if args.all else TABLE_ROWS)
+    sys.stdout.flush()
+    figures.wait()  # the answer is printed first; the run ends when its figure is written
     return 0
 
 
 def _cmd_workload(args: argparse.Namespace) -> int:
+    # lazy: the loaders and tables are heavy (numpy, pydantic), as in _cmd_run
+    from accel_sim.io.load import load_workload
+    from accel_sim.reports.tables import jsonable, print_workload, workload_summary
+
     workload = load_workload(args.file, strict=args.strict)
     if args.json:
         print(json.dumps(jsonable(workload_summary(workload)), indent=2))
@@ -142,6 +151,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _validated(name: str, strict: bool) -> str:
     """What a file holds, once loaded and checked as the command that reads it would; AccelSimError if bad."""
+    from accel_sim.io.load import file_kind, load_arch, load_workload  # lazy: heavy (pydantic, numpy), as in _cmd_run
+
     suffix = Path(name).suffix.lower()
     if suffix in (".cfg", ".csv"):
         # lazy: the SCALE-Sim emulator loads only for its files
@@ -169,6 +180,7 @@ def _validated(name: str, strict: bool) -> str:
 def _cmd_scalesim(args: argparse.Namespace) -> int:
     # lazy: the SCALE-Sim emulator and the rich tables it prints load only for this command
     from accel_sim.compat.scalesim import load_scalesim_config, load_topology, print_summary, simulate, write_reports
+    from accel_sim.io.load import slug
 
     config = load_scalesim_config(args.config)
     layers = load_topology(args.topology, gemm=args.gemm)
@@ -180,6 +192,7 @@ def _cmd_scalesim(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
+    from accel_sim.io.load import load_arch, load_workload  # lazy: heavy (pydantic, numpy), as in _cmd_run
     from accel_sim.mapper import MapperCache, loop_nest_text, search_many  # the mapper's CP-SAT pulls ortools (heavy)
 
     arch = load_arch(args.arch)
@@ -230,5 +243,7 @@ def _searchable(einsum: Einsum, engines: list[EngineBase], workload: Workload, a
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from accel_sim.reports.tables import print_listing  # lazy: heavy (the engines' union, pydantic), as in _cmd_run
+
     print_listing()
     return 0

@@ -10,10 +10,7 @@ import sys
 from pathlib import Path
 
 from accel_sim.cli.args import metric_tolerance, output_folder, positive_int
-from accel_sim.cli.provenance import run_folder, run_provenance
 from accel_sim.errors import ConfigError
-from accel_sim.evaluate import evaluate
-from accel_sim.io.load import load_arch, load_workload, resolve, split_overrides
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -88,6 +85,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Report on a sweep store, a run folder, or an (arch, workload) pair evaluated now."""
     from accel_sim.dse.store import is_store  # lazy: the sweep machinery (module docstring)
+    from accel_sim.evaluate import evaluate  # lazy: the pipeline is heavy (numpy, pydantic, engines); --help skips it
+    from accel_sim.cli.provenance import run_folder, run_provenance  # lazy, as above
+    from accel_sim.io.load import load_arch, load_workload, resolve, split_overrides  # lazy, as above
     from accel_sim.reports import html  # lazy, as above
     target = Path(args.target)
     if is_store(target):

@@ -69,7 +69,8 @@ class EngineBase(BaseModel):
     def level_busy_cycles(self, cost: Cost, workload: Workload, arch: Arch) -> dict[str, float]:
         """Cycles (arch clock) each memory level needs for the bytes `cost` reads and writes there, as this engine
         sees it."""
-        moved = cost.read_write_bytes_by_level({t.name: t.bits for t in workload.tensors})
+        tensors = workload.tensor_map  # only the cost's own tensors: a whole network's list is long
+        moved = cost.read_write_bytes_by_level({name: tensors[name].bits for _, name, _ in cost.accesses})
         return {level.name: self.transfer_cycles(*moved.get(level.name, (0.0, 0.0)), level, arch)
                 for level in arch.memory}
 

@@ -39,12 +39,14 @@ def _serve(conn: Connection) -> None:
 
 
 class FigureWorker:
-    """A child process that draws one roofline figure; `draw` hands it the data and waits for the PNG."""
+    """A child process that draws one roofline figure: `submit` hands it the data, `wait` collects the PNG (so a
+    caller prints its answer in between); `draw` does both."""
 
     def __init__(self) -> None:
         """Start the child (Linux fork) or fall back to drawing in-process."""
         self._conn: Connection | None = None
         self._process: multiprocessing.Process | None = None
+        self._pending: tuple[RooflineData, Path, int] | None = None  # submitted, not yet collected by `wait`
         if not sys.platform.startswith("linux"):
             return
         try:
@@ -57,21 +59,39 @@ class FigureWorker:
         child_end.close()
         self._conn, self._process = parent_end, process
 
-    def draw(self, data: RooflineData, path: Path, dpi: int) -> None:
-        """Write the roofline of `data` to `path` as PNG (in the child when there is one)."""
+    def submit(self, data: RooflineData, path: Path, dpi: int) -> None:
+        """Hand the child the roofline of `data` to write to `path` and return at once (`wait` collects it);
+        with no child, draw it here and now."""
         if self._conn is None or self._process is None:
             draw_roofline(data).savefig(path, dpi=dpi)
             return
-        conn, process = self._conn, self._process
-        self._conn = self._process = None
         try:
-            conn.send((data, path, dpi))
+            self._conn.send((data, path, dpi))
+        except BrokenPipeError:  # the child died: draw here instead
+            self._conn.close()
+            self._conn = self._process = None
+            self.submit(data, path, dpi)
+            return
+        self._pending = (data, path, dpi)
+
+    def wait(self) -> None:
+        """Block until the submitted figure is written; raise if drawing it failed (nothing submitted: return)."""
+        if self._pending is None or self._conn is None or self._process is None:
+            return
+        conn, process, pending = self._conn, self._process, self._pending
+        self._conn = self._process = self._pending = None
+        try:
             error = conn.recv()
-        except (EOFError, BrokenPipeError):  # the child died: draw here instead
-            self.draw(data, path, dpi)
+        except EOFError:  # the child died: draw here instead
+            self.submit(*pending)
             return
         finally:
             conn.close()
         process.join()
         if error is not None:
-            raise RuntimeError(f"drawing {path} failed: {error}")
+            raise RuntimeError(f"drawing {pending[1]} failed: {error}")
+
+    def draw(self, data: RooflineData, path: Path, dpi: int) -> None:
+        """Write the roofline of `data` to `path` as PNG (in the child when there is one) and wait for it."""
+        self.submit(data, path, dpi)
+        self.wait()

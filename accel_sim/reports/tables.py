@@ -68,8 +68,9 @@ def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = N
                  origin: Mapping[str, object] | None = None, provenance: Mapping[str, object] | None = None) -> None:
     """Write per_einsum.csv, summary.json (with `provenance`, the run's inputs and no date, so two identical runs
     write identical files), run.json (design, roofline, the report's `origin`: command, hashes, date) and
-    roofline.png into `out_dir` (the PNG by `figures` when given); runs whose engines overlap also get
-    timeline.csv and timeline.png."""
+    roofline.png into `out_dir`; runs whose engines overlap also get timeline.csv and timeline.png. Given
+    `figures`, the roofline PNG is only submitted to it: it is written when `figures.wait()` returns (the caller
+    prints its tables first)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(result.per_einsum_records, out_dir / "per_einsum.csv")
     summary = {**result.summary(), **({"provenance": dict(provenance)} if provenance is not None else {})}
@@ -78,7 +79,7 @@ def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = N
     if figures is None:
         result.plot_roofline().savefig(out_dir / "roofline.png", dpi=PNG_DPI)
     else:
-        figures.draw(roofline_data(result), out_dir / "roofline.png", dpi=PNG_DPI)
+        figures.submit(roofline_data(result), out_dir / "roofline.png", dpi=PNG_DPI)
     if result.trace.concurrent:  # engines that overlap (arch.execution) also get their timeline drawn
         result.trace.plot_timeline().savefig(out_dir / "timeline.png", dpi=PNG_DPI)
         write_csv([{**s.__dict__, "einsum": s.label, "engine": s.resource} for s in result.trace.spans],

@@ -26,6 +26,24 @@ def test_default_run_writes_report(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "llama2-7b" in summary["workload"]
 
 
+def test_run_prints_its_answer_before_waiting_for_the_figure(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The totals table is on stdout by the time `run` waits for its roofline PNG (plotting never holds it back)."""
+    from accel_sim.reports.render import FigureWorker
+
+    printed_before_wait = []
+    real_wait = FigureWorker.wait
+
+    def observed_wait(self: FigureWorker) -> None:
+        printed_before_wait.append(capsys.readouterr().out)
+        real_wait(self)
+
+    monkeypatch.setattr(FigureWorker, "wait", observed_wait)
+    assert main(["run", "tpu_v1", "workloads/gemm.einsum.yaml", "-o", str(tmp_path)]) == 0
+    assert len(printed_before_wait) == 1 and "totals" in printed_before_wait[0]
+    assert (tmp_path / "roofline.png").stat().st_size > 0
+
+
 def test_run_json_prints_summary(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """--json prints Result.summary() as one JSON object on stdout."""
     assert main(["run", "tpu_v1", "workloads/gemm.einsum.yaml", "--json", "-o", str(tmp_path)]) == 0
