@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import itertools
+import multiprocessing
 import os
 import signal
 import sys
@@ -44,10 +45,18 @@ class Executor(Protocol):
 
 @dataclass(frozen=True)
 class LocalExecutor:
-    """`workers` local processes (1: run in the calling process, no pickling)."""
+    """`workers` local processes (1: run in the calling process, no pickling). `on_point`, when given with
+    workers > 1, is called in the driver as each point finishes in a worker (a progress bar moves per point while
+    results still come back a chunk at a time)."""
 
     workers: int = 2
     chunk: int = CHUNK_POINTS
+    on_point: Callable[[], None] | None = None
+
+    @property
+    def announces_points(self) -> bool:
+        """Whether `on_point` is called per finished point (else the caller counts the results it gets)."""
+        return self.on_point is not None and self.workers > 1
 
     def map_unordered(self, fn: Callable[[T, MapperCache], R], tasks: Iterable[T]) -> Iterator[R]:
         """Results of fn(task, cache) for every task, as they finish (a chunk's results together)."""
@@ -56,12 +65,37 @@ class LocalExecutor:
             for chunk in chunks:
                 yield from _chunk_results(fn, chunk)
             return
-        with ProcessPoolExecutor(max_workers=self.workers, initializer=die_with_parent,
-                                 initargs=(os.getpid(),)) as pool:
-            for results in _windowed(pool.submit, functools.partial(_run_chunk, fn), chunks,
-                                     self.workers * IN_FLIGHT_PER_WORKER,
-                                     lambda pending: wait(pending, return_when=FIRST_COMPLETED)[0]):
-                yield from results
+        ticks = multiprocessing.get_context().SimpleQueue() if self.announces_points else None
+        listener = threading.Thread(target=_relay, args=(ticks, self.on_point), daemon=True) if ticks else None
+        if listener is not None:
+            listener.start()
+        try:
+            with ProcessPoolExecutor(max_workers=self.workers, initializer=_init_worker,
+                                     initargs=(os.getpid(), ticks)) as pool:
+                for results in _windowed(pool.submit, functools.partial(_run_chunk, fn), chunks,
+                                         self.workers * IN_FLIGHT_PER_WORKER,
+                                         lambda pending: wait(pending, return_when=FIRST_COMPLETED)[0]):
+                    yield from results
+        finally:
+            if listener is not None:
+                ticks.put(None)
+                listener.join()
+
+
+_TICKS: Any = None  # in a pool worker: where it announces each finished point (LocalExecutor.on_point), or None
+
+
+def _init_worker(parent_pid: int, ticks: Any) -> None:
+    """Pool-worker initializer: die with the driver, and announce finished points on `ticks` when given."""
+    global _TICKS
+    _TICKS = ticks
+    die_with_parent(parent_pid)
+
+
+def _relay(ticks: Any, on_point: Callable[[], None]) -> None:
+    """Driver thread: one on_point() per tick from the workers, until the None the driver sends at the end."""
+    while ticks.get() is not None:
+        on_point()
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -98,7 +132,10 @@ def _chunk_results(fn: Callable[[T, MapperCache], R], chunk: list[T]) -> Iterato
     """fn over one chunk, its points sharing one mapping cache that starts empty."""
     cache = MapperCache()
     for task in chunk:
-        yield fn(task, cache)
+        result = fn(task, cache)
+        if _TICKS is not None:
+            _TICKS.put(1)
+        yield result
 
 
 def _run_chunk(fn: Callable[[T, MapperCache], R], chunk: list[T]) -> list[R]:

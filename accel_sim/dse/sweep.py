@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from accel_sim.dse.executors import Executor, LocalExecutor
@@ -61,6 +61,11 @@ def run_sweep(sweep: Sweep | str | Path, store: str | Path | None = None, *, exe
         todo = sweep.points - len(done)
         checked = False
         with _progress(progress, sweep.spec.name, total=sweep.points, completed=len(done)) as advance:
+            # local workers announce each finished point, so the bar moves per point, not per returned chunk
+            ticking = progress and isinstance(executor, LocalExecutor) and executor.workers > 1
+            if ticking:
+                executor = replace(executor, on_point=advance)
+
             def commit(row: PointRow) -> None:
                 nonlocal checked
                 if row.status in ("ok", "infeasible") and not checked:
@@ -68,7 +73,8 @@ def run_sweep(sweep: Sweep | str | Path, store: str | Path | None = None, *, exe
                     checked = True
                 db.put(row)
                 counts[row.status] = counts.get(row.status, 0) + 1
-                advance()
+                if not ticking:
+                    advance()
 
             if sweep.adaptive:
                 run_search(sweep, db, executor, commit)

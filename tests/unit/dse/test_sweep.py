@@ -230,3 +230,26 @@ def test_progress_without_a_terminal_is_log_lines(tmp_path: Path, capsys: pytest
     lines = capsys.readouterr().err.splitlines()
     assert "small-test-sweep: 1 of 64 points (2 %)" in lines[0] and "64 of 64 points (100 %)" in lines[-1]
     assert len(lines) == 65 and not any("\x1b" in line for line in lines)
+
+
+def test_workers_announce_each_finished_point_and_the_table_is_unchanged(reference: pd.DataFrame,
+                                                                       tmp_path: Path) -> None:
+    """With two worker processes, results come back a chunk (25 points) at a time, but each worker announces every
+    point it finishes: the driver's callback runs once per point (64), so a progress bar moves per point; the
+    table is the one-process reference."""
+    ticks: list[int] = []
+    run_sweep(load_sweep(SMALL), tmp_path / "t.db", executor=LocalExecutor(2, on_point=lambda: ticks.append(1)))
+    assert len(ticks) == 64
+    pd.testing.assert_frame_equal(_table(tmp_path / "t.db"), reference)
+
+
+def test_progress_with_workers_counts_every_point_once(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress with two workers (log lines, 0 s interval): one line per announced point, ending at 64 of 64,
+    not a count doubled by the chunk results the driver also commits."""
+    import accel_sim.dse.sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "LOG_EVERY_S", 0.0)
+    run_sweep(load_sweep(SMALL), tmp_path / "w.db", executor=LocalExecutor(2), progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 65 and "64 of 64 points (100 %)" in lines[-1]
