@@ -13,6 +13,8 @@ Ours: the decode step of each model (kv_len 256, a short-context generation; the
 transcribed) evaluated with `objective="latency"` on arch_configs/lut/m2_ultra_tmac.yaml and
 m2_ultra_llamacpp.yaml with `--set cpu.threads=N`: the configs describe one performance core and the CPU's
 clusters, and engines/multicore.py places the threads, paces them by the slowest and caps the bandwidth they reach.
+The Raspberry Pi 5 rows (T-MAC at 1 and 2 threads, the same profiling table) run the same mechanism on
+arch_configs/lut/raspberry_pi5_tmac.yaml, a CPU described from its datasheets only.
 Run: python -m validation.tmac
 """
 from __future__ import annotations
@@ -32,6 +34,7 @@ from validation.comparison import Comparison, comparison_table
 REPO = Path(__file__).resolve().parents[1]
 TMAC = REPO / "arch_configs" / "lut" / "m2_ultra_tmac.yaml"
 LLAMACPP = REPO / "arch_configs" / "lut" / "m2_ultra_llamacpp.yaml"
+PI5 = REPO / "arch_configs" / "lut" / "raspberry_pi5_tmac.yaml"  # a CPU described from datasheets only
 KV_LEN = 256
 
 
@@ -74,7 +77,7 @@ def rows() -> list[Comparison]:
     ]
     out += [Comparison(f"speedup T-MAC / llama.cpp, {a.quantity.split(',')[0]}", a.published / b.published,
                 a.ours / b.ours) for a, b in ((out[0], out[1]), (out[2], out[3]))]
-    return out + extra_rows()
+    return out + extra_rows() + pi5_rows()
 
 
 def kernel_scaling() -> dict[int, float]:
@@ -100,6 +103,14 @@ def extra_rows() -> list[Comparison]:
         Comparison("Llama-2-7B W4 8 threads, T-MAC tokens/s", 35.65, tokens_per_s(TMAC, "llama2-7b", 8, weight_bits=4),
                    note),
     ]
+
+
+def pi5_rows() -> list[Comparison]:
+    """T-MAC on the Raspberry Pi 5 at 1 and 2 threads (profiling_data.md): the same mechanism on another CPU."""
+    note = "T-MAC profiling_data.md, Raspberry Pi 5"
+    return [Comparison(f"Pi 5 Llama-2-7B W{bits} {t} thread{'s' if t > 1 else ''}, T-MAC tokens/s", published,
+                       tokens_per_s(PI5, "llama2-7b", t, weight_bits=bits), note)
+            for bits, t, published in ((2, 1, 4.40), (2, 2, 5.92), (4, 1, 2.42), (4, 2, 3.35))]
 
 
 def main() -> None:
