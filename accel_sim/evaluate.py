@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from accel_sim.energy.components import io_area_mm2, level_area_mm2
+from accel_sim.engines.multicore import cpu_arch
 from accel_sim.mapper import OBJECTIVES, MapperCache
 from accel_sim.sim.execution import ExecutionModel, Placement, run_sequential
 from accel_sim.sim.placement import check_levels_exist, memory_use
@@ -174,6 +175,7 @@ def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp", cache
     `objective`; `cache` keeps the mapper's results across calls (sweeps), None keeps none beyond this call."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    arch = cpu_arch(arch)  # a CPU: its one-core engines on `cpu.threads` cores, at the bandwidth those reach
     check_levels_exist(arch, workload)
     model = execution_model(arch.execution)
     execution = model(arch.execution, arch, workload, objective, cache)

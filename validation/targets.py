@@ -56,9 +56,20 @@ _PEER = ("issue 15 acceptance ('a peer agrees'): every halving of the buffers mo
          "way ZigZag 3.9.1's move (never down; up where the peer's go up), so the bound is 0 disagreements")
 
 # --- Gaps (the mechanism each unmet target lacks) ---------------------------------------------------
-_TMAC_THREADS = ("issue 17 item 1 (not modelled): throughput scales linearly with threads; shared-bandwidth "
-                 "saturation, per-core reachable bandwidth, P-core clusters and llama.cpp's per-operator thread "
-                 "barrier are missing (validation/lut_notes.md)")
+_TMAC_THREADS = ("issue 17 item 1: cores, clusters, SIMD pipes, per-core and per-die bandwidth are modelled "
+                 "(engines/multicore.py) and do not bind here: 8 threads reach 243 GB/s, Llama-2-7B W2 streams "
+                 "1.80 GB per token. The published rows show a per-token cost that appears with threads and is "
+                 "the same for both kernels and both widths (1 / published - 1 / (n x published 1-thread): about "
+                 "12 ms at 8 threads for Llama-2-7B, T-MAC W2 12.1, W4 14.1, llama.cpp W2 12.6, W4 9.5 ms; 7 ms at "
+                 "4 threads for BitNet-3B), so not bandwidth, which would follow the bytes: llama.cpp's "
+                 "per-graph-node thread synchronization; no cited per-barrier cost, so not modelled "
+                 "(validation/lut_notes.md)")
+_PI5_BANDWIDTH = ("the Raspberry Pi 5 is described from datasheets only; with no measured CPU bandwidth its threads "
+                  "draw up to the LPDDR4X peak, 17.07 GB/s, while the published 2-thread W2 row implies about "
+                  "10.7 GB/s sustained (5.92 tokens/s x 1.80 GB): a measured per-core and CPU-wide bandwidth "
+                  "(STREAM) for the BCM2712 is missing")
+_TMAC_OTHER_CPU = ("issue 17 item 1: the multi-core mechanism predicts another CPU from its datasheet; T-MAC's own "
+                   "profiling table gives the Raspberry Pi 5 at 1 and 2 threads, held to the same 25 % as M2 Ultra")
 _LLAMACPP_CHAIN = ("llama.cpp's Q2_K kernel reduces each 16-weight SDOT with ADDV and multiplies by its sub-block "
                    "scale in a serial scalar chain; we count SIMD issue slots only (validation/lut_notes.md)")
 _BITNET_HEAD = ("BitNet-3B in T-MAC's llama.cpp integration keeps the token embedding and LM head at higher "
@@ -180,6 +191,10 @@ TARGETS: dict[str, Target] = {
     "tmac: Llama-2-7B W2 1 thread, llama.cpp tokens/s": _t(0.25, _TMAC, _LLAMACPP_CHAIN),
     "tmac: Llama-2-7B W4 1 thread, T-MAC tokens/s": _t(0.25, _TMAC),
     "tmac: Llama-2-7B W4 8 threads, T-MAC tokens/s": _t(0.25, _TMAC, _TMAC_THREADS),
+    "tmac: Pi 5 Llama-2-7B W2 1 thread, T-MAC tokens/s": _t(0.25, _TMAC_OTHER_CPU),
+    "tmac: Pi 5 Llama-2-7B W2 2 threads, T-MAC tokens/s": _t(0.25, _TMAC_OTHER_CPU, _PI5_BANDWIDTH),
+    "tmac: Pi 5 Llama-2-7B W4 1 thread, T-MAC tokens/s": _t(0.25, _TMAC_OTHER_CPU),
+    "tmac: Pi 5 Llama-2-7B W4 2 threads, T-MAC tokens/s": _t(0.25, _TMAC_OTHER_CPU, _PI5_BANDWIDTH),
     "lut_tensor_core: W2A16 compute density LUT/MAC (x)": _t(0.20, _LUT_BAND),
     "lut_tensor_core: W2A16 energy efficiency LUT/MAC (x)": _t(0.20, _LUT_BAND, _LUT_EFFICIENCY),
     "silicon: TPU v1 die area (mm2)": _t(0.25, _SILICON, _UNCORE),

@@ -11,7 +11,10 @@ llama.cpp config (Q2_K) does not describe, so they are left out.
 
 Ours: the decode step of each model (kv_len 256, a short-context generation; the paper's context is not
 transcribed) evaluated with `objective="latency"` on arch_configs/lut/m2_ultra_tmac.yaml and
-m2_ultra_llamacpp.yaml, with the engines and the memory bandwidth cut to the thread count (`with_threads`).
+m2_ultra_llamacpp.yaml with `--set cpu.threads=N`: the configs describe one performance core and the CPU's
+clusters, and engines/multicore.py places the threads, paces them by the slowest and caps the bandwidth they reach.
+The Raspberry Pi 5 rows (T-MAC at 1 and 2 threads, the same profiling table) run the same mechanism on
+arch_configs/lut/raspberry_pi5_tmac.yaml, a CPU described from its datasheets only.
 Run: python -m validation.tmac
 """
 from __future__ import annotations
@@ -24,7 +27,6 @@ if __package__ in (None, ""):  # run as `python validation/NAME.py`: put the rep
 
 from accel_sim import load_arch
 from accel_sim.evaluate import evaluate
-from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
 from accel_sim.zoo import build
 from validation.comparison import Comparison, comparison_table
@@ -32,47 +34,13 @@ from validation.comparison import Comparison, comparison_table
 REPO = Path(__file__).resolve().parents[1]
 TMAC = REPO / "arch_configs" / "lut" / "m2_ultra_tmac.yaml"
 LLAMACPP = REPO / "arch_configs" / "lut" / "m2_ultra_llamacpp.yaml"
-CONFIG_CORES = 16  # the configs describe all 16 performance cores
+PI5 = REPO / "arch_configs" / "lut" / "raspberry_pi5_tmac.yaml"  # a CPU described from datasheets only
 KV_LEN = 256
-# A CPU core draws far less than the package's 800 GB/s: AnandTech's M1 Max review ("Huge Memory Bandwidth, but
-# not for every Block", Oct 2021) measured up to 102 GB/s from one Firestorm core and about 243 GB/s from all
-# CPU cores of one die. M2 Ultra is two M2 Max dies of the same core/fabric family; we take 102 GB/s per thread,
-# capped at 243 GB/s per die's worth of threads (8 performance cores) - a cited measurement of the sibling
-# chip, not an M2 Ultra figure.
-CORE_BANDWIDTH_BYTES_PER_S = 102e9
-DIE_CPU_BANDWIDTH_BYTES_PER_S = 243e9
-CORES_PER_DIE = 8
-
-
-def cpu_bandwidth_bytes_per_s(threads: int, package_bytes_per_s: float) -> float:
-    """Memory bandwidth `threads` performance cores can draw: per-core and per-die measured limits, package cap."""
-    dies = -(-threads // CORES_PER_DIE)
-    return min(package_bytes_per_s, threads * CORE_BANDWIDTH_BYTES_PER_S, dies * DIE_CPU_BANDWIDTH_BYTES_PER_S)
-
-
-def with_threads(arch: Arch, threads: int) -> Arch:
-    """The arch with engine units, lanes and rates scaled from 16 cores to `threads`, and the CPU's reachable
-    memory bandwidth at that thread count."""
-    scale = threads / CONFIG_CORES
-    engines = []
-    for engine in arch.engines:
-        update: dict[str, float | int] = {}
-        if hasattr(engine, "units"):
-            update["units"] = threads
-        for key in ("precompute_adds_per_cycle", "dequant_per_cycle"):
-            if getattr(engine, key, None):
-                update[key] = getattr(engine, key) * scale
-        if hasattr(engine, "lanes"):
-            update["lanes"] = max(1, round(engine.lanes * scale))
-        engines.append(engine.model_copy(update=update))
-    memory = tuple(level.model_copy(update={"bandwidth_bytes_per_s": cpu_bandwidth_bytes_per_s(
-        threads, level.bandwidth_bytes_per_s)}) for level in arch.memory)
-    return arch.model_copy(update={"engines": tuple(engines), "memory": memory})
 
 
 def tokens_per_s(config: Path, model: str, threads: int, **params: int) -> float:
     """Decode tokens per second of a zoo model on a CPU config with `threads` cores."""
-    arch = with_threads(load_arch(config), threads)
+    arch = load_arch(config, [f"cpu.threads={threads}"])
     workload = build(model, phase="decode", kv_len=KV_LEN, **params)
     return float(evaluate(arch, workload, objective="latency").summary()["throughput_per_s"])
 
@@ -89,7 +57,7 @@ def gemv(n: int, k: int, bits: int) -> Workload:
 
 def kernel_cycles(bits: int, n: int = 4096, k: int = 4096) -> float:
     """Cycles of one n x k GEMV on T-MAC's LUT engine (1 thread): lookups plus the inline table precompute."""
-    arch = with_threads(load_arch(TMAC), 1)
+    arch = load_arch(TMAC, ["cpu.threads=1"])
     result = evaluate(arch, gemv(n, k, bits), objective="latency")
     placed = result.einsums[0]
     if placed.engine != "tmac":
@@ -109,7 +77,7 @@ def rows() -> list[Comparison]:
     ]
     out += [Comparison(f"speedup T-MAC / llama.cpp, {a.quantity.split(',')[0]}", a.published / b.published,
                 a.ours / b.ours) for a, b in ((out[0], out[1]), (out[2], out[3]))]
-    return out + extra_rows()
+    return out + extra_rows() + pi5_rows()
 
 
 def kernel_scaling() -> dict[int, float]:
@@ -135,6 +103,14 @@ def extra_rows() -> list[Comparison]:
         Comparison("Llama-2-7B W4 8 threads, T-MAC tokens/s", 35.65, tokens_per_s(TMAC, "llama2-7b", 8, weight_bits=4),
                    note),
     ]
+
+
+def pi5_rows() -> list[Comparison]:
+    """T-MAC on the Raspberry Pi 5 at 1 and 2 threads (profiling_data.md): the same mechanism on another CPU."""
+    note = "T-MAC profiling_data.md, Raspberry Pi 5"
+    return [Comparison(f"Pi 5 Llama-2-7B W{bits} {t} thread{'s' if t > 1 else ''}, T-MAC tokens/s", published,
+                       tokens_per_s(PI5, "llama2-7b", t, weight_bits=bits), note)
+            for bits, t, published in ((2, 1, 4.40), (2, 2, 5.92), (4, 1, 2.42), (4, 2, 3.35))]
 
 
 def main() -> None:

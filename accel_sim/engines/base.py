@@ -33,6 +33,11 @@ class EngineBase(BaseModel):
         """Multiply-accumulates per cycle at full use (the denominator of MAC utilization)."""
         raise NotImplementedError(f"{type(self).__name__} does not define peak_macs_per_cycle")
 
+    def on_cores(self, cores: int) -> EngineBase:
+        """This engine, described as one CPU core, replicated on `cores` cores (engines/multicore.py)."""
+        raise NotImplementedError(f"engine '{self.name}' ({type(self).__name__}) cannot run as CPU cores: a 'cpu:' "
+                                  f"arch needs engines of kind lut_tensor_core, mac_tensor_core or vector")
+
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Cycles, accesses and energy of running `einsum` on this engine within `arch`."""
         raise NotImplementedError(f"{type(self).__name__} does not define cost")

@@ -191,6 +191,12 @@ class LutTensorCoreEngine(EngineBase):
         """Peak MACs per cycle for `weight_bits`-bit weights (bit-serial: one pass per bit plane)."""
         return self.peak_macs_per_cycle() / weight_bits
 
+    def on_cores(self, cores: int) -> LutTensorCoreEngine:
+        """`cores` copies on disjoint N slices, each building its own tables at the per-core rate."""
+        rate = self.precompute_adds_per_cycle
+        return self.model_copy(update={"units": self.units * cores,
+                                       "precompute_adds_per_cycle": rate * cores if rate else rate})
+
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Bit-serial lookup timing (with the table precompute) against the loop-nest traffic of the tile."""
         return lut_cost(einsum, workload, arch, self)
@@ -217,6 +223,11 @@ class MacTensorCoreEngine(EngineBase):
     def dequant_rate(self) -> float:
         """Weights dequantized per cycle (default: every weight input of every unit each cycle)."""
         return self.dequant_per_cycle or float(self.units * self.tile_n * self.tile_k)
+
+    def on_cores(self, cores: int) -> MacTensorCoreEngine:
+        """`cores` copies on disjoint N slices, each dequantizing its own weights at the per-core rate."""
+        rate = self.dequant_per_cycle
+        return self.model_copy(update={"units": self.units * cores, "dequant_per_cycle": rate * cores if rate else rate})
 
     def peak_per_cycle(self, einsum: Einsum) -> float:
         """units x tile_m x tile_n x tile_k MACs per cycle for contractions."""

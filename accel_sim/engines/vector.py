@@ -38,6 +38,10 @@ class VectorEngine(EngineBase):
             return float(self.lanes) if self.contractions else 0.0
         return self.lanes * einsum.ops / einsum.iteration_points if self.chained_ops else float(self.lanes)
 
+    def on_cores(self, cores: int) -> VectorEngine:
+        """The SIMD lanes of `cores` cores."""
+        return self.model_copy(update={"lanes": self.lanes * cores})
+
     def peak_macs_per_cycle(self) -> float:
         """One MAC per lane per cycle."""
         return float(self.lanes)

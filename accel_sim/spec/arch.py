@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from accel_sim.spec.cpu import Cpu
 from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
 from accel_sim.spec.fields import (ACTIVATION_ROLES, SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
                                    PositiveInt, MemoryTechnology, PhyKind, SquareMillimetres, HoldsEntry, TensorRole,
@@ -187,6 +188,8 @@ class Arch(BaseModel):
     engines: tuple[AnyEngine, ...]
     # how a workload runs (spec/execution.py): a kind and its options; `execution: scheduled` is {kind: scheduled}
     execution: AnyExecution = Field(default_factory=SequentialExecution)
+    # a multi-core CPU (spec/cpu.py): its engines describe one core, `cpu` the clusters and the thread count
+    cpu: Cpu | None = None
 
     @field_validator("execution", mode="before")
     @classmethod
@@ -220,6 +223,17 @@ class Arch(BaseModel):
                              "rows: 128, cols: 128}")
         unique_names(engines, "engine", "engines")
         return engines
+
+    @model_validator(mode="after")
+    def _cpu_engines_are_cores(self) -> Arch:
+        if self.cpu is not None:
+            for index, engine in enumerate(self.engines):
+                try:
+                    engine.on_cores(1)
+                except NotImplementedError as error:
+                    raise located(f"{error}. Fix: describe one core with such an engine, or remove 'cpu:'",
+                                  "engines", index, "kind") from None
+        return self
 
     def engine_clock_hz(self, engine: EngineBase | str) -> float:
         """Clock of an engine (given or by name): its own clock, else the arch clock."""

@@ -1,0 +1,84 @@
+"""Multi-core CPUs: threads placed on core clusters, the pace of a statically split operator, reachable bandwidth.
+
+A CPU config's engines describe one core of its first cluster (the reference core) and `cpu:` (spec/cpu.py) its
+clusters and thread count. `cpu_arch` turns that into the arch the engines cost at the thread count:
+
+- Placement: busy threads fill the clusters in the order listed (performance clusters first, one cluster before
+  the next), one thread per core; threads beyond the physical cores wrap round the cores again and time-share
+  them (thread i runs on core i mod C).
+- Compute: llama.cpp and T-MAC split each operator's rows equally over the threads and wait for all of them at
+  the operator's end, so an operator ends when its slowest thread does. With n threads each doing 1/n of the
+  work, the operator proceeds at n x the slowest thread's rate, a thread's rate being its core's clock x SIMD
+  pipes (relative to the reference core's) over the threads sharing that core. So the engines become n
+  reference cores (`EngineBase.on_cores`) clocked at the reference clock x that slowest relative rate.
+- Bandwidth: n active cores draw at most per core `core_bandwidth`, per cluster `bandwidth`, per die
+  `die_bandwidth`, all together `cpu.bandwidth`, and never more than the memory level itself gives:
+  B(n) = min(level, cpu, sum over dies min(die, sum over its clusters min(cluster, active cores x core))).
+  Threads that time-share a core add no bandwidth. The off-chip levels get B(n) as their bandwidth.
+"""
+from __future__ import annotations
+
+import math
+
+from accel_sim.spec.arch import Arch, MemoryLevel
+from accel_sim.spec.cpu import CoreCluster, Cpu
+from accel_sim.spec.fields import memory_kind
+
+
+def threads_per_core(cpu: Cpu, threads: int) -> list[tuple[CoreCluster, list[int]]]:
+    """Each cluster with the thread count on each of its cores: clusters filled in order, then wrapping round."""
+    total = cpu.physical_cores
+    base, extra = divmod(threads, total)
+    placed, index = [], 0
+    for cluster in cpu.clusters:
+        placed.append((cluster, [base + (1 if index + j < extra else 0) for j in range(cluster.cores)]))
+        index += cluster.cores
+    return placed
+
+
+def relative_rate(cluster: CoreCluster, reference: CoreCluster) -> float:
+    """One core's SIMD throughput relative to the reference core: clock x pipes over the reference's."""
+    return cluster.clock_hz * cluster.simd_pipes / (reference.clock_hz * reference.simd_pipes)
+
+
+def slowest_thread_rate(cpu: Cpu, threads: int) -> float:
+    """The slowest thread's rate relative to a reference core to itself: its core's rate over the threads there."""
+    reference = cpu.clusters[0]
+    return min(relative_rate(cluster, reference) / on_core
+               for cluster, counts in threads_per_core(cpu, threads) for on_core in counts if on_core)
+
+
+def reachable_bandwidth(cpu: Cpu, threads: int) -> float:
+    """Bytes per second `threads` threads draw together: per-core, per-cluster, per-die and CPU caps (inf: none)."""
+    per_die: dict[int, float] = {}
+    for cluster, counts in threads_per_core(cpu, threads):
+        active = sum(1 for on_core in counts if on_core)
+        if not active:
+            continue
+        cores = active * (cluster.core_bandwidth_bytes_per_s or math.inf)
+        per_die[cluster.die] = per_die.get(cluster.die, 0.0) + min(cores, cluster.bandwidth_bytes_per_s or math.inf)
+    dies = sum(min(b, cpu.die_bandwidth_bytes_per_s or math.inf) for b in per_die.values())
+    return min(dies, cpu.bandwidth_bytes_per_s or math.inf)
+
+
+def _capped(level: MemoryLevel, bytes_per_s: float) -> MemoryLevel:
+    """The level with every port at most `bytes_per_s` (off-chip levels only: on-chip ones are the cores' own)."""
+    if memory_kind(level.technology) != "off_chip" or math.isinf(bytes_per_s):
+        return level
+    keys = ("bandwidth_bytes_per_s", "read_bandwidth_bytes_per_s", "write_bandwidth_bytes_per_s")
+    return level.model_copy(update={k: min(getattr(level, k), bytes_per_s) for k in keys
+                                    if getattr(level, k) is not None})
+
+
+def cpu_arch(arch: Arch) -> Arch:
+    """The arch its engines are costed on: for a CPU, `cpu.threads` reference cores at the slowest thread's pace
+    and the bandwidth those threads reach; any other arch unchanged."""
+    cpu = arch.cpu
+    if cpu is None:
+        return arch
+    clock_hz = cpu.clusters[0].clock_hz * slowest_thread_rate(cpu, cpu.threads)
+    engines = tuple(e.on_cores(cpu.threads).model_copy(update={"clock_hz": clock_hz}) for e in arch.engines)
+    bandwidth = reachable_bandwidth(cpu, cpu.threads)
+    # cpu None: the result is already per thread count, so costing it again does not replicate the cores twice
+    return arch.model_copy(update={"engines": engines, "memory": tuple(_capped(m, bandwidth) for m in arch.memory),
+                                   "cpu": None})

@@ -1,0 +1,55 @@
+"""A multi-core CPU's topology: core clusters (cores, clock, SIMD pipes, reachable bandwidths) and the thread count.
+
+A CPU config describes its compute engines as ONE core of the first cluster (the reference core); `cpu:` says
+how many such cores the software's threads occupy and what memory bandwidth they can reach together. The model
+that turns this into an arch at a thread count is `accel_sim.engines.multicore`.
+
+Bandwidth caps nest: each active core draws at most `core_bandwidth`, each cluster at most its `bandwidth`
+(its L2 / fabric port), each die at most `die_bandwidth`, the whole CPU at most `bandwidth` (what the memory
+system sustains for the CPU). A cap left out is not binding (no measurement was cited for it).
+"""
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, NonNegativeInt, field_validator
+
+from accel_sim.spec.fields import SPEC_CONFIG, BytesPerSecond, Hertz, PositiveInt, unique_names
+
+
+class CoreCluster(BaseModel):
+    """Identical cores sharing one L2 / fabric port: count, clock, SIMD pipes and reachable bandwidths."""
+
+    model_config = SPEC_CONFIG
+
+    name: str
+    cores: PositiveInt
+    clock_hz: Hertz = Field(alias="clock")
+    simd_pipes: PositiveInt                 # 128-bit SIMD pipes per core (throughput scales with them)
+    die: NonNegativeInt = 0                 # which die the cluster sits on (for `Cpu.die_bandwidth`)
+    core_bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="core_bandwidth")  # one core's reach
+    bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="bandwidth")  # the cluster's reach together
+
+
+class Cpu(BaseModel):
+    """Core clusters in the order the OS fills them with busy threads (performance clusters first), the thread
+    count the software runs, and the bandwidth caps above the clusters."""
+
+    model_config = SPEC_CONFIG
+
+    threads: PositiveInt                    # software threads (llama.cpp -t); may exceed the physical cores
+    clusters: tuple[CoreCluster, ...]
+    die_bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="die_bandwidth")  # per die, all clusters
+    bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="bandwidth")  # the CPU's whole reach
+
+    @field_validator("clusters", mode="after")
+    @classmethod
+    def _clusters_given(cls, clusters: tuple[CoreCluster, ...]) -> tuple[CoreCluster, ...]:
+        if not clusters:
+            raise ValueError("a cpu needs at least one core cluster. Fix: list clusters, e.g. {name: p0, cores: 4, "
+                             "clock: 3.49 GHz, simd_pipes: 4}")
+        unique_names(clusters, "cluster", "clusters")
+        return clusters
+
+    @property
+    def physical_cores(self) -> int:
+        """Cores of every cluster together."""
+        return sum(c.cores for c in self.clusters)

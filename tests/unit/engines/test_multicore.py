@@ -1,0 +1,104 @@
+"""Multi-core CPU model (engines/multicore.py): placement, slowest-thread pace, nested bandwidth caps."""
+from __future__ import annotations
+
+import pytest
+
+from accel_sim import load_arch
+from accel_sim.engines.multicore import cpu_arch, reachable_bandwidth, slowest_thread_rate, threads_per_core
+from accel_sim.errors import ConfigError
+from accel_sim.evaluate import evaluate
+from accel_sim.spec.arch import Arch
+from accel_sim.spec.cpu import Cpu
+from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
+
+GB = 1e9
+
+
+def cpu(threads: int, **caps: str) -> Cpu:
+    """Two clusters: 4 performance cores (3 GHz, 4 pipes, 10 GB/s each) then 2 efficiency cores (1.5 GHz, 2
+    pipes, 5 GB/s each), both on die 0."""
+    return Cpu.model_validate({"threads": threads, **caps, "clusters": [
+        {"name": "p", "cores": 4, "clock": "3 GHz", "simd_pipes": 4, "core_bandwidth": "10 GB/s"},
+        {"name": "e", "cores": 2, "clock": "1.5 GHz", "simd_pipes": 2, "core_bandwidth": "5 GB/s"}]})
+
+
+def test_threads_fill_clusters_in_order_then_wrap_round_the_cores():
+    """3 threads: the first three performance cores. 8 threads on 6 cores: every core one, the first two two."""
+    assert [counts for _, counts in threads_per_core(cpu(3), 3)] == [[1, 1, 1, 0], [0, 0]]
+    assert [counts for _, counts in threads_per_core(cpu(8), 8)] == [[2, 2, 1, 1], [1, 1]]
+
+
+def test_slowest_thread_sets_the_pace():
+    """A static split waits for its slowest thread. Up to 4 threads all run on performance cores (rate 1); the
+    5th lands on an efficiency core at 1.5/3 x 2/4 = 0.25; 8 threads put two threads on a performance core
+    (1/2 each), still above 0.25, so the pace stays 0.25."""
+    assert slowest_thread_rate(cpu(4), 4) == 1.0
+    assert slowest_thread_rate(cpu(5), 5) == pytest.approx(0.25)
+    assert slowest_thread_rate(cpu(8), 8) == pytest.approx(0.25)
+
+
+def test_saturation_is_min_of_cores_times_per_core_and_shared():
+    """n threads at per-core bandwidth b under a shared bandwidth B draw min(n b, B): with b = 10 GB/s and
+    B = 25 GB/s, 1 thread 10, 2 threads 20, 3 and 4 threads 25 (saturated)."""
+    assert [reachable_bandwidth(cpu(n, bandwidth="25 GB/s"), n) / GB for n in (1, 2, 3, 4)] == \
+        pytest.approx([10, 20, 25, 25])
+
+
+def test_cluster_and_die_caps_nest():
+    """Six threads: 4 x 10 = 40 on the performance cluster, capped at its 30 GB/s; 2 x 5 = 10 on the efficiency
+    cluster (uncapped): 40 GB/s on the die, which a 35 GB/s die cap then bounds. Threads time-sharing a core add
+    nothing: 8 threads reach what 6 do."""
+    def topology(threads: int) -> Cpu:
+        c = cpu(threads, die_bandwidth="35 GB/s")
+        p = c.clusters[0].model_copy(update={"bandwidth_bytes_per_s": 30 * GB})
+        return c.model_copy(update={"clusters": (p, c.clusters[1])})
+    assert reachable_bandwidth(topology(6), 6) / GB == pytest.approx(35)
+    assert reachable_bandwidth(topology(8), 8) == reachable_bandwidth(topology(6), 6)
+    uncapped = cpu(6)
+    assert reachable_bandwidth(uncapped, 6) / GB == pytest.approx(50)
+
+
+def arch(threads: int) -> Arch:
+    """A one-core vector engine (8 lanes) over 100 GB/s DRAM, on the two-cluster CPU above, shared cap 25 GB/s."""
+    return Arch.model_validate({
+        "name": "cpu", "clock": "3 GHz", "technology_nm": 7,
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "100 GB/s"}],
+        "engines": [{"name": "simd", "kind": "vector", "lanes": 8}],
+        "cpu": cpu(threads, bandwidth="25 GB/s").model_dump(by_alias=True)})
+
+
+def test_cpu_arch_replicates_the_core_and_caps_the_level():
+    """3 threads: 24 lanes at the reference clock, DRAM at min(3 x 10, 25) = 25 GB/s; costing it again does not
+    replicate twice (the derived arch has no cpu block)."""
+    derived = cpu_arch(arch(3))
+    assert derived.engines[0].lanes == 24 and derived.engines[0].clock_hz == pytest.approx(3e9)
+    assert derived.memory[0].bandwidth_bytes_per_s == pytest.approx(25 * GB)
+    assert cpu_arch(derived) == derived
+
+
+def test_compute_bound_time_falls_with_threads_until_bandwidth_saturates():
+    """y = a + b over 2^24 fp16 elements: 2^24 adds and 3 x 2^25 bytes. One thread: compute 2^24 / 8 lanes /
+    3 GHz = 0.699 ms, memory 100.7 MB / 10 GB/s = 10.07 ms, so bandwidth-bound; 2 threads 20 GB/s: 5.03 ms;
+    4 threads saturate at 25 GB/s: 4.03 ms, and 4 threads are no faster than 3."""
+    r = Affine.rank
+    n = 2 ** 24
+    e = Einsum("add", Access("Y", (r("i"),)), Call("add", (Access("A", (r("i"),)), Access("B", (r("i"),)))),
+               {"i": n})
+    work = Workload("add", tuple(Tensor(t, ("I",), (n,), 16) for t in "ABY"), (e,))
+    latency = {t: evaluate(arch(t), work, objective="latency").summary()["latency_s"] for t in (1, 2, 3, 4)}
+    assert latency[1] == pytest.approx(3 * 2 * n / 10e9, rel=0.01)
+    assert latency[2] == pytest.approx(3 * 2 * n / 20e9, rel=0.01)
+    assert latency[4] == pytest.approx(3 * 2 * n / 25e9, rel=0.01)
+    assert latency[4] == pytest.approx(latency[3])
+
+
+def test_cpu_with_an_engine_that_is_not_a_core_is_rejected(tmp_path):
+    """A 'cpu:' arch whose engine cannot be replicated as cores names the engine's kind and the fix."""
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nclock: 1 GHz\ntechnology_nm: 7\nmemory:\n  - {name: dram, technology: DRAM, "
+                    "bandwidth: 10 GB/s}\nengines:\n  - {name: mxu, kind: systolic, rows: 4, cols: 4}\n"
+                    "cpu:\n  threads: 2\n  clusters:\n    - {name: p, cores: 2, clock: 1 GHz, simd_pipes: 2}\n")
+    with pytest.raises(ConfigError) as error:
+        load_arch(path)
+    assert "engines[0].kind" in str(error.value) or "engines.0.kind" in str(error.value)
+    assert "Fix: describe one core" in str(error.value)
