@@ -158,18 +158,21 @@ def _points_trace(points: Sequence[Mapping[str, Any]], group: str, colour: str) 
             "hovertemplate": "<b>%{text}</b><br>%{customdata}<extra></extra>"}
 
 
+_AXES = {"cycles": "cycles", "j": "J", "bytes": "B"}   # stacked_bars' units: the field suffix and the axis title
+
+
 def stacked_bars(table: Mapping[str, Mapping[str, float]], unit: str, title: str) -> Figure:
-    """Stacked bars: one bar per category (operator), one stack per part (bound kind, energy component)."""
+    """Stacked bars: one bar per category (operator, run), one stack per part (bound kind, energy component, memory
+    level); `unit` is 'cycles', 'j' or 'bytes'."""
     categories = list(table)
     parts = list(dict.fromkeys(p for row in table.values() for p in row))
     traces = []
     for i, part in enumerate(parts):
         values = [table[c].get(part, 0.0) for c in categories]
         traces.append({"type": "bar", "name": part, "x": categories, "y": values, "marker": {"color": color(i)},
-                       "customdata": [format_metric(f"x_{unit}", v) if unit in ("cycles", "j") else si_format(v)
-                                      for v in values],
+                       "customdata": [format_metric(f"x_{unit}", v) if unit in _AXES else si_format(v) for v in values],
                        "hovertemplate": f"%{{x}}: {part} %{{customdata}}<extra></extra>"})
-    axis = "cycles" if unit == "cycles" else "J"
+    axis = _AXES.get(unit, "")
     return {"data": traces, "layout": {"barmode": "stack", "height": 380, "title": {"text": title},
                                        "margin": {"l": 70, "r": 20, "t": 40, "b": 60},
                                        "yaxis": {"title": {"text": axis}, "exponentformat": "SI"}}}
