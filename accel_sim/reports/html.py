@@ -14,7 +14,7 @@ from accel_sim.reports.figures import parallel_figure, pareto_figure
 from accel_sim.reports.page import Page
 from accel_sim.reports.run_files import RunFiles, read_run
 from accel_sim.reports.tables import write_report
-from accel_sim.reports.view import short_name
+from accel_sim.reports.view import folder_name, short_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -138,7 +138,8 @@ def _workload_sections(page: Page, workload: str, group: pd.DataFrame, objective
 
 
 def _stem(name: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in name)
+    """A workload's short folder name (view.folder_name) with only letters, digits and '_': PNG names, plot ids."""
+    return "".join(c if c.isalnum() else "_" for c in folder_name(name))
 
 
 def _design_reports(front: pd.DataFrame, knee_ids: set[int], workload: str, meta: Mapping[str, str], out: Path
