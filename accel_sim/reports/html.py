@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from accel_sim.dse.pareto import hypervolume, objective_matrix, pareto_front
+from accel_sim.dse.pareto import hypervolume, hypervolume_by_round, objective_matrix, pareto_front
 from accel_sim.dse.store import load_results, read_meta
 from accel_sim.errors import AccelSimError, ConfigError
 from accel_sim.reports import compare_page, run_page, sweep_page
@@ -118,8 +118,12 @@ def _workload_sections(page: Page, workload: str, group: pd.DataFrame, objective
     matrix = objective_matrix(feasible, objectives)
     lo, hi = matrix.min(axis=0), matrix.max(axis=0)
     if (hi > lo).all():
-        hv = hypervolume((objective_matrix(front, objectives) - lo) / (hi - lo), [1.1] * len(objectives))
+        reference = [1.1] * len(objectives)
+        hv = hypervolume((objective_matrix(front, objectives) - lo) / (hi - lo), reference)
         page.text(sweep_page.hypervolume_text(hv, len(objectives), len(front), len(feasible)))
+        if "round" in feasible.columns and feasible["round"].notna().all():  # a search: the front round by round
+            rounds, volumes = hypervolume_by_round((matrix - lo) / (hi - lo), feasible["round"].to_numpy(), reference)
+            sweep_page.hypervolume_plot(page, rounds, volumes, len(objectives), _stem(workload))
     if len(objectives) > 2:
         page.text(f"The front is over {len(objectives)} objectives but a scatter shows two: a front point can look "
                   "dominated in this view because it is better in an objective not on an axis. Pick the axes above "

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TOTAL = "(total)"
-# not metrics: identifiers, wall-clock timings (differ run to run), and a published constant
-IGNORED = {"point_id", "design_id", "elapsed_s", "published_area_mm2"}
+# not metrics: identifiers, a search's round, wall-clock timings (differ run to run), and a published constant
+IGNORED = {"point_id", "design_id", "round", "elapsed_s", "published_area_mm2"}
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,8 @@ def test_sweep_report_in_the_browser(reports: dict[str, Path], browser: Browser)
     plot = "plot-pareto-mlp_einsum"
     assert browser.evaluate(f"document.getElementById('{plot}').data.length") >= 2
     assert browser.evaluate("document.getElementById('plot-parallel-mlp_einsum').data[0].type") == "parcoords"
+    volumes = browser.evaluate("document.getElementById('plot-hypervolume-mlp_einsum').data[0].y")
+    assert len(volumes) == 2 and volumes == sorted(volumes)  # 8 designs asked 4 per round; the front only grows
     assert RAW_FLOAT.findall(browser.evaluate(TEXT)) == []
     browser.evaluate(f"(function(){{var s=document.getElementById('{plot}-x');s.value='energy_j';"
                      "s.dispatchEvent(new Event('change'));return 1;})()")
