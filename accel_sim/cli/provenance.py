@@ -11,13 +11,14 @@ from typing import Any, Sequence
 from accel_sim import __version__
 from accel_sim.io.load import REPO_ROOT, file_kind, resolve, slug, split_overrides
 from accel_sim.io.yaml import load_yaml, with_overrides
-from accel_sim.reports.view import git_revision
+from accel_sim.reports.view import folder_name, git_revision
 
 
 def run_folder(arch_name: str, workload_name: str, overrides: Sequence[str]) -> Path:
     """reports/<arch>__<workload>, plus '__set-<hash of the --set assignments>' when there are any, so that an
-    overridden run does not overwrite the plain run's report."""
-    folder = f"{slug(arch_name)}__{slug(workload_name)}"
+    overridden run does not overwrite the plain run's report. A long generated workload name is shortened
+    (reports/view.folder_name); summary.json and the report keep it whole."""
+    folder = f"{slug(arch_name)}__{folder_name(workload_name)}"
     if overrides:
         folder += "__set-" + hashlib.sha256("\n".join(overrides).encode()).hexdigest()[:10]
     return Path("reports") / folder

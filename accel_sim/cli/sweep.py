@@ -31,9 +31,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                          "starts)")
     sw.set_defaults(handler=cmd_sweep)
 
-    rp = sub.add_parser("report", help="write an HTML report (plots embedded) and a Markdown summary")
+    rp = sub.add_parser("report", help="write an HTML report (plots embedded) and a Markdown summary; with two "
+                                       "runs, a page comparing them")
     rp.add_argument("target", help="a sweep store, a run folder (accel-sim run -o DIR), or an arch config")
-    rp.add_argument("workload", nargs="?", help="with an arch config: the workload to evaluate and report")
+    rp.add_argument("workload", nargs="?", help="with an arch config: the workload to evaluate and report; with a "
+                                                "run folder (A): a second run folder or summary.json (B) to compare "
+                                                "with it (compare.html)")
+    rp.add_argument("--rtol", type=float, default=0.02,
+                    help="comparing two runs: a metric moved when it differs by more than this share (default 0.02)")
     rp.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                     help="with an arch config: override a spec field (as in `run`)")
     rp.add_argument("-o", "--output", type=output_folder,
@@ -48,6 +53,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     help="absolute tolerance of one metric (VALUE alone: every metric); a change holds when "
                          "|result - baseline| <= atol + rtol x |baseline|; may repeat")
     ck.add_argument("--metrics", nargs="+", default=[], help="compare only these metrics (default: all shared)")
+    ck.add_argument("--html", type=output_folder, metavar="DIR",
+                    help="also write DIR/compare.html, the page comparing the two runs (run folders or summary.json)")
     ck.set_defaults(handler=cmd_check)
 
 
@@ -90,7 +97,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from accel_sim.io.load import load_arch, load_workload, resolve, split_overrides  # lazy, as above
     from accel_sim.reports import html  # lazy, as above
     target = Path(args.target)
-    if is_store(target):
+    if args.workload and (target.is_dir() or target.suffix == ".json"):  # two runs: A and B
+        paths = html.write_compare_report(target, args.workload, args.output, _tolerance(args.rtol))
+    elif is_store(target):
         paths = html.write_sweep_report(target, args.output or target.parent)
     elif target.is_dir():
         paths = html.write_folder_report(target, args.output or target)
@@ -114,7 +123,23 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Exit 0 when every metric holds within --rtol, 1 with a diff table otherwise."""
     from accel_sim.reports.regression import compare, print_check  # lazy: it reads sweep stores too
+    if args.html:  # the page compares two runs: refuse other inputs before the check prints anything
+        from accel_sim.reports.run_files import read_run  # lazy, as above
+
+        read_run(args.baseline), read_run(args.results)
     report = compare(args.results, args.baseline, rtol=args.rtol, metrics=args.metrics, atol=dict(args.atol))
     print_check(report)
     sys.stdout.flush()
+    if args.html:
+        from accel_sim.reports.html import write_compare_report  # lazy: plotly and the page modules load here only
+
+        page, _ = write_compare_report(args.baseline, args.results, args.html, args.rtol)
+        print(f"comparison: {page}")
     return 0 if report.passed else 1
+
+
+def _tolerance(rtol: float) -> float:
+    """--rtol as given when it is a tolerance, else ConfigError (check validates its own in `compare`)."""
+    if not (rtol >= 0 and rtol < float("inf")):
+        raise ConfigError(f"--rtol {rtol} is not a tolerance", fix="give a non-negative number such as 0.02")
+    return rtol

@@ -62,6 +62,17 @@ def hypervolume(points: np.ndarray, reference: np.ndarray) -> float:
     return _hv(pts[pareto_mask(pts)], ref)
 
 
+def hypervolume_by_round(points: np.ndarray, rounds: np.ndarray, reference: np.ndarray) -> tuple[list[int], list[float]]:
+    """The hypervolume of the points found up to each round (rounds in ascending order, and the volume after each):
+    how a search's front grew. Never decreases; after the last round it is `hypervolume` of all points.
+
+    >>> hypervolume_by_round(np.array([[2.0, 2.0], [1.0, 2.0], [2.0, 1.0]]), np.array([1, 2, 2]), np.array([3.0, 3.0]))
+    ([1, 2], [1.0, 3.0])
+    """
+    order = sorted({int(r) for r in np.asarray(rounds)})
+    return order, [hypervolume(points[np.asarray(rounds) <= r], reference) for r in order]
+
+
 def _hv(pts: np.ndarray, ref: np.ndarray) -> float:
     if pts.shape[1] == 1:
         return float(ref[0] - pts[:, 0].min())

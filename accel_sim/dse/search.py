@@ -8,9 +8,11 @@ the trial infeasible (its optuna constraint: the number of broken (workload, con
 or failed point fails it. A design asked again is told its known outcome without being evaluated again.
 
 Resume: the study is rebuilt by asking the same trials again (samplers are seeded) and telling the outcomes the
-store already holds, so a killed search resumes to the table an uninterrupted one writes. Results do not depend
-on the executor or on the order points finish in. Should the sampler keep proposing evaluated designs (a space
-nearly exhausted), the next unevaluated designs in grid order complete the round, added to the study as trials.
+store already holds, so a killed search resumes to the table an uninterrupted one writes. Each design's round
+(1, 2, ...) goes to the store's `rounds` table, so a report can show the front's hypervolume round by round.
+Results do not depend on the executor or on the order points finish in. Should the sampler keep proposing
+evaluated designs (a space nearly exhausted), the next unevaluated designs in grid order complete the round,
+added to the study as trials.
 NSGA-II: K. Deb et al., IEEE TEVC 2002 (one generation per batch); TPE: Bergstra et al., NeurIPS 2011 (optuna's
 multi-objective variant, the first batch random, constant liar for the batch's pending trials).
 """
@@ -69,7 +71,9 @@ def run_search(sweep: Sweep, db: ResultStore, executor: Executor, commit: Callab
     done = db.finished_ids()
     known: dict[int, Outcome] = {}
     n_work = len(sweep.workload_paths)
+    round_no = 0
     while len(known) < strategy.n:
+        round_no += 1
         want = min(strategy.batch, strategy.n - len(known))
         asked: list[tuple[optuna.trial.Trial, int]] = []
         new: list[int] = []
@@ -85,6 +89,7 @@ def run_search(sweep: Sweep, db: ResultStore, executor: Executor, commit: Callab
             if design not in new:
                 new.append(design)
         filler = list(itertools.islice(_unevaluated(sweep, known, new), want - len(new)))
+        db.put_round(new + filler, round_no)  # the store keeps no order of its own: hypervolume per round needs it
         rows: dict[int, list[PointRow]] = {d: [] for d in new + filler}
         for row in executor.map_unordered(evaluate_point, sweep.tasks(skip=done, designs=new + filler)):
             commit(row)

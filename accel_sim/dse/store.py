@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS points (
     spec_hash TEXT NOT NULL,
     elapsed_s REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS rounds (design_id INTEGER PRIMARY KEY, round INTEGER NOT NULL);
 """
 STATUSES = ("ok", "infeasible", "invalid", "error")
 FIXED_COLUMNS = ("point_id", "design_id", "workload", "status", "error", "spec_hash", "elapsed_s")
@@ -93,6 +94,12 @@ class ResultStore:
             (row.point_id, row.design_id, row.workload, row.status, row.error,
              json.dumps(row.params, sort_keys=True), json.dumps(_finite(row.metrics), sort_keys=True),
              self.spec_hash, row.elapsed_s))
+        self._db.commit()
+
+    def put_round(self, designs: Iterable[int], round_no: int) -> None:
+        """Record that a search evaluated `designs` in round `round_no` (1, 2, ...) and commit; a resumed search
+        records the same rounds again (its samplers are seeded), so rewriting is harmless."""
+        self._db.executemany("INSERT OR REPLACE INTO rounds VALUES (?, ?)", [(d, round_no) for d in designs])
         self._db.commit()
 
     def meta(self) -> dict[str, str]:
@@ -181,6 +188,7 @@ def _open_locked(path: Path, spec_hash: str, meta: dict[str, str], resume: bool,
     if existed and count and overwrite:
         db.execute("DELETE FROM points")
         db.execute("DELETE FROM meta")
+        db.execute("DELETE FROM rounds")
         db.commit()
         old, count = {}, 0
     if count and not resume:
@@ -249,14 +257,30 @@ def is_store(path: str | Path) -> bool:
         return False
 
 
+def read_rounds(path: str | Path) -> dict[int, int]:
+    """design id -> the search round that evaluated it; empty for grid and random sweeps and for stores written
+    before rounds were recorded."""
+    db = _open_readonly(path)
+    try:
+        return dict(db.execute("SELECT design_id, round FROM rounds"))
+    except sqlite3.OperationalError:  # a store from before the rounds table: no search order recorded
+        return {}
+    finally:
+        db.close()
+
+
 def load_results(path: str | Path) -> pd.DataFrame:
-    """All points of a store as a DataFrame: fixed columns, then one column per parameter and per metric."""
+    """All points of a store as a DataFrame: fixed columns (with `round` for searched sweeps), then one column per
+    parameter and per metric."""
     import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
+    rounds = read_rounds(path)
     records = []
     for row in iter_rows(path):
         record: dict[str, object] = {"point_id": row.point_id, "design_id": row.design_id,
                                      "workload": row.workload, "status": row.status, "error": row.error}
+        if rounds:
+            record["round"] = rounds.get(row.design_id, math.nan)
         record.update(row.params)
         record.update({k: (math.nan if v is None else v) for k, v in row.metrics.items()})
         record["elapsed_s"] = row.elapsed_s

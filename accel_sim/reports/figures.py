@@ -37,9 +37,10 @@ def breakdown_figure(parts: Mapping[str, float], title: str, unit: str) -> Figur
 
 
 def pareto_figure(frame: pd.DataFrame, objectives: Mapping[str, str], front: pd.DataFrame, title: str) -> Figure:
-    """Scatter of the first two objectives: every point, infeasible ones crossed, the front joined, the knee starred.
+    """Scatter of the first two objectives: every point, infeasible ones crossed, the front ringed, the knee a black
+    star (outside any colour scale), each in the legend.
 
-    With a third objective the points are coloured by it.
+    With a third objective the points are coloured by it (colour bar) and the title says the view is a projection.
     """
     names = list(objectives)
     x, y = names[0], names[1] if len(names) > 1 else names[0]
@@ -58,14 +59,17 @@ def pareto_figure(frame: pd.DataFrame, objectives: Mapping[str, str], front: pd.
         f = front.sort_values(x)
         ax.scatter(f[x], f[y], s=40, facecolors="none", edgecolors="k", lw=1.2, label=f"Pareto front ({len(f)})")
         knee = f[f["knee"]]
-        ax.scatter(knee[x], knee[y], s=180, marker="*", color="gold", edgecolors="k", zorder=5, label="knee")
+        # black, not a colour: on a colour bar's scale a coloured knee reads as a value of the third objective
+        ax.scatter(knee[x], knee[y], s=220, marker="*", color="black", edgecolors="white", linewidths=0.8, zorder=5,
+                   label="knee (balanced trade-off)")
     for axis, name in ((ax.set_xscale, x), (ax.set_yscale, y)):
         values = frame[name].dropna().to_numpy(dtype=float)
         if len(values) and values.min() > 0 and values.max() / values.min() > 20:
             axis("log")
     ax.set_xlabel(f"{x} ({objectives[x]})")
     ax.set_ylabel(f"{y} ({objectives[y]})")
-    ax.set_title(title)
+    ax.set_title(title if len(names) < 3 else f"{title}\n{len(names)} objectives shown on 2 axes: a front point can "
+                 f"look dominated here", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return fig

@@ -26,7 +26,8 @@ _LABELS = {"latency_s": "latency", "energy_j": "energy", "area_mm2": "modelled a
            "total_macs": "MACs", "mac_utilization": "MAC utilization", "roofline_cycles": "roofline bound",
            "cycles_over_roofline": "achieved / roofline", "fill_drain_cycles": "fill / drain",
            "replay_over_schedule": "replay / schedule makespan", "replay_gap_flagged": "replay gap over 10 %",
-           "bandwidth_utilization": "bandwidth used", "npu_dram_bytes": "NPU DRAM traffic"}
+           "bandwidth_utilization": "bandwidth used", "npu_dram_bytes": "NPU DRAM traffic",
+           "bandwidth_bytes_per_s": "bandwidth", "clock_hz": "clock", "technology_nm": "technology node (nm)"}
 
 
 def significant(value: float, digits: int = 3) -> str:
@@ -82,6 +83,28 @@ def percent(fraction: float, digits: int = 1) -> str:
     return f"{share:.{digits}f} %"
 
 
+def relative_change(before: float, after: float) -> float:
+    """(after - before) / |before|: 0 when both are 0, inf when only `before` is, NaN when either is missing."""
+    if before is None or after is None or math.isnan(before) or math.isnan(after):
+        return math.nan
+    if before == 0:
+        return 0.0 if after == 0 else math.copysign(math.inf, after)
+    return (after - before) / abs(before)
+
+
+def change_text(before: float, after: float) -> str:
+    """The change from `before` to `after` as a signed percentage: 10, 12 -> "+20.0 %"; 0, 5 -> "new"; equal -> "0 %"."""
+    change = relative_change(before, after)
+    if math.isnan(change):
+        return MISSING
+    if math.isinf(change):
+        return "new"
+    if change == 0:
+        return "0 %"
+    share = 100 * abs(change)
+    return ("+" if change > 0 else "−") + (f"{share:.1f}" if share >= 0.1 else significant(share, 2)) + " %"
+
+
 def metric_unit(key: str) -> str:
     """The unit a field's name carries: "latency_s" -> "s", "global_buffer_bytes" -> "B", "mac_utilization" -> "%"."""
     if key in _NAMED_UNITS:
@@ -90,6 +113,8 @@ def metric_unit(key: str) -> str:
         return "%"
     if "_over_" in key:
         return "×"
+    if key.endswith("_bytes_per_s"):
+        return "B/s"
     if key.endswith("_per_s") and key != "throughput_per_s":  # tokens_per_s -> tokens/s
         return f"{key[:-len('_per_s')]}/s"
     for suffix, unit in _SUFFIX_UNITS:

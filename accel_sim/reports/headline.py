@@ -5,6 +5,7 @@ folder says exactly what the run printed.
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 from accel_sim.reports.format import format_metric, format_quantity, percent, si_format
@@ -41,9 +42,12 @@ def bound_sentence(summary: Mapping[str, object], bandwidth_by_level: Mapping[st
     return sentence[0].upper() + sentence[1:] + "."
 
 
-def headline_numbers(summary: Mapping[str, object]) -> list[tuple[str, str]]:
-    """The five numbers of a run with units, then its utilization: latency, throughput (tokens/s where the model
-    counts tokens), energy per inference or token, energy per MAC, modelled area, MAC utilization."""
+HIGHER_IS_BETTER = frozenset({"throughput", "MAC utilization"})  # headline labels where more is better
+
+
+def headline_values(summary: Mapping[str, object]) -> list[tuple[str, float, str]]:
+    """The five numbers of a run and its utilization as (label, value, text): latency, throughput (tokens/s where
+    the model counts tokens), energy per inference or token, energy per MAC, modelled area, MAC utilization."""
     unit = str(summary.get("throughput_unit", "inferences/s"))
     item = unit.removesuffix("s/s") or "inference"
     energy = float(summary["energy_j"])  # type: ignore[arg-type]
@@ -51,12 +55,21 @@ def headline_numbers(summary: Mapping[str, object]) -> list[tuple[str, str]]:
     throughput = float(summary["throughput_per_s"])  # type: ignore[arg-type]
     latency = float(summary["latency_s"])  # type: ignore[arg-type]
     items_per_run = throughput * latency  # throughput is items per run over the latency of one run
-    rows = [("latency", format_metric("latency_s", latency)),
-            ("throughput", si_format(throughput, unit))]
+    per_item = energy / items_per_run if items_per_run > 0 else energy
+    area = float(summary["area_mm2"])  # type: ignore[arg-type]
+    utilization = float(summary.get("mac_utilization") or 0)  # type: ignore[arg-type]
+    rows = [("latency", latency, format_metric("latency_s", latency)),
+            ("throughput", throughput, si_format(throughput, unit))]
     if "tokens_per_s" in summary:
-        rows[1] = ("throughput", format_metric("tokens_per_s", summary["tokens_per_s"]))
-    rows += [(f"energy per {item}", si_format(energy / items_per_run if items_per_run > 0 else energy, "J")),
-             ("energy per MAC", si_format(energy / macs, "J/MAC") if macs else "–"),
-             ("modelled area", format_quantity(float(summary["area_mm2"]), "mm²")),  # type: ignore[arg-type]
-             ("MAC utilization", percent(float(summary.get("mac_utilization") or 0)))]  # type: ignore[arg-type]
+        tokens = float(summary["tokens_per_s"])  # type: ignore[arg-type]
+        rows[1] = ("throughput", tokens, format_metric("tokens_per_s", tokens))
+    rows += [(f"energy per {item}", per_item, si_format(per_item, "J")),
+             ("energy per MAC", energy / macs if macs else math.nan, si_format(energy / macs, "J/MAC") if macs else "–"),
+             ("modelled area", area, format_quantity(area, "mm²")),
+             ("MAC utilization", utilization, percent(utilization))]
     return rows
+
+
+def headline_numbers(summary: Mapping[str, object]) -> list[tuple[str, str]]:
+    """The five numbers of a run with units, then its utilization, as (label, text) (see headline_values)."""
+    return [(label, text) for label, _, text in headline_values(summary)]

@@ -2,19 +2,19 @@
 and sweeps. Matplotlib PNGs for papers are written beside them at 200 dpi; every plot's camera button saves SVG."""
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from accel_sim.dse.pareto import hypervolume, objective_matrix, pareto_front
+from accel_sim.dse.pareto import hypervolume, hypervolume_by_round, objective_matrix, pareto_front
 from accel_sim.dse.store import load_results, read_meta
 from accel_sim.errors import AccelSimError, ConfigError
-from accel_sim.reports import run_page, sweep_page
+from accel_sim.reports import compare_page, run_page, sweep_page
 from accel_sim.reports.figures import parallel_figure, pareto_figure
 from accel_sim.reports.page import Page
-from accel_sim.reports.tables import TIMELINE_FILE, write_report
-from accel_sim.reports.view import RECORD_FILE, short_name
+from accel_sim.reports.run_files import RunFiles, read_run
+from accel_sim.reports.tables import write_report
+from accel_sim.reports.view import folder_name, short_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,61 +38,31 @@ def write_folder_report(folder: str | Path, out_dir: str | Path | None = None) -
     """report.html and report.md from the files `accel-sim run -o DIR` wrote (summary.json, per_einsum.csv,
     run.json and, for runs whose engines overlap, timeline.csv)."""
     folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError("not a run folder", file=folder, fix="give a folder written by `accel-sim run -o DIR`")
+    run = read_run(folder)
     out = Path(out_dir) if out_dir is not None else folder
-    summary = _read_json(folder / "summary.json", required=True)
-    record = _read_json(folder / RECORD_FILE, required=False)
-    rows = _read_csv(folder / "per_einsum.csv")
-    spans = _read_csv(folder / TIMELINE_FILE)
-    clock = float(record["design"]["clock_hz"]) if record else _clock_of(summary)
-    levels = [m["name"] for m in record["design"]["memory"]] if record else \
-        [c.removesuffix("_bytes") for c in (rows[0] if rows else {}) if c.endswith("_bytes") and c != "bytes"]
-    return _run_page(record, summary, rows, spans, clock, levels).write(out)
+    return _run_page(run).write(out)
 
 
-def _clock_of(summary: Mapping[str, object]) -> float:
-    """The arch clock a summary implies (cycles over latency), for folders written before run.json existed."""
-    latency = float(summary.get("latency_s") or 0)  # type: ignore[arg-type]
-    return float(summary.get("cycles") or 0) / latency if latency > 0 else 1.0  # type: ignore[arg-type]
+def write_compare_report(before: str | Path, after: str | Path, out_dir: str | Path | None = None,
+                         rtol: float = 0.02) -> tuple[Path, Path]:
+    """compare.html and compare.md: run `after` (B) against run `before` (A), each a run folder or a summary.json;
+    written into `out_dir`, by default B's folder. Einsums and metrics count as moved beyond `rtol`."""
+    a, b = read_run(before), read_run(after)
+    out = Path(out_dir) if out_dir is not None else (b.path if b.path.is_dir() else b.path.parent)
+    return compare_page.comparison(a, b, rtol).write(out, stem="compare")
 
 
-def _read_json(path: Path, required: bool) -> dict[str, Any] | None:
-    if not path.exists():
-        if required:
-            raise ConfigError(f"the folder holds no {path.name}", file=path.parent,
-                              fix="give a folder written by `accel-sim run -o DIR`, or a sweep store")
-        return None
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"invalid JSON: {exc.msg}", file=path, line=exc.lineno,
-                          fix="rerun `accel-sim run -o DIR` to rewrite it") from None
-
-
-def _read_csv(path: Path) -> list[dict[str, Any]]:
-    """Rows of a CSV file that `accel-sim run` wrote, numbers as floats; none when the file is absent."""
-    if not path.exists():
-        return []
-    with path.open(newline="") as handle:
-        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(handle)]
-
-
-def _number(text: str) -> object:
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
-def _run_page(record: Mapping[str, Any] | None, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
-              spans: Sequence[Mapping[str, Any]], clock_hz: float, levels: Sequence[str]) -> Page:
-    title = record["title"] if record else f"{short_name(str(summary.get('workload', '?')))} on {summary.get('arch', '?')}"
-    page = Page(title)
+def _run_page(run: RunFiles) -> Page:
+    record, summary, rows = run.record, run.summary, run.rows
+    page = Page(run.title)
     run_page.design_section(page, record, summary)
     run_page.headline_section(page, summary, record)
     run_page.breakdown_section(page, summary, rows)
-    run_page.timeline_section(page, spans, clock_hz, rows)
+    run_page.timeline_section(page, run.spans, run.clock_hz, rows)
     run_page.roofline_section(page, record)
-    run_page.einsum_section(page, rows, levels)
+    run_page.einsum_section(page, rows, run.levels)
     run_page.totals_section(page, summary)
     run_page.area_section(page, record)
     run_page.provenance_footer(page, record)
@@ -148,8 +118,12 @@ def _workload_sections(page: Page, workload: str, group: pd.DataFrame, objective
     matrix = objective_matrix(feasible, objectives)
     lo, hi = matrix.min(axis=0), matrix.max(axis=0)
     if (hi > lo).all():
-        hv = hypervolume((objective_matrix(front, objectives) - lo) / (hi - lo), [1.1] * len(objectives))
+        reference = [1.1] * len(objectives)
+        hv = hypervolume((objective_matrix(front, objectives) - lo) / (hi - lo), reference)
         page.text(sweep_page.hypervolume_text(hv, len(objectives), len(front), len(feasible)))
+        if "round" in feasible.columns and feasible["round"].notna().all():  # a search: the front round by round
+            rounds, volumes = hypervolume_by_round((matrix - lo) / (hi - lo), feasible["round"].to_numpy(), reference)
+            sweep_page.hypervolume_plot(page, rounds, volumes, len(objectives), _stem(workload))
     if len(objectives) > 2:
         page.text(f"The front is over {len(objectives)} objectives but a scatter shows two: a front point can look "
                   "dominated in this view because it is better in an objective not on an axis. Pick the axes above "
@@ -168,7 +142,8 @@ def _workload_sections(page: Page, workload: str, group: pd.DataFrame, objective
 
 
 def _stem(name: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in name)
+    """A workload's short folder name (view.folder_name) with only letters, digits and '_': PNG names, plot ids."""
+    return "".join(c if c.isalnum() else "_" for c in folder_name(name))
 
 
 def _design_reports(front: pd.DataFrame, knee_ids: set[int], workload: str, meta: Mapping[str, str], out: Path

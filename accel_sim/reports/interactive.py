@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
+from accel_sim.sim.trace import fold_resources
 from accel_sim.reports.format import bytes_format, cycles_format, format_metric, percent, si_format
 
 Figure = dict[str, Any]
@@ -32,22 +33,8 @@ def time_unit(seconds: float) -> tuple[str, float]:
 
 
 def fold_rows(spans: Sequence[Mapping[str, Any]]) -> tuple[list[str], dict[str, str]]:
-    """Rows of a timeline with identical resources folded: 32 PIM channels that run the same spans at the same times
-    become one row 'pim.ch × 32'. Returns the row labels (first-seen order) and each resource's row."""
-    by_resource: dict[str, list[tuple]] = {}
-    for s in spans:
-        by_resource.setdefault(str(s["resource"]), []).append((s["label"], round(float(s["start"]), 6),
-                                                                round(float(s["end"]), 6)))
-    families: dict[tuple, list[str]] = {}
-    for resource, seq in by_resource.items():
-        family = resource.rstrip("0123456789")
-        families.setdefault((family, tuple(sorted(seq))), []).append(resource)
-    row_of, rows = {}, []
-    for (family, _), members in families.items():
-        label = members[0] if len(members) == 1 else f"{family.rstrip('._')} × {len(members)}"
-        rows.append(label)
-        row_of.update({m: label for m in members})
-    return rows, row_of
+    """Rows of a timeline.csv's spans with identical resources folded ('pim.ch × 32'; sim/trace.fold_resources)."""
+    return fold_resources((str(s["resource"]), str(s["label"]), float(s["start"]), float(s["end"])) for s in spans)
 
 
 def timeline_figure(spans: Sequence[Mapping[str, Any]], clock_hz: float, einsums: Mapping[str, Mapping[str, Any]]
@@ -158,18 +145,21 @@ def _points_trace(points: Sequence[Mapping[str, Any]], group: str, colour: str) 
             "hovertemplate": "<b>%{text}</b><br>%{customdata}<extra></extra>"}
 
 
+_AXES = {"cycles": "cycles", "j": "J", "bytes": "B"}   # stacked_bars' units: the field suffix and the axis title
+
+
 def stacked_bars(table: Mapping[str, Mapping[str, float]], unit: str, title: str) -> Figure:
-    """Stacked bars: one bar per category (operator), one stack per part (bound kind, energy component)."""
+    """Stacked bars: one bar per category (operator, run), one stack per part (bound kind, energy component, memory
+    level); `unit` is 'cycles', 'j' or 'bytes'."""
     categories = list(table)
     parts = list(dict.fromkeys(p for row in table.values() for p in row))
     traces = []
     for i, part in enumerate(parts):
         values = [table[c].get(part, 0.0) for c in categories]
         traces.append({"type": "bar", "name": part, "x": categories, "y": values, "marker": {"color": color(i)},
-                       "customdata": [format_metric(f"x_{unit}", v) if unit in ("cycles", "j") else si_format(v)
-                                      for v in values],
+                       "customdata": [format_metric(f"x_{unit}", v) if unit in _AXES else si_format(v) for v in values],
                        "hovertemplate": f"%{{x}}: {part} %{{customdata}}<extra></extra>"})
-    axis = "cycles" if unit == "cycles" else "J"
+    axis = _AXES.get(unit, "")
     return {"data": traces, "layout": {"barmode": "stack", "height": 380, "title": {"text": title},
                                        "margin": {"l": 70, "r": 20, "t": 40, "b": 60},
                                        "yaxis": {"title": {"text": axis}, "exponentformat": "SI"}}}

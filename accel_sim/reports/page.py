@@ -26,6 +26,8 @@ white-space:nowrap}th{background:#f3f3f3;position:sticky;top:0;cursor:pointer;us
 td.t,th.t{text-align:left}input.filter{margin:.3em 0;padding:3px 6px;width:22em}
 footer{margin-top:2em;border-top:1px solid #ddd;font-size:12px;color:#555}footer code{font-size:11px}
 pre{background:#f7f7f7;padding:.6em;font-size:12px;overflow:auto}.plot{width:100%}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:.8em}.pair h3{margin:.2em 0}.kpi i{display:block;
+font-style:normal;font-size:12px}.better{color:#1a7f37}.worse{color:#c62828}
 """
 # Click a header to sort (numbers by the value in data-v), type in the box above a table to filter its rows.
 SCRIPT = """

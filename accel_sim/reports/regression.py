@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TOTAL = "(total)"
-# not metrics: identifiers, wall-clock timings (differ run to run), and a published constant
-IGNORED = {"point_id", "design_id", "elapsed_s", "published_area_mm2"}
+# not metrics: identifiers, a search's round, wall-clock timings (differ run to run), and a published constant
+IGNORED = {"point_id", "design_id", "round", "elapsed_s", "published_area_mm2"}
 
 
 @dataclass(frozen=True)
@@ -100,17 +100,25 @@ def _summary_frame(path: Path) -> pd.DataFrame:
     if not isinstance(data, dict) or not isinstance(data.get("workload"), str):
         raise ConfigError("not a run summary (no 'workload' name)", file=path, line=1, key_path="workload",
                           fix="give the summary.json that `accel-sim run -o DIR` writes")
-    row = _flat_numbers(data)
+    row = flat_numbers(data)
     index = pd.MultiIndex.from_tuples([(data["workload"], TOTAL)], names=["workload", "item"])
     return pd.DataFrame([row], index=index).drop(columns=[c for c in IGNORED if c in row])
 
 
-def _flat_numbers(data: dict, prefix: str = "") -> dict[str, float]:
+def moved(baseline: float, result: float, rtol: float) -> bool:
+    """Whether a metric moved beyond `rtol` (|result - baseline| > rtol x |baseline|, as `compare` with no atol);
+    a value on one side only has moved, NaN on both has not."""
+    if math.isnan(baseline) or math.isnan(result):
+        return math.isnan(baseline) != math.isnan(result)
+    return abs(result - baseline) > rtol * abs(baseline)
+
+
+def flat_numbers(data: dict, prefix: str = "") -> dict[str, float]:
     """Every number in a summary, nested ones under dotted keys at any depth (memory.unified_buffer.peak_bytes)."""
     row: dict[str, float] = {}
     for key, value in data.items():
         if isinstance(value, dict):
-            row.update(_flat_numbers(value, f"{prefix}{key}."))
+            row.update(flat_numbers(value, f"{prefix}{key}."))
         elif _is_number(value):
             row[f"{prefix}{key}"] = value
     return row

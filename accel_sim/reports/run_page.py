@@ -16,12 +16,21 @@ from accel_sim.reports.view import group_repeats, short_name
 Row = Mapping[str, Any]
 
 
+NO_RECORD = ("This run folder has no run.json (written by `accel-sim run` since this report format): the design "
+             "card, roofline and provenance need it. Rerun `accel-sim run ... -o DIR`.")
+
+
 def design_section(page: Page, record: Mapping[str, Any] | None, summary: Mapping[str, Any]) -> None:
     """The headline card: engines with their parameters and clock, memory levels, the workload, the overrides."""
     if not record:
-        page.text("This run folder has no run.json (written by `accel-sim run` since this report format): the design "
-                  "card, roofline and provenance need it. Rerun `accel-sim run ... -o DIR`.", css="warn")
+        page.text(NO_RECORD, css="warn")
         return
+    markup, markdown = design_card_markup(record, "design")
+    page.raw(markup, markdown)
+
+
+def design_card_markup(record: Mapping[str, Any], ident: str) -> tuple[str, list[str]]:
+    """The design card of a run record as HTML (a div with id `ident`) and as Markdown lines."""
     design, work = record["design"], record["workload"]
     engines = [f"<li><b>{html.escape(e['name'])}</b>{' ×' + str(e['count']) if e['count'] > 1 else ''}: "
                f"{html.escape(e['kind'])}, {html.escape(_fields(e['fields']))}; "
@@ -40,8 +49,8 @@ def design_section(page: Page, record: Mapping[str, Any] | None, summary: Mappin
                 "<li>operators: " + html.escape(", ".join(f"{op} ×{n}" for op, n in work["ops"].items())) + "</li>"]
     if short_name(work["name"]) != work["name"]:
         workload.append(f"<li class='note'>full name: {html.escape(work['name'])}</li>")
-    page.raw(
-        "<div class='card' id='design'>"
+    return (
+        f"<div class='card' id='{html.escape(ident)}'>"
         f"<div><h3>Design: {html.escape(design['arch'])}</h3><ul><li>clock {si_format(design['clock_hz'], 'Hz')}, "
         f"{format_quantity(design['technology_nm'], '')} nm, execution "
         f"{html.escape(design['execution'].get('kind', '?'))}{' (' + html.escape(execution) + ')' if execution else ''}"
@@ -192,17 +201,19 @@ def area_section(page: Page, record: Mapping[str, Any] | None) -> None:
                scroll=False, filterable=False)
 
 
-def provenance_footer(page: Page, record: Mapping[str, Any] | None) -> None:
-    """Version, git revision, command, overrides, input hashes and date."""
+def provenance_footer(page: Page, record: Mapping[str, Any] | None, ident: str = "provenance", label: str = "") -> None:
+    """Version, git revision, command, overrides, input hashes and date (`label` heads it when a page has two)."""
     origin = (record or {}).get("provenance") or {}
+    lead = f"<b>{html.escape(label)}</b>: " if label else ""
     if not origin:
-        page.raw("<footer>provenance not recorded (no run.json in this folder)</footer>", ["_provenance not recorded_"])
+        page.raw(f"<footer id='{html.escape(ident)}'>{lead}provenance not recorded (no run.json in this folder)"
+                 "</footer>", [f"_{label + ': ' if label else ''}provenance not recorded_"])
         return
     inputs = "; ".join(f"{html.escape(p)} <code>sha256:{h}</code>" for p, h in origin.get("inputs", {}).items())
     overrides = ", ".join(origin.get("overrides") or []) or "none"
-    page.raw(f"<footer id='provenance'><p>accel-sim {html.escape(str(origin.get('version', MISSING)))}, git "
+    page.raw(f"<footer id='{html.escape(ident)}'><p>{lead}accel-sim {html.escape(str(origin.get('version', MISSING)))}, git "
              f"<code>{html.escape(str(origin.get('git_revision', MISSING)))}</code>, {html.escape(str(origin.get('date', '')))}"
              f"</p><p>command: <code>{html.escape(str(origin.get('command', MISSING)))}</code></p>"
              f"<p>overrides: <code>{html.escape(overrides)}</code></p><p>inputs: {inputs or 'none recorded'}</p></footer>",
-             [f"_accel-sim {origin.get('version')}, git {origin.get('git_revision')}, {origin.get('date')}; "
+             [f"_{label + ': ' if label else ''}accel-sim {origin.get('version')}, git {origin.get('git_revision')}, {origin.get('date')}; "
               f"command `{origin.get('command')}`; overrides {overrides}_"])

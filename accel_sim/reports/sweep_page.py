@@ -28,6 +28,22 @@ def hypervolume_text(hv: float, n_objectives: int, front: int, feasible: int) ->
             f"wider or both; compare it between runs of the same sweep only, since the scaling depends on the points.")
 
 
+def hypervolume_plot(page: Page, rounds: Sequence[int], volumes: Sequence[float], n_objectives: int,
+                     name: str) -> None:
+    """The hypervolume of the feasible points found up to each round of a search: flat rounds found nothing that
+    widened the front; a curve still climbing at the end says more rounds would pay."""
+    most = 1.1 ** n_objectives
+    figure = {"data": [{"type": "scatter", "mode": "lines+markers", "x": list(rounds), "y": list(volumes),
+                        "line": {"color": FRONT}, "customdata": [f"{significant(v)} ({significant(100 * v / most)} % "
+                                                                 "of the most possible)" for v in volumes],
+                        "hovertemplate": "after round %{x}: hypervolume %{customdata}<extra></extra>"}],
+              "layout": {"height": 300, "margin": {"l": 70, "r": 20, "t": 20, "b": 50},
+                         "xaxis": {"title": {"text": "search round"}, "dtick": 1},
+                         "yaxis": {"title": {"text": "hypervolume"}, "rangemode": "tozero"}}}
+    page.plot(figure, "hypervolume of the front of every feasible point found up to each search round (same scaling "
+              "as above): a flat tail means the search stopped finding better designs", f"hypervolume-{name}")
+
+
 def pareto_plot(page: Page, group: pd.DataFrame, objectives: Mapping[str, str], axes: Sequence[str],
                 front_ids: set[int], knee_ids: set[int], links: Mapping[int, str], name: str) -> None:
     """Scatter of every point on two selectable axes (objectives and numeric parameters), front in red, knee as a

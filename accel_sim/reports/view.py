@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from accel_sim.energy.components import level_area_mm2
+from accel_sim.io.load import slug
 from accel_sim.zoo.cnn import ResNetSpec
 from accel_sim.zoo.transformer import TransformerSpec
 
@@ -171,6 +172,16 @@ def short_name(name: str, limit: int = 60) -> str:
     if match:
         return match.group("model") + match.group("tail")
     return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def folder_name(name: str) -> str:
+    """A workload name as a short, stable file or folder name: the name itself when it is already short, else its
+    short name ('llama2-7b-decode-b8-kv4096') and the first 8 hex digits of the full name's SHA-256, so that two
+    recipes that differ only in a parameter the short name leaves out still get folders of their own."""
+    short = short_name(name)
+    if short == name:
+        return slug(name)
+    return f"{slug(short.rstrip('…'))}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 _DIGITS = re.compile(r"\d+")

@@ -9,7 +9,7 @@ figures that no other model has (tokens of a decode iteration, the items an NPU+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Iterable, Protocol
 
 import numpy as np
 
@@ -170,6 +170,15 @@ class Trace:
             out["schedule_notes"] = list(self.notes)
         return out
 
+    def timeline_rows(self) -> tuple[list[str], list[str]]:
+        """The rows of a timeline, identical resources folded ('pim.ch × 32', as the HTML report does), and the
+        resource drawn on each (the first of a folded family; their spans are the same)."""
+        _, row_of = fold_resources((s.resource, s.label, s.start, s.end) for s in self.spans)
+        first: dict[str, str] = {}
+        for resource in self.resources:
+            first.setdefault(row_of.get(resource, resource), resource)
+        return list(first), list(first.values())
+
     def plot_timeline(self) -> Figure:
         """Gantt chart per resource (top), utilization over time (middle) and on-chip bytes over time (bottom)."""
         import matplotlib  # matplotlib is heavy to import: loaded on first use
@@ -181,12 +190,13 @@ class Trace:
                                              gridspec_kw={"height_ratios": [3, 1, 1]})
         colors = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
         kinds = {k: colors[i % len(colors)] for i, k in enumerate(dict.fromkeys(s.kind for s in self.spans))}
-        for y, resource in enumerate(self.resources):
+        rows, drawn = self.timeline_rows()
+        for y, resource in enumerate(drawn):
             for kind, color in kinds.items():
                 bars = [(s.start, s.end - s.start) for s in self.spans if s.resource == resource and s.kind == kind]
                 if bars:
                     ax.broken_barh(bars, (y - 0.4, 0.8), color=color, label=kind)
-        ax.set_yticks(range(len(self.resources)), self.resources, fontsize=7)
+        ax.set_yticks(range(len(rows)), rows, fontsize=7)
         ax.invert_yaxis()
         handles, labels = ax.get_legend_handles_labels()
         unique = dict(zip(labels, handles))
@@ -211,6 +221,25 @@ class Trace:
         ax_b.set_xlabel("cycle")
         fig.tight_layout()
         return fig
+
+
+def fold_resources(spans: Iterable[tuple[str, str, float, float]]) -> tuple[list[str], dict[str, str]]:
+    """Timeline rows with identical resources folded: 32 PIM channels that run the same spans (resource, label,
+    start, end) at the same times become one row 'pim.ch × 32'. Returns the row labels (first-seen order) and each
+    resource's row."""
+    by_resource: dict[str, list[tuple]] = {}
+    for resource, label, start, end in spans:
+        by_resource.setdefault(resource, []).append((label, round(start, 6), round(end, 6)))
+    families: dict[tuple, list[str]] = {}
+    for resource, seq in by_resource.items():
+        family = resource.rstrip("0123456789")
+        families.setdefault((family, tuple(sorted(seq))), []).append(resource)
+    row_of, rows = {}, []
+    for (family, _), members in families.items():
+        label = members[0] if len(members) == 1 else f"{family.rstrip('._')} × {len(members)}"
+        rows.append(label)
+        row_of.update({m: label for m in members})
+    return rows, row_of
 
 
 def _group(resource: str) -> str:

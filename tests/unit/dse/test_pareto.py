@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from accel_sim.dse.pareto import hypervolume, knee_point, pareto_front, pareto_mask
+from accel_sim.dse.pareto import hypervolume, hypervolume_by_round, knee_point, pareto_front, pareto_mask
 
 
 def test_dominated_points_are_dropped() -> None:
@@ -52,3 +52,12 @@ def test_pareto_front_negates_max_objectives() -> None:
     front = pareto_front(frame, {"throughput": "max", "energy": "min"})
     assert sorted(front.index) == [0, 2]
     assert front["knee"].sum() == 1
+
+
+def test_hypervolume_by_round_grows_to_the_whole_front() -> None:
+    """Round 1 finds (2, 2): area (3-2)(3-2) = 1; round 2 adds (1, 2) and (2, 1): the staircase to (3, 3) is 3;
+    round 3 adds a dominated point and nothing else: still 3. The last value is the hypervolume of all points."""
+    points = np.array([[2.0, 2.0], [1.0, 2.0], [2.0, 1.0], [2.5, 2.5]])
+    rounds, volumes = hypervolume_by_round(points, np.array([1, 2, 2, 3]), np.array([3.0, 3.0]))
+    assert rounds == [1, 2, 3] and volumes == [1.0, 3.0, 3.0]
+    assert volumes[-1] == hypervolume(points, np.array([3.0, 3.0]))

@@ -55,6 +55,15 @@ def test_search_evaluates_n_distinct_designs_on_every_workload(searched) -> None
     assert (table.loc[table["status"] == "invalid", "engines.pe_array.rows"] == 0).all()
 
 
+def test_each_design_records_the_round_that_evaluated_it(searched) -> None:
+    """12 designs asked 4 per round: rounds 1, 2 and 3 hold 4 designs each, every point of a design in its round."""
+    _, store = searched
+    table = _table(store)
+    per_round = table.groupby("round")["design_id"].nunique()
+    assert per_round.to_dict() == {1: 4, 2: 4, 3: 4}
+    assert (table.groupby("design_id")["round"].nunique() == 1).all()
+
+
 def test_search_is_reproducible_and_executor_independent(searched, tmp_path: Path) -> None:
     """The same spec and seed on two worker processes give the same table, row for row."""
     path, store = searched
@@ -72,13 +81,15 @@ def test_search_on_a_dask_cluster_gives_the_same_table(searched, dask_client, tm
 
 
 def test_search_killed_mid_round_resumes_to_the_same_table(searched, tmp_path: Path) -> None:
-    """A kill loses only rows not yet committed: drop the 7 last committed (mid-round), resume, and the table
-    equals the uninterrupted one (the study is replayed from the stored rows)."""
+    """A kill loses only rows not yet committed: drop the 7 last committed (mid-round) and the last round's record,
+    resume, and the table, rounds included, equals the uninterrupted one (the study is replayed from the stored
+    rows)."""
     path, store = searched
     killed = tmp_path / "killed.db"
     shutil.copy(store, killed)
     with sqlite3.connect(killed) as db:
         db.execute("DELETE FROM points WHERE rowid IN (SELECT rowid FROM points ORDER BY rowid DESC LIMIT 7)")
+        db.execute("DELETE FROM rounds WHERE round = 3")  # the last round's record lost too: the replay rewrites it
     assert len(_table(killed)) == 17
     outcome_ = run_sweep(load_sweep(path), killed, executor=LocalExecutor(1), resume=True)
     assert outcome_.skipped == 17 and outcome_.evaluated == 7

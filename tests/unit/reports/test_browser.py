@@ -13,7 +13,7 @@ import pytest
 from accel_sim.cli import main
 from accel_sim.dse import load_sweep, run_sweep
 from accel_sim.dse.executors import LocalExecutor
-from accel_sim.reports.headline import headline_numbers
+from accel_sim.reports.headline import headline_numbers, headline_values
 from browser import Browser, find_chromium
 
 CHROMIUM = find_chromium()
@@ -30,7 +30,7 @@ TEXT = ("(function(){var c=document.body.cloneNode(true);c.querySelectorAll('pre
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The report of each kind: a run with a timeline (scheduled), a run without one (sequential, from ARCH WORKLOAD),
-    an NPU+PIM run, and a sweep searched by NSGA-II."""
+    an NPU+PIM run, the sequential run compared with ten times its DRAM bandwidth, and a sweep searched by NSGA-II."""
     root = tmp_path_factory.mktemp("browser")
     out = {}
     for kind, run in (("timeline", ["fusemax_like", "attention_1pass.einsum"]),
@@ -40,6 +40,11 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         out[kind] = root / kind
     assert main(["report", "edge_npu", "mlp.einsum", "-o", str(root / "sequential")]) == 0
     out["sequential"] = root / "sequential"
+    assert main(["run", "edge_npu", "mlp.einsum", "-o", str(root / "faster_dram"), "--json",
+                 "--set", "memory.dram.bandwidth=7.2 GB/s"]) == 0
+    assert main(["report", str(root / "sequential"), str(root / "faster_dram"), "-o", str(root / "comparison")]) == 0
+    out["comparison"] = root / "comparison"
+    out["faster_dram"] = root / "faster_dram"
     spec = root / "search.yaml"
     spec.write_text((DSE_DATA / "small.yaml").read_text().replace(
         "strategy: grid", "strategy: {kind: nsga2, n: 8, seed: 3, batch: 4}"))
@@ -107,6 +112,8 @@ def test_sweep_report_in_the_browser(reports: dict[str, Path], browser: Browser)
     plot = "plot-pareto-mlp_einsum"
     assert browser.evaluate(f"document.getElementById('{plot}').data.length") >= 2
     assert browser.evaluate("document.getElementById('plot-parallel-mlp_einsum').data[0].type") == "parcoords"
+    volumes = browser.evaluate("document.getElementById('plot-hypervolume-mlp_einsum').data[0].y")
+    assert len(volumes) == 2 and volumes == sorted(volumes)  # 8 designs asked 4 per round; the front only grows
     assert RAW_FLOAT.findall(browser.evaluate(TEXT)) == []
     browser.evaluate(f"(function(){{var s=document.getElementById('{plot}-x');s.value='energy_j';"
                      "s.dispatchEvent(new Event('change'));return 1;})()")
@@ -122,3 +129,24 @@ def test_sweep_report_in_the_browser(reports: dict[str, Path], browser: Browser)
     assert browser.evaluate("window.location.href") == (page.parent / link).resolve().as_uri()
     assert browser.evaluate("document.getElementById('design') !== null")
     assert browser.console_errors() == []
+
+
+def test_comparison_page_in_the_browser(reports: dict[str, Path], browser: Browser) -> None:
+    """The comparison page renders offline; each headline tile's change equals (B - A) / A from the two summary.json
+    files and shows B's number; both designs, both provenance footers and the moved-einsum table (bound first) are
+    there; energy and traffic are plotted side by side; no raw float in the text."""
+    _open(browser, reports["comparison"] / "compare.html", "compare")
+    a, b = (json.loads((reports[k] / "summary.json").read_text()) for k in ("sequential", "faster_dram"))
+    tiles = browser.evaluate("Array.from(document.querySelectorAll('.kpi')).map(function(k){"
+                             "return [k.dataset.kpi, parseFloat(k.dataset.change), k.querySelector('b').textContent];})")
+    expected = [(label, (after - before) / before, text)
+                for (label, before, _), (_, after, text) in zip(headline_values(a), headline_values(b))]
+    assert [t[0] for t in tiles] == [e[0] for e in expected] and [t[2] for t in tiles] == [e[2] for e in expected]
+    assert [t[1] for t in tiles] == pytest.approx([e[1] for e in expected], rel=1e-9)
+    for ident in ("design-a", "design-b", "provenance-a", "provenance-b"):
+        assert browser.evaluate(f"document.getElementById('{ident}') !== null"), ident
+    assert browser.evaluate("document.querySelector('.scroll table.sortable th').textContent") == "bound A → B"
+    bars = browser.evaluate("document.getElementById('plot-energy').data.map(function(t){return t.x.join(',');})")
+    assert bars and all(x == "A,B" for x in bars)
+    assert browser.evaluate("document.getElementById('plot-traffic').data.length") == 2  # dram, global_buffer
+    assert RAW_FLOAT.findall(browser.evaluate(TEXT)) == []

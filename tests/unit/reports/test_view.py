@@ -2,12 +2,16 @@
 generated names shortened."""
 from __future__ import annotations
 
+import hashlib
+import re
+
 import pytest
 
 from accel_sim import evaluate, load_arch, load_workload
 from accel_sim.reports.interactive import fold_rows, occupancy_bars, time_unit
 from accel_sim.reports.plots import roofline_data
-from accel_sim.reports.view import group_repeats, roofline_record, short_name
+from accel_sim.cli.provenance import run_folder
+from accel_sim.reports.view import folder_name, group_repeats, roofline_record, short_name
 
 PATHS = {  # every execution model that reaches a report, on a workload small enough for a unit test
     "sequential": ("edge_npu", "mlp.einsum", (), ()),
@@ -106,3 +110,31 @@ def test_peak_counts_two_ops_per_mac_as_vendors_do() -> None:
     (point,) = [p for p in roofline_record(result)["points"] if p["op"] == "mac"]
     assert point["ops_per_s"] <= point["roof_ops_per_s"] * (1 + 1e-9)
     assert point["ops_per_s"] == pytest.approx(2 * 64 * 32 * 128 / result.einsums[0].cost.total_cycles * 700e6)
+
+
+def test_generated_names_give_short_stable_folder_names() -> None:
+    """A generated name's folder is model, phase, batch and length plus 8 hex digits of the full name: the same name
+    gives the same folder, names that differ only in a parameter give different ones, a short name stays as it is."""
+    long = "llama2-7b-d_model512-n_heads8-ffn_dim2048-n_layers2-decode-b8-kv1024-w4a16kv16"
+    other = long.replace("ffn_dim2048", "ffn_dim4096")
+    folder = folder_name(long)
+    assert re.fullmatch(r"llama2-7b-decode-b8-kv1024-w4a16kv16-[0-9a-f]{8}", folder)
+    assert folder == folder_name(long) and folder_name(other) != folder
+    assert folder[-8:] == hashlib.sha256(long.encode()).hexdigest()[:8]
+    assert folder_name("mlp.einsum") == "mlp.einsum"
+    assert folder_name("llama2-7b-decode-b1-kv1024") == "llama2-7b-decode-b1-kv1024"
+
+
+def test_a_long_hand_written_name_is_cut_and_hashed() -> None:
+    """A 150-character name that is no generated one: cut to the short name's length and hashed, no ellipsis."""
+    name = "my-model " * 17
+    folder = folder_name(name)
+    assert len(folder) < 70 and "…" not in folder and " " not in folder
+    assert folder_name(name + "x") != folder
+
+
+def test_the_run_folder_uses_the_short_name() -> None:
+    """`run`'s default folder is <arch>__<short workload name>, the --set hash after it."""
+    long = "llama2-7b-d_model512-n_heads8-ffn_dim2048-n_layers2-decode-b8-kv1024-w4a16kv16"
+    assert run_folder("TPU v1", long, []).name == f"TPU-v1__{folder_name(long)}"
+    assert run_folder("TPU v1", long, ["a=1"]).name.startswith(f"TPU-v1__{folder_name(long)}__set-")
