@@ -94,7 +94,6 @@ PRESETS: Mapping[str, Preset] = MappingProxyType({
 })
 
 # parameters that the workload name already shows (see the generators' workload_name)
-_NAMED = {"name", "phase", "batch", "seq_len", "kv_len", "image_size", "weight_bits", "act_bits", "kv_bits"}
 
 
 def list_presets() -> list[str]:
@@ -127,8 +126,9 @@ def build(name: str, **params: Any) -> Workload:
             right = "decode" if wrong == "prefill" else "prefill"
             raise ConfigError(f"{key} applies to phase {right}, but the phase is {wrong}", key_path=key,
                               fix=f"remove {key}, or set phase: {right}")
-    renamed = [f"{k}{v}" for k, v in values.items() if k not in _NAMED and v != preset.defaults.get(k)]
-    merged["name"] = "-".join([str(preset.defaults.get("name", name)), *renamed])
+    # the name is the model (the generator adds phase, batch, length and widths); other overrides belong to the
+    # run's provenance (summary.json), not the name, so names stay short and readable (issue 19)
+    merged["name"] = str(preset.defaults.get("name", name))
     return preset.generator(preset.spec_type(**merged))
 
 

@@ -311,3 +311,12 @@ def test_moe_routing_weights_are_softmax_over_top_k() -> None:
     expected = np.zeros_like(logits)
     np.put_along_axis(expected, top, np.exp(chosen) / np.exp(chosen).sum(-1, keepdims=True), -1)
     np.testing.assert_allclose(gates, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_a_generated_name_is_model_phase_batch_length_and_widths_only() -> None:
+    """Overridden structure (n_layers, d_model) goes to the run's provenance, not the name (issue 19): the name is
+    the model, phase, batch and length, plus the widths when any is not 16."""
+    assert build("llama2-7b", phase="decode", n_layers=2, d_model=512, n_heads=8, batch=8,
+                 kv_len=64).name == "llama2-7b-decode-b8-kv64"
+    assert build("llama2-7b", phase="decode", n_layers=1, kv_len=8, weight_bits=4).name \
+        == "llama2-7b-decode-b1-kv8-w4a16kv16"
