@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from accel_sim.sim.trace import fold_resources
 from accel_sim.reports.format import bytes_format, cycles_format, format_metric, percent, si_format
+from accel_sim.reports.view import above_roof
 
 Figure = dict[str, Any]
 PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D", "#BAB0AC",
@@ -116,7 +117,7 @@ def roofline_figure(record: Mapping[str, Any]) -> Figure:
         mine = [p for p in points if p["engine"] == group]
         if mine:
             traces.append(_points_trace(mine, group, color(g)))
-    above = [p for p in points if p["ops_per_s"] > p["roof_ops_per_s"] * (1 + 1e-6)]
+    above = above_roof(points)
     if above:
         traces.append({"type": "scatter", "mode": "markers", "x": [p["intensity"] for p in above],
                        "y": [p["ops_per_s"] for p in above], "name": f"above its roof ({len(above)}): a model bug",

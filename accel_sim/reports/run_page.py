@@ -11,7 +11,7 @@ from accel_sim.reports.headline import bound_sentence, headline_numbers
 from accel_sim.reports.interactive import (occupancy_bars, roofline_figure, stacked_bars, timeline_figure,
                                           utilization_bars)
 from accel_sim.reports.page import Cell, Page
-from accel_sim.reports.view import group_repeats, short_name
+from accel_sim.reports.view import above_roof, group_repeats, short_name
 
 Row = Mapping[str, Any]
 
@@ -75,7 +75,7 @@ def headline_section(page: Page, summary: Mapping[str, Any], record: Mapping[str
     page.kpis(headline_numbers(summary))
     page.text(bound_sentence(summary, (record or {}).get("bandwidth_by_level", {})), css="sentence")
     points = (record or {}).get("roofline", {}).get("points", [])
-    above = [p["einsum"] for p in points if p["ops_per_s"] > p["roof_ops_per_s"] * (1 + 1e-6)]
+    above = [p["einsum"] for p in above_roof(points)]
     if above:
         page.text(f"{len(above)} einsums run faster than their roofline allows ({', '.join(above[:8])}"
                   f"{' …' if len(above) > 8 else ''}): the engine model beats its bound, which is a bug.", css="warn")

@@ -14,7 +14,7 @@ from accel_sim.io.load import SEARCH_DIRS
 from accel_sim.reports.format import bytes_format, cycles_format, format_metric, percent, si_format
 from accel_sim.reports.headline import bound_sentence, headline_numbers
 from accel_sim.reports.plots import roofline_data
-from accel_sim.reports.view import RECORD_FILE, run_record, short_name
+from accel_sim.reports.view import RECORD_FILE, above_roof, roofline_record, run_record, short_name
 from accel_sim.zoo import list_presets
 
 if TYPE_CHECKING:
@@ -115,6 +115,11 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
     if len(shown) < len(records):
         console.print(f"[dim]{len(records) - len(shown)} lighter einsums not shown "
                       f"(--all prints them; all are in per_einsum.csv)[/dim]")
+    above = [p["einsum"] for p in above_roof(roofline_record(result)["points"])]
+    if above:  # the accuracy contract: an engine model that beats its own roofline is a bug to report
+        console.print(f"[bold red]warning:[/bold red] {len(above)} einsums run faster than their roofline allows "
+                      f"({', '.join(above[:8])}{' …' if len(above) > 8 else ''}): the engine model beats its bound, "
+                      "which is a bug")
     summary = result.summary()
     console.print(totals_table(result, summary))
     if result.trace.memory:

@@ -145,6 +145,11 @@ def roofline_record(result: Result) -> dict[str, object]:
     return {"roofs": list(roofs.values()), "points": points}
 
 
+def above_roof(points: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The roofline points (roofline_record) that run faster than their roof allows: a model bug, never a result."""
+    return [p for p in points if p["ops_per_s"] > p["roof_ops_per_s"] * (1 + 1e-6)]
+
+
 def run_record(result: Result, origin: Mapping[str, object] | None = None) -> dict[str, object]:
     """Everything a run report shows beyond summary.json, per_einsum.csv and timeline.csv."""
     return {"title": f"{short_name(result.workload.name)} on {result.arch.name}", "design": design_card(result),

@@ -138,3 +138,28 @@ def test_the_run_folder_uses_the_short_name() -> None:
     long = "llama2-7b-d_model512-n_heads8-ffn_dim2048-n_layers2-decode-b8-kv1024-w4a16kv16"
     assert run_folder("TPU v1", long, []).name == f"TPU-v1__{folder_name(long)}"
     assert run_folder("TPU v1", long, ["a=1"]).name.startswith(f"TPU-v1__{folder_name(long)}__set-")
+
+
+def test_a_point_above_its_roof_is_flagged_and_one_on_it_is_not() -> None:
+    """above_roof: 2 op/s under a 1 op/s roof is flagged; exactly on the roof (1e-7 over, rounding) is not."""
+    from accel_sim.reports.view import above_roof
+
+    points = [{"einsum": "fast", "ops_per_s": 2.0, "roof_ops_per_s": 1.0},
+              {"einsum": "on", "ops_per_s": 1.0 + 1e-7, "roof_ops_per_s": 1.0}]
+    assert [p["einsum"] for p in above_roof(points)] == ["fast"]
+
+
+def test_the_terminal_warns_when_an_einsum_beats_its_roofline(monkeypatch: pytest.MonkeyPatch, tmp_path,
+                                                             capsys: pytest.CaptureFixture) -> None:  # noqa: ANN001
+    """The accuracy contract in the terminal: a roofline point above its roof (forced here) prints a warning line
+    naming the einsum; a normal run prints none."""
+    import accel_sim.reports.tables as tables
+
+    result = evaluate(load_arch("arch_configs/tpu_v1.yaml"), load_workload("workloads/gemm.einsum.yaml"))
+    tables.print_run(result, tmp_path, rows=None)
+    assert "faster than their roofline" not in capsys.readouterr().out
+    monkeypatch.setattr(tables, "roofline_record", lambda r: {"points": [
+        {"einsum": "Z", "ops_per_s": 2.0, "roof_ops_per_s": 1.0}]})
+    tables.print_run(result, tmp_path, rows=None)
+    out = capsys.readouterr().out
+    assert "1 einsums run faster than their roofline allows (Z)" in out
