@@ -27,11 +27,15 @@ _LAZY = {"Result": ("accel_sim.evaluate", "Result"), "evaluate": ("accel_sim.eva
          "load_results": ("accel_sim.dse.store", "load_results"), "sweep": ("accel_sim.dse.sweep", "run_sweep")}
 
 
+ENGINES = "accel_sim.engines"
+
+
 def __getattr__(name: str) -> object:
     """A public name's module is imported on first use, then the name is kept here like an eager import."""
     if name not in _LAZY:
         raise AttributeError(f"module 'accel_sim' has no attribute {name!r}")
     module, attribute = _LAZY[name]
+    importlib.import_module(ENGINES)  # the engine union completes `Arch` (spec/arch.py) before anything loads one
     value = getattr(importlib.import_module(module), attribute)
     globals()[name] = value
     return value

@@ -57,3 +57,20 @@ def test_unknown_attribute_raises_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'not_an_api'"):
         accel_sim.not_an_api  # noqa: B018
+
+
+@pytest.mark.parametrize("code", [
+    "from accel_sim import load_arch\nload_arch('arch_configs/edge_npu.yaml')",
+    "import accel_sim.energy.model\nfrom accel_sim import load_arch\nload_arch('arch_configs/tpu_v1.yaml')",
+])
+def test_the_public_loader_works_first_in_a_fresh_interpreter(code: str) -> None:
+    """Lazy loading must not leave `Arch` half-built: the engine union completes it whichever public name is used
+    first (a fresh interpreter that only loads an arch once raised pydantic's 'Arch is not fully defined')."""
+    loaded_after(code)
+
+
+def test_validate_an_arch_as_the_first_command() -> None:
+    """`accel-sim validate ARCH` in a fresh process (its loader path never imports the evaluator) exits 0."""
+    done = subprocess.run([sys.executable, "-m", "accel_sim.cli", "validate", "arch_configs/tpu_v1.yaml"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "ok  arch_configs/tpu_v1.yaml" in done.stdout, done.stderr

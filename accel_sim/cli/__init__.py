@@ -151,7 +151,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _validated(name: str, strict: bool) -> str:
     """What a file holds, once loaded and checked as the command that reads it would; AccelSimError if bad."""
-    from accel_sim.io.load import file_kind, load_arch, load_workload  # lazy: heavy (pydantic, numpy), as in _cmd_run
+    # lazy: heavy (pydantic, numpy), as in _cmd_run; the public names also load the engine union `Arch` needs
+    from accel_sim import load_arch, load_workload
+    from accel_sim.io.load import file_kind
 
     suffix = Path(name).suffix.lower()
     if suffix in (".cfg", ".csv"):

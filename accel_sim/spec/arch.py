@@ -4,7 +4,9 @@ Python attribute names carry SI units (`capacity_bytes`, `clock_hz`); YAML keys 
 strings (`capacity: 24 MiB`, `clock: 700 MHz`) through aliases; the annotated types live in `spec/fields.py`.
 Engine families are defined in `accel_sim/engines/` and joined in the `AnyEngine` union there. Specs sit below
 engines in the layering, so `Arch.engines` names the union only in its annotation; `accel_sim.engines` resolves it
-(`Arch.model_rebuild`) when it is imported, which importing any part of accel_sim does (accel_sim/__init__.py).
+(`Arch.model_rebuild`) when it is imported: the public API (`accel_sim.load_arch`, ...) imports it first
+(accel_sim/__init__.py), and so does every path through the evaluator; code that loads an Arch through
+`accel_sim.io` directly must import `accel_sim.engines` itself.
 """
 from __future__ import annotations
 
