@@ -30,7 +30,7 @@ Einsum text is ``OUT[indices] = [reduce:] expression``:
   every einsum's name (its output tensor's name unless given) is unique.
 
 Tensor shapes are inferred per dimension as the largest index value + 1 over all accesses (reads
-outside a tensor are zero padding), unless ``shape`` is given. Tensor dimension names are the
+outside a tensor are errors, except a window with a negative offset, which pads), unless ``shape`` is given. Tensor dimension names are the
 upper-cased rank of the first access that indexes that dimension with a single rank (``Q[e,p]`` ->
 ``('E','P')``, ``RM[m1+1,p]`` -> ``('M1','P')``), else ``D<position>`` (``K[e, m1*M0+m0]`` -> ``('E','D1')``).
 
@@ -39,7 +39,6 @@ upper-cased rank of the first access that indexes that dimension with a single r
 from __future__ import annotations
 
 import ast
-import difflib
 import json
 import keyword
 import math
@@ -47,12 +46,14 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Collection, Mapping, Sequence
+from typing import Annotated, Any, Mapping, Sequence
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from accel_sim.errors import ConfigError
+from accel_sim.io.cascade_checks import (check_dimension_ranks, check_graph, check_inputs_spelt, check_ranks_used,
+                                         check_writes_in_bounds, error_at, lookalike_inputs)
 from accel_sim.io.yaml import KeyPath, YamlDoc, format_key_path, load_yaml, validate
 from accel_sim.spec.workload import (
     MAP_OPS, REDUCE_OPS, Access, Affine, Call, Const, Einsum, Expr, Tensor, TensorKind, Workload, accesses_of,
@@ -379,11 +380,11 @@ def parse_cascade(doc: YamlDoc, sizes_override: Mapping[str, int] | None = None)
     spec = validate(CascadeSpec, doc)
     sizes = _override(spec.ranks, sizes_override or {}, doc)
     einsums = tuple(_parse_entry(entry, i, sizes, doc) for i, entry in enumerate(spec.einsums))
-    _check_graph(einsums, doc)
-    _check_ranks_used(einsums, sizes, doc)
-    _check_dimension_ranks(einsums, doc)
+    check_graph(einsums, doc)
+    check_ranks_used(einsums, sizes, doc)
+    check_dimension_ranks(einsums, doc)
     settings = {name: validate(TensorSpec, doc, root=("tensors", name)) for name in spec.tensors}
-    _check_inputs_spelt(einsums, settings, doc)
+    check_inputs_spelt(einsums, settings, doc)
     tensors = _tensors(einsums, settings, spec.default_bits, sizes, doc)
     name = spec.name if spec.name is not None else _stem(doc.file)
     return Workload(name, tensors, einsums)
@@ -418,125 +419,6 @@ def _parse_entry(entry: EinsumSpec, index: int, sizes: Mapping[str, int], doc: Y
                         key_path=format_key_path(path))
 
 
-def _error_at(doc: YamlDoc, path: KeyPath, problem: str, fix: str) -> ConfigError:
-    return ConfigError(problem, fix=fix, file=doc.file, line=doc.line_of(path), key_path=format_key_path(path))
-
-
-def _check_graph(einsums: Sequence[Einsum], doc: YamlDoc) -> None:
-    """Unique names, one writer per tensor, producers before consumers, one rank count per tensor."""
-    names: dict[str, int] = {}
-    writers: dict[str, int] = {}
-    ndims: dict[str, tuple[int, int]] = {}
-    for i, e in enumerate(einsums):
-        path: KeyPath = ("einsums", i)
-        out = e.output.tensor
-        if out in writers:
-            raise _error_at(doc, path, f"tensor '{out}' is written by two einsums (first by einsums[{writers[out]}])",
-                            "write each tensor once; give one of the outputs a new name, or express a running "
-                            "reduction as one einsum that reads its previous step")
-        writers[out] = i
-        if e.name in names:
-            raise _error_at(doc, path, f"einsum name '{e.name}' is already used by einsums[{names[e.name]}]",
-                            "give this einsum a unique name with the mapping form {name: ..., expr: ...}")
-        names[e.name] = i
-        for acc in (*e.inputs, e.output):
-            first = ndims.setdefault(acc.tensor, (len(acc.indices), i))
-            if first[0] != len(acc.indices):
-                raise _error_at(doc, path, f"tensor '{acc.tensor}' has {len(acc.indices)} indices in '{acc}' "
-                                f"but {first[0]} in einsums[{first[1]}]",
-                                f"index '{acc.tensor}' with the same number of dimensions everywhere")
-    for i, e in enumerate(einsums):
-        for acc in e.inputs:
-            j = writers.get(acc.tensor)
-            if j is not None and j > i:
-                raise _error_at(doc, ("einsums", i), f"'{e.name}' reads '{acc.tensor}', which einsums[{j}] "
-                                "writes later", f"list einsums[{j}] before einsums[{i}] (producers first)")
-
-
-def _check_ranks_used(einsums: Sequence[Einsum], sizes: Mapping[str, int], doc: YamlDoc) -> None:
-    """Every declared rank indexes some einsum: an unused one is a misspelling (in the file or a --set)."""
-    used = {r for e in einsums for r in e.sizes}
-    for rank in sizes:
-        if rank in used:
-            continue
-        close = difflib.get_close_matches(rank, sorted(used), n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        fix = f"{hint}use one of the ranks the einsums index: {', '.join(r for r in sizes if r in used)}"
-        path: KeyPath = ("ranks", rank)
-        if path in doc.overridden:
-            raise ConfigError(f"--set '{doc.overridden[path]}': the cascade has no rank '{rank}'", fix=fix,
-                              file=doc.file, key_path=format_key_path(path))
-        raise _error_at(doc, path, f"rank '{rank}' is declared but no einsum uses it",
-                        f"{hint}remove it, or index a tensor with it")
-
-
-def _plain_rank(index: Affine) -> str | None:
-    """The rank of an index that is exactly one rank (``m``, not ``m+1`` or ``2*p``), else None."""
-    return index.terms[0][0] if index.offset == 0 and len(index.terms) == 1 and index.terms[0][1] == 1 else None
-
-
-def _check_dimension_ranks(einsums: Sequence[Einsum], doc: YamlDoc) -> None:
-    """A tensor dimension indexed by a plain rank has that rank's size in every access, so that A[m,k] read
-    later as A[k,m] (m != k) is an error, not a silently square tensor."""
-    first: dict[tuple[str, int], tuple[str, int, int]] = {}  # (tensor, dim) -> (rank, size, einsum position)
-    for i, e in enumerate(einsums):
-        for acc in (e.output, *e.inputs):
-            for d, index in enumerate(acc.indices):
-                rank = _plain_rank(index)
-                if rank is None:
-                    continue
-                seen = first.setdefault((acc.tensor, d), (rank, e.sizes[rank], i))
-                if seen[1] != e.sizes[rank]:
-                    raise _error_at(doc, ("einsums", i), f"dimension {d} of '{acc.tensor}' is indexed by rank "
-                                    f"'{rank}' (size {e.sizes[rank]}) in '{acc}' but by rank '{seen[0]}' (size "
-                                    f"{seen[1]}) in einsums[{seen[2]}]",
-                                    f"index '{acc.tensor}' with its ranks in the same order everywhere, or give "
-                                    "the ranks of one dimension the same size")
-
-
-def _check_inputs_spelt(einsums: Sequence[Einsum], settings: Mapping[str, TensorSpec], doc: YamlDoc) -> None:
-    """A misspelt tensor name (_lookalike_inputs) is an error: it would otherwise become a new workload input."""
-    written = {e.output.tensor: i for i, e in enumerate(einsums)}
-    for name, (i, close) in _lookalike_inputs(einsums, settings).items():
-        raise _error_at(doc, ("einsums", i), f"'{einsums[i].name}' reads '{name}', which no einsum writes, and "
-                        f"einsums[{written[close]}] writes '{close}'",
-                        f"did you mean '{close}'? If '{name}' is a workload input, declare it under 'tensors:' "
-                        f"(e.g. {name}: {{kind: activation}})")
-
-
-def _lookalike_inputs(einsums: Sequence[Einsum], declared: Collection[str]) -> dict[str, tuple[int, str]]:
-    """Tensors read but neither written nor declared whose name looks like a misspelling of a written tensor,
-    each with its first reader's position and that tensor. It looks like one when the names differ only in
-    case, or by one edit (_one_edit_apart) and either is three characters or longer or the written tensor is
-    read by no einsum (two-letter names such as S0 and T0 are common)."""
-    written = {e.output.tensor for e in einsums}
-    read = {acc.tensor for e in einsums for acc in e.inputs}
-    found: dict[str, tuple[int, str]] = {}
-    for i, e in enumerate(einsums):
-        for name in dict.fromkeys(acc.tensor for acc in e.inputs):
-            if name in written or name in declared or name in found:
-                continue
-            close = [w for w in written if name.lower() == w.lower() or _one_edit_apart(name, w)
-                     and (min(len(name), len(w)) >= 3 or w not in read)]
-            if close:
-                found[name] = (i, close[0])
-    return found
-
-
-def _one_edit_apart(a: str, b: str) -> bool:
-    """Both at least two characters, and one character replaced, added or dropped, or two neighbours swapped;
-    numbered names (T0, T1) differ by a digit on purpose and are not one edit apart."""
-    if min(len(a), len(b)) < 2 or abs(len(a) - len(b)) > 1 or a == b:
-        return False
-    if len(a) == len(b):
-        diff = [k for k in range(len(a)) if a[k] != b[k]]
-        if len(diff) == 1:
-            return not (a[diff[0]].isdigit() and b[diff[0]].isdigit())
-        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
-    short, long = sorted((a, b), key=len)
-    return any(long[:k] + long[k + 1:] == short for k in range(len(long)))
-
-
 def _tensors(einsums: Sequence[Einsum], settings: Mapping[str, TensorSpec], default_bits: int,
              sizes: Mapping[str, int], doc: YamlDoc) -> tuple[Tensor, ...]:
     layouts = _inferred_layouts(einsums)
@@ -544,7 +426,7 @@ def _tensors(einsums: Sequence[Einsum], settings: Mapping[str, TensorSpec], defa
         if name not in layouts:
             close = [t for t in layouts if t.lower() == name.lower()]
             hint = f"did you mean '{close[0]}'? " if close else ""
-            raise _error_at(doc, ("tensors", name), f"tensor '{name}' is used by no einsum",
+            raise error_at(doc, ("tensors", name), f"tensor '{name}' is used by no einsum",
                             f"{hint}remove it or use one of: {', '.join(layouts)}")
     recurrent = {e.output.tensor for e in einsums if e.recurrence_rank is not None}
     tensors = []
@@ -553,20 +435,20 @@ def _tensors(einsums: Sequence[Einsum], settings: Mapping[str, TensorSpec], defa
         path: KeyPath = ("tensors", name)
         if ts.shape is not None:
             if len(ts.shape) != len(shape):
-                raise _error_at(doc, path + ("shape",), f"shape of '{name}' has {len(ts.shape)} entries but the "
+                raise error_at(doc, path + ("shape",), f"shape of '{name}' has {len(ts.shape)} entries but the "
                                 f"tensor has {len(shape)} dimensions", f"give {len(shape)} sizes")
             shape = tuple(_shape_entry(v, sizes, doc, path + ("shape", k)) for k, v in enumerate(ts.shape))
         if ts.ranks is not None:
             if len(ts.ranks) != len(ranks):
-                raise _error_at(doc, path + ("ranks",), f"ranks of '{name}' has {len(ts.ranks)} names but the "
+                raise error_at(doc, path + ("ranks",), f"ranks of '{name}' has {len(ts.ranks)} names but the "
                                 f"tensor has {len(ranks)} dimensions", f"give {len(ranks)} names")
             ranks = tuple(ts.ranks)
         if ts.init is not None and name not in recurrent:
-            raise _error_at(doc, path + ("init",), f"'{name}' has an init but no einsum reads its previous step",
+            raise error_at(doc, path + ("init",), f"'{name}' has an init but no einsum reads its previous step",
                             "remove 'init' (it is the value before the first step of a running reduction)")
         tensors.append(Tensor(name, ranks, shape, ts.bits if ts.bits is not None else default_bits,
                               ts.kind, ts.init))
-    _check_writes_in_bounds(einsums, {t.name: t for t in tensors}, doc)
+    check_writes_in_bounds(einsums, {t.name: t for t in tensors}, doc)
     return tuple(tensors)
 
 
@@ -576,11 +458,11 @@ def _shape_entry(value: int | str, sizes: Mapping[str, int], doc: YamlDoc, path:
         parser = _Parser(sizes, where)
         affine = parser.affine(parser.parse(value, "shape entry"))
         if affine.terms:
-            raise _error_at(doc, path, f"shape entry '{value}' uses the rank '{affine.terms[0][0]}'",
+            raise error_at(doc, path, f"shape entry '{value}' uses the rank '{affine.terms[0][0]}'",
                             f"use rank sizes in upper case, e.g. 2*{affine.terms[0][0].upper()}")
         value = affine.offset
     if isinstance(value, bool) or value <= 0:
-        raise _error_at(doc, path, f"shape entry {value!r} is not a positive size", "give a positive integer")
+        raise error_at(doc, path, f"shape entry {value!r} is not a positive size", "give a positive integer")
     return value
 
 
@@ -601,26 +483,6 @@ def _inferred_layouts(einsums: Sequence[Einsum]) -> dict[str, tuple[tuple[str, .
             shape.append(max(1, max(acc.indices[d].value_range(e.sizes)[1] + 1 for acc, e in uses)))
         layouts[name] = (tuple(ranks), tuple(shape))
     return layouts
-
-
-def _check_writes_in_bounds(einsums: Sequence[Einsum], tensors: Mapping[str, Tensor], doc: YamlDoc) -> None:
-    """Writes stay inside their tensor; so do reads, except a window whose negative offset pads it
-    (``I[2*p + r - 3]``): a declared shape smaller than a plain read is an error, not zero padding."""
-    for i, e in enumerate(einsums):
-        for acc in (e.output, *e.inputs):
-            tensor = tensors[acc.tensor]
-            for d, (ix, extent) in enumerate(zip(acc.indices, tensor.shape)):
-                low, high = ix.value_range(e.sizes)
-                if acc is e.output and (low < 0 or high >= extent):
-                    raise _error_at(doc, ("einsums", i), f"'{e.output}' writes index {low}..{high} of dimension "
-                                    f"{d}, outside '{tensor.name}' (size {extent})",
-                                    f"make the output indices stay within 0..{extent - 1} or enlarge its shape")
-                if acc is not e.output and ix.offset >= 0 and high >= extent:
-                    raise _error_at(doc, ("einsums", i), f"'{acc}' reads index {low}..{high} of dimension {d}, "
-                                    f"outside '{tensor.name}' (size {extent})",
-                                    f"enlarge the shape of '{tensor.name}' to at least {high + 1} there, or "
-                                    "index it within its shape (only a window with a negative offset, such as "
-                                    "2*p + r - 3, pads)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -655,7 +517,7 @@ def dump_cascade(workload: Workload) -> str:
              "ranks: {" + ", ".join(f"{_scalar(r, flow=True)}: {s}" for r, s in sizes.items()) + "}",
              f"default_bits: {default_bits}"]
     entries = []
-    lookalikes = _lookalike_inputs(workload.einsums, ())  # inputs that must be declared to read back
+    lookalikes = lookalike_inputs(workload.einsums, ())  # inputs that must be declared to read back
     for t in workload.tensors:
         ranks, shape = layouts[t.name]
         fields = ["kind: activation"] if t.name in lookalikes and t.kind == "activation" else []
