@@ -34,6 +34,7 @@ from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.mapping import MappingBatch, concat_batches, tensor_names
+from accel_sim.spec.mapspace import fitting_objective
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -215,9 +216,7 @@ class SystolicScores:
 
     def objective(self, objective: str) -> np.ndarray:
         """Cycles, joules or their product per candidate (non-fitting candidates: +inf)."""
-        value = {"latency": self.total_cycles, "energy": self.energy_j}.get(objective,
-                                                                           self.total_cycles * self.energy_j)
-        return np.where(self.fits, value, np.inf)
+        return fitting_objective(self.total_cycles, self.energy_j, self.fits, objective)
 
 
 def collapsed(batch: MappingBatch) -> MappingBatch:

@@ -69,37 +69,14 @@ from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_v
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.gpu_kernel import elementwise_kernel_cost
 from accel_sim.engines.gpu_mapspace import GpuMapspace
-from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveInt, SquareMillimetres
+from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveInt, Seconds, SquareMillimetres, Watts
 from accel_sim.spec.mapspace import MapperSpec
 from accel_sim.spec.workload import Einsum
-from accel_sim.units import Dimension, example_quantity, parse_quantity
 
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
-
-def _quantity(dimension: Dimension) -> Any:
-    """A before-validator: a number or unit string of `dimension` to SI, with a fix on failure."""
-
-    def convert(value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError(f"expected a {dimension} quantity, got {str(value).lower()}. Fix: write a number "
-                             f"with a unit, e.g. {example_quantity(dimension)}")
-        try:
-            return parse_quantity(value, dimension)
-        except ValueError as exc:
-            raise ValueError(f"{exc}. Fix: write a number with a {dimension} unit, "
-                             f"e.g. {example_quantity(dimension)}") from None
-
-    return convert
-
-
-def _non_negative_finite(value: float) -> float:
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"must be a finite, non-negative number (got {value}). Fix: give zero or a positive value")
-    return value
-
 
 def _fraction(value: float) -> float:
     if isinstance(value, bool) or not (0 < value <= 1):
@@ -107,8 +84,6 @@ def _fraction(value: float) -> float:
     return float(value)
 
 
-Seconds = Annotated[float, BeforeValidator(_quantity("time"))]
-Watts = Annotated[float, BeforeValidator(_quantity("power"))]
 Fraction = Annotated[float, BeforeValidator(_fraction)]
 
 
@@ -207,11 +182,6 @@ class GpuEngine(EngineBase):
                                  f"achievable fraction of the level's peak bandwidth, e.g. 0.9")
         return pairs
 
-    @field_validator("launch_overhead_s", "static_power_w", mode="after")
-    @classmethod
-    def _non_negative(cls, value: float) -> float:
-        return _non_negative_finite(value)
-
     @model_validator(mode="after")
     def _power_and_splits(self) -> GpuEngine:
         if not (self.tdp_w > 0 and math.isfinite(self.tdp_w)):
@@ -276,14 +246,7 @@ class GpuEngine(EngineBase):
         reduction as a CUDA-core kernel (module docstring)."""
         if einsum.op != "mac":
             return elementwise_kernel_cost(einsum, workload, arch, self)
-        space = self.mapspace(einsum, workload, arch)
-        candidates = space.all()
-        scores = space.score(candidates)
-        values = scores.objective("latency")
-        best = int(np.argmin(values))
-        if not np.isfinite(values[best]):
-            raise space.infeasible(searched=True)
-        return space.cost_of(candidates, scores, best)
+        return _fastest(self.mapspace(einsum, workload, arch))
 
     def level_busy_cycles(self, cost: Cost, workload: Workload, arch: Arch) -> dict[str, float]:
         """Cycles each level needs for the bytes `cost` moves there, at the level's achievable bandwidth."""
@@ -301,14 +264,7 @@ class GpuEngine(EngineBase):
         if einsum.op != "mac":
             cost = elementwise_kernel_cost(einsum, workload, arch, self, resident)
         else:
-            space = GpuMapspace(einsum, workload, arch, self, resident=resident)
-            candidates = space.all()
-            scores = space.score(candidates)
-            values = scores.objective("latency")
-            best = int(np.argmin(values))
-            if not np.isfinite(values[best]):
-                raise space.infeasible(searched=True)
-            cost = space.cost_of(candidates, scores, best)
+            cost = _fastest(GpuMapspace(einsum, workload, arch, self, resident=resident))
         if any(a.tensor in resident for a in einsum.inputs):
             launch = self.launch_overhead_s * arch.clock_hz
             cost = replace(cost, fill_drain_cycles=max(0.0, cost.fill_drain_cycles - launch))
@@ -323,3 +279,14 @@ class GpuEngine(EngineBase):
     def area_mm2(self, node_nm: float) -> float:
         """The die less the memory levels the arch lists (the config gives it: GPUs publish die areas)."""
         return self.datapath_area_mm2
+
+
+def _fastest(space: GpuMapspace) -> Cost:
+    """The cost of the lowest-latency kernel of a (small, enumerated) GPU mapspace; InfeasibleError if none fits."""
+    candidates = space.all()
+    scores = space.score(candidates)
+    values = scores.objective("latency")
+    best = int(np.argmin(values))
+    if not np.isfinite(values[best]):
+        raise space.infeasible(searched=True)
+    return space.cost_of(candidates, scores, best)

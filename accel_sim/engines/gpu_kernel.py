@@ -2,7 +2,6 @@
 vectorized over (CTA tile, split-K) candidates, and CUDA-core kernels for maps and reductions."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +12,7 @@ from accel_sim.engines.folds import fold_count
 from accel_sim.engines.loopnest import gemm_view
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.spec.cost import Cost
+from accel_sim.spec.mapspace import fitting_objective
 from accel_sim.spec.workload import Call
 
 if TYPE_CHECKING:
@@ -127,9 +127,7 @@ class KernelScores:
 
     def objective(self, objective: str) -> np.ndarray:
         """Cycles, joules or their product; +inf where the tile cannot run (occupancy 0)."""
-        value = {"latency": self.total_cycles, "energy": self.energy_j}.get(objective,
-                                                                           self.total_cycles * self.energy_j)
-        return np.where(self.fits, value, np.inf)
+        return fitting_objective(self.total_cycles, self.energy_j, self.fits, objective)
 
     def row(self, i: int) -> dict[str, Any]:
         """Candidate `i`'s fields as plain numbers (per-level arrays as lists)."""

@@ -104,6 +104,13 @@ class Scores(Protocol):
         ...
 
 
+def fitting_objective(total_cycles: np.ndarray, energy_j: np.ndarray, fits: np.ndarray, objective: str) -> np.ndarray:
+    """Cycles (latency), joules (energy) or their product (edp) per candidate; +inf where a candidate does not fit
+    (the one definition every engine's `Scores.objective` returns)."""
+    value = {"latency": total_cycles, "energy": energy_j}.get(objective, total_cycles * energy_j)
+    return np.where(fits, value, np.inf)
+
+
 def concat_scores(parts: list[Scores]) -> Scores:
     """One Scores from the scores of consecutive chunks (every field concatenated along the candidate axis)."""
     first = parts[0]

@@ -22,7 +22,7 @@ from accel_sim.mapper import best_cost, search
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
-from accel_sim.spec.mapspace import Candidates, MapperSpec, mapping_key
+from accel_sim.spec.mapspace import Candidates, MapperSpec, fitting_objective, mapping_key
 
 SETUP, LANES, E_MAC, E_TILE, BUFFER_BYTES = 40.0, 16, 1e-12, 2e-14, 2048  # the buffer binds latency's tile
 
@@ -54,9 +54,7 @@ class ToyScores:
 
     def objective(self, objective: str) -> np.ndarray:
         """Cycles, joules or their product; +inf where the tile does not fit."""
-        value = {"latency": self.total_cycles, "energy": self.energy_j}.get(objective,
-                                                                           self.total_cycles * self.energy_j)
-        return np.where(self.fits, value, np.inf)
+        return fitting_objective(self.total_cycles, self.energy_j, self.fits, objective)
 
 
 @dataclass(frozen=True, eq=False)
