@@ -97,19 +97,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     # lazy: the pipeline is heavy (numpy, pydantic, the engines), so `accel-sim --help` and `scalesim` skip it
-    from accel_sim.evaluate import evaluate
+    from accel_sim.cli.evaluation import evaluate_files
     from accel_sim.cli.provenance import run_folder, run_provenance
-    from accel_sim.io.load import load_arch, load_workload, resolve, split_overrides
+    from accel_sim.io.load import resolve
     from accel_sim.reports.render import FigureWorker
     from accel_sim.reports.tables import jsonable, print_run, write_report
     from accel_sim.reports.view import provenance
 
     figures = FigureWorker()  # imports matplotlib in a child while this process loads and maps
-    arch_overrides, workload_overrides = split_overrides(args.overrides)
-    arch = load_arch(args.arch, arch_overrides)
-    workload = load_workload(args.workload, strict=args.strict, overrides=workload_overrides)
-    result = evaluate(arch, workload)
-    out_dir = args.output or run_folder(arch.name, workload.name, args.overrides)
+    result = evaluate_files(args.arch, args.workload, args.overrides, strict=args.strict)
+    out_dir = args.output or run_folder(result.arch.name, result.workload.name, args.overrides)
     origin = provenance(args.command_line, [resolve(args.arch, "arch"), resolve(args.workload, "workload")],
                         args.overrides)
     write_report(result, out_dir, figures, origin,  # the roofline PNG is drawn by the child meanwhile

@@ -92,9 +92,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Report on a sweep store, a run folder, or an (arch, workload) pair evaluated now."""
     from accel_sim.dse.store import is_store  # lazy: the sweep machinery (module docstring)
-    from accel_sim.evaluate import evaluate  # lazy: the pipeline is heavy (numpy, pydantic, engines); --help skips it
+    from accel_sim.cli.evaluation import evaluate_files  # lazy: the pipeline is heavy; --help skips it
     from accel_sim.cli.provenance import run_folder, run_provenance  # lazy, as above
-    from accel_sim.io.load import load_arch, load_workload, resolve, split_overrides  # lazy, as above
+    from accel_sim.io.load import resolve  # lazy, as above
     from accel_sim.reports import html  # lazy, as above
     target = Path(args.target)
     if args.workload and (target.is_dir() or target.suffix == ".json"):  # two runs: A and B
@@ -104,10 +104,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     elif target.is_dir():
         paths = html.write_folder_report(target, args.output or target)
     elif args.workload:
-        arch_set, workload_set = split_overrides(args.overrides)
         from accel_sim.reports.view import provenance  # lazy, as above
 
-        result = evaluate(load_arch(args.target, arch_set), load_workload(args.workload, overrides=workload_set))
+        result = evaluate_files(str(args.target), args.workload, args.overrides)
         out = args.output or run_folder(result.arch.name, result.workload.name, args.overrides)
         origin = provenance(args.command_line, [resolve(args.target, "arch"), resolve(args.workload, "workload")],
                             args.overrides)
