@@ -26,7 +26,10 @@ tensor cores, so one wave takes occupancy x the time of one CTA alone:
 
 with the datasheet's dense MACs per SM per cycle for the operands' width (tensor cores; wider operands than any
 tensor-core width run on the CUDA cores at their FMA rate) and `tensor_efficiency` eff, the fraction of that
-peak a tuned GEMM main loop sustains (cited per config: clocks under load and issue overheads).
+peak a tuned GEMM main loop sustains (cited per config: clocks under load and issue overheads). A kernel written
+with an older tensor-core instruction family than the SM's native one (`instruction`: FlashAttention-2 issues
+Ampere's warp-level mma.sync on every GPU, Hopper's native one is the warpgroup wgmma) issues MACs at that family's
+fraction of the native rate (`instruction_rates`, cited per config), so its main loop sustains eff x that fraction.
 
 Memory. Each CTA streams its A panel (BM x K/S) and B panel (K/S x BN) through shared memory from L2: over the
 grid the cache level serves A x ceil(N / BN) + B x ceil(M / BM) / multicast elements (a cluster of `multicast`
@@ -148,6 +151,10 @@ class GpuEngine(EngineBase):
     # special-function results per SM per cycle (exp, log, rsqrt, reciprocal: the SFUs)
     special_ops_per_sm: float = Field(16.0, gt=0)
     tensor_efficiency: Fraction = 1.0   # sustained fraction of the tensor peak in a tuned GEMM main loop
+    # tensor-core instruction family -> the fraction of `tensor_macs_per_sm` it can issue (module docstring); YAML
+    # gives a mapping, e.g. {wgmma: 1.0, mma.sync: 0.667}
+    instruction_rates: tuple[tuple[str, float], ...] = ()
+    instruction: str = ""                # the family the kernels issue ("" : the native one, at the full rate)
     # memory level name -> achievable fraction of its peak bandwidth; levels not listed run at their peak
     bandwidth_efficiency: tuple[tuple[str, float], ...] = ()
     registers_per_sm_bytes: Bytes = Field(alias="registers_per_sm")
@@ -172,14 +179,14 @@ class GpuEngine(EngineBase):
     def _rates(cls, value: object, info: Any) -> object:
         return _pairs(value, info.field_name, int)
 
-    @field_validator("bandwidth_efficiency", mode="before")
+    @field_validator("bandwidth_efficiency", "instruction_rates", mode="before")
     @classmethod
-    def _efficiencies(cls, value: object) -> object:
-        pairs = _pairs(value, "bandwidth_efficiency", str)
-        for level, fraction in pairs if isinstance(pairs, tuple) else ():
+    def _efficiencies(cls, value: object, info: Any) -> object:
+        pairs = _pairs(value, info.field_name, str)
+        for key, fraction in pairs if isinstance(pairs, tuple) else ():
             if not 0 < fraction <= 1:
-                raise ValueError(f"bandwidth_efficiency[{level}] = {fraction} must lie in (0, 1]. Fix: give the "
-                                 f"achievable fraction of the level's peak bandwidth, e.g. 0.9")
+                raise ValueError(f"{info.field_name}[{key}] = {fraction} must lie in (0, 1]. Fix: give the "
+                                 f"achievable fraction of the peak, e.g. 0.9")
         return pairs
 
     @model_validator(mode="after")
@@ -192,6 +199,9 @@ class GpuEngine(EngineBase):
         if not self.tensor_macs_per_sm or not self.cuda_ops_per_sm:
             raise ValueError("tensor_macs_per_sm and cuda_ops_per_sm need at least one width each. Fix: give e.g. "
                              "{16: 1024} and {16: 256, 32: 64}")
+        if self.instruction and self.instruction not in dict(self.instruction_rates):
+            raise ValueError(f"instruction {self.instruction!r} is not listed in instruction_rates "
+                             f"({sorted(dict(self.instruction_rates))}). Fix: list its rate or leave instruction unset")
         if 1 not in self.splits:
             raise ValueError("splits must include 1 (no split-K). Fix: e.g. [1, 2, 4, 8]")
         if not self.tiles:
@@ -213,6 +223,11 @@ class GpuEngine(EngineBase):
             if width >= bits:
                 return rate
         return self.cuda_ops_per_sm[-1][1]
+
+    def tensor_sustained(self) -> float:
+        """The fraction of the tensor peak a main loop sustains: `tensor_efficiency` times the issued instruction
+        family's fraction of the native rate (module docstring)."""
+        return self.tensor_efficiency * dict(self.instruction_rates).get(self.instruction, 1.0)
 
     def level_efficiency(self, level: str) -> float:
         """Achievable fraction of a level's peak bandwidth (1.0 when the config lists none)."""

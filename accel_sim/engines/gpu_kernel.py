@@ -167,7 +167,7 @@ def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str,
     slots = engine.sms * occ_safe
     waves = fold_count(ctas, slots)
     rate, on_tensor = engine.mac_rate(p.operand_bits)
-    eff = engine.tensor_efficiency if on_tensor else 1.0
+    eff = engine.tensor_sustained() if on_tensor else 1.0
     tile_macs = tiles.bm * tiles.bn * k_steps * tiles.bk
     compute = waves * occ_safe * tile_macs / (rate * eff) * to_arch
     padded_macs = ctas * tile_macs

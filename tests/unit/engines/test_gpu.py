@@ -15,6 +15,7 @@ from accel_sim import evaluate, load_arch, load_workload
 from accel_sim.engines.gpu import CtaTile
 from accel_sim.engines.gpu_kernel import TileArrays, occupancy
 from accel_sim.engines.roofline import bound_on
+from accel_sim.errors import ConfigError
 from accel_sim.mapper import best_cost
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -53,6 +54,25 @@ def test_square_fp16_gemm_on_h100_is_peak_times_efficiency_times_wave_quantizati
     peak_tflops = 132 * 2048 * 2 * 1.83e9 / 1e12
     assert peak_tflops == pytest.approx(989.4, rel=1e-3)
     assert main_loop_tflops == pytest.approx(peak_tflops * 0.794 * 512 / 528, rel=1e-12)
+
+
+def test_an_older_instruction_family_issues_at_its_fraction_of_the_tensor_rate() -> None:
+    """The same 4096^3 kernel written with mma.sync (FlashAttention-2's instruction) on the H100: the config's
+    [FA3]/Luo et al. figure lets mma.sync issue 0.667 of the wgmma rate, so the main loop takes
+    4 x 128 x 256 x 4096 / (2,048 x 0.794 x 0.667) cycles, 1 / 0.667 of the wgmma kernel's; on the A100, whose
+    native instruction is mma.sync (rate 1.0), naming it changes nothing; an unlisted family is an error."""
+    arch = _with_tiles(H100, CtaTile(m=128, n=256, k=64, stages=4, warps=8))
+    w = gemm(4096, 4096, 4096, bits=16, out_bits=16)
+    engine = arch.engines[0].model_copy(update={"instruction": "mma.sync"})
+    legacy = arch.model_copy(update={"engines": (engine,)})
+    cost = evaluate(legacy, w, "latency").einsums[0].cost
+    assert cost.compute_cycles == pytest.approx(4 * 128 * 256 * 4096 / (2048 * 0.794 * 0.667), rel=1e-12)
+    a100 = load_arch(A100)
+    native = a100.engines[0].cost(w.einsums[0], w, a100)
+    named = a100.engines[0].model_copy(update={"instruction": "mma.sync"}).cost(w.einsums[0], w, a100)
+    assert named.total_cycles == native.total_cycles
+    with pytest.raises(ConfigError, match="not listed in instruction_rates"):
+        load_arch(A100, ["engines.sm.instruction=wgmma"])
 
 
 def test_the_mapper_finds_a_tile_at_least_as_fast_as_the_hopper_default() -> None:
