@@ -5,8 +5,10 @@ Published: the on-board cycle counts in the repository's benchmark READMEs (gith
 benchmark/{mlp,cnn-4L}/{sequential,spatial}/README.md, "Vitis HW ... Cycle count", counted by the design's own
 `measure_cycle` task): MLP sequential 1,374,935 and dataflow 181,996; CNN-4L sequential 2,215,282 and dataflow
 713,144. Each design is described from its HLS source as kernels with their parallelism, DSPs and per-tensor
-ports bound to HBM channels, and FIFOs between the dataflow tasks (arch_configs/fpga/intar_*.yaml); the workloads
-are workloads/intar/*.einsum.yaml. Ours are the engine-clock cycles of `accel-sim run`.
+ports bound to HBM channels, and FIFOs between the dataflow tasks (arch_configs/fpga/intar_*.yaml); the CNN
+designs and the sequential MLP also give their HLS loop nests, with the off-chip round trips their loops wait on
+(engines/fpga/kernels.py `Loop`; the MLP dataflow's II = 1 loops stream and keep the parallelism model). The
+workloads are workloads/intar/*.einsum.yaml. Ours are the engine-clock cycles of `accel-sim run`.
 
 Run: python -m validation.intar
 """

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from accel_sim.spec.fields import SPEC_CONFIG, Bytes, BytesPerSecond, PositiveInt
+from accel_sim.spec.fields import SPEC_CONFIG, Bytes, BytesPerSecond, PositiveInt, Seconds
 
 DspKind = Literal["dsp48e2", "dsp58"]
 RamKind = Literal["bram", "uram"]
@@ -24,6 +24,8 @@ RAM_SHAPES: dict[str, tuple[tuple[int, int], ...]] = {
     "bram": ((512, 72), (1024, 36), (2048, 18), (4096, 9)),
     "uram": ((4096, 72),),
 }
+# DSP48E2/DSP58 fully pipelined: input (A/B), multiplier (M) and output (P) registers, UG579 ch. 2 / AM004.
+DSP_PIPELINE_STAGES = 3
 # Hard-multiplier width beyond which a MAC needs several DSPs (schoolbook partial products): DSP48E2 27x18
 # (UG579, ch. 1), DSP58 27x24 (AM004 / UG1273 "27x24-bit twos complement multiplier").
 NATIVE_BITS = {"dsp48e2": 18, "dsp58": 24}
@@ -63,6 +65,9 @@ class OffChip(BaseModel):
     channels: PositiveInt
     # fraction of a channel's peak a streaming (same-channel, sequential) access reaches, where measured
     efficiency: float | None = Field(None, gt=0, le=1)
+    # idle round trip of one request (address issued to data back), where measured; a kernel that waits for
+    # its data before going on pays it in cycles of its own clock (engines/fpga/kernels.py, `Loop.waits`)
+    latency_s: Seconds | None = Field(None, alias="latency")
 
 
 class Device(BaseModel):
@@ -90,9 +95,11 @@ DEVICES: dict[str, Device] = {
     "u280": Device(name="Alveo U280 (XCU280)", source="DS963 Table 1; UG1393 HBM Configuration and Use",
                    dsp_kind="dsp48e2", dsps=9024, bram36=2016, uram=960, luts=1_304_000, ffs=2_607_000,
                    # efficiency: Shuhai (Wang et al., "Benchmarking High Bandwidth Memory on FPGAs", FCCM 2020)
-                   # measures up to 425 GB/s of the U280's 460 GB/s HBM2 with sequential accesses: 425 / 460
+                   # measures up to 425 GB/s of the U280's 460 GB/s HBM2 with sequential accesses: 425 / 460;
+                   # latency: Shuhai's idle page-hit latency of the U280's HBM, 48 cycles of its 450 MHz AXI clock
+                   # = 106.7 ns (Table III), converted to a kernel's clock by the kernel (cycles = s x Hz)
                    offchip=OffChip(technology="HBM2", capacity="8 GiB", bandwidth="460 GB/s", channels=32,
-                                   efficiency=425 / 460)),
+                                   efficiency=425 / 460, latency=48 / 450e6)),
     "u250": Device(name="Alveo U250 (XCU250)", source="DS962 Table 1; UG1393 (DDR-based Alveo: 77 GB/s)",
                    dsp_kind="dsp48e2", dsps=12288, bram36=2688, uram=1280, luts=1_728_000, ffs=3_456_000,
                    offchip=OffChip(technology="DDR4", capacity="64 GiB", bandwidth="77 GB/s", channels=4)),

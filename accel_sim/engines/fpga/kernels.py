@@ -8,6 +8,14 @@ through one of its ports: at most `width` bytes per cycle (one AXI beat), bound 
 ports bound to a channel share its bandwidth at the memory system's efficiency. A tensor with no port stays on
 chip (BRAM/URAM, or a FIFO between kernels). An einsum's time on its kernel is the slowest of its compute and
 its ports, because an II = 1 pipeline overlaps reads, compute and writes.
+
+Where a kernel gives its HLS loop nest for an einsum (`loops`), the nest's latency replaces the compute term, as
+Vitis HLS schedules it (UG1399, "Loop Pipelining" and "Loop Latency"): a loop pipelined at II runs its trips in
+(trip - 1) x II + depth cycles, an unpipelined loop runs trip x its iteration's latency, and an iteration's latency
+is the operators on its critical path (`ops`, `HLS_OPERATOR_CYCLES`) plus the sub-loops it runs one after another
+plus one off-chip round trip for each port it waits on (`waits`: a read whose data the iteration consumes, or a
+write whose response it awaits). So a pipelined loop pays a round trip once, however many requests it has in
+flight, and an unpipelined loop (or one an HLS tool cannot pipeline) pays it on every iteration.
 """
 from __future__ import annotations
 
@@ -15,9 +23,11 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field, NonNegativeInt
+from pydantic import BaseModel, Field, NonNegativeInt, model_validator
 
-from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt
+from accel_sim.engines.fpga.devices import DSP_PIPELINE_STAGES
+from accel_sim.errors import InfeasibleError
+from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt, located
 
 if TYPE_CHECKING:
     from accel_sim.engines.fpga.engine import FpgaEngine
@@ -28,6 +38,64 @@ if TYPE_CHECKING:
 # tapa/base/stream.h); Vitis HLS hls::stream defaults to depth 2 as well (UG1399, "Specifying Arrays as
 # Streams": "the default depth of 2").
 DEFAULT_FIFO_DEPTH = 2
+
+# Cycles an operator adds to the critical path of a pipelined loop iteration (the names a `Loop` lists in `ops`):
+HLS_OPERATOR_CYCLES: dict[str, int] = {
+    # an integer multiply on a fully pipelined DSP48E2 (A/B, M and P registers, UG579)
+    "dsp_mul": DSP_PIPELINE_STAGES,
+    # a block RAM read without the output register: data one clock after the address (UG573, "Block RAM
+    # Attributes": read latency 1 with DOA_REG = 0)
+    "bram_read": 1,
+    # Vitis HLS's pipelined 32-bit remainder by a 4-bit divisor (`x % 6` of an int): the core
+    # srem_32ns_4ns_32_36, 36 stages, as Vitis HLS names and builds it (one stage per dividend bit plus four)
+    "srem32": 36,
+}
+
+
+class Loop(BaseModel):
+    """An HLS loop: its trip count, its II when pipelined, the operators and port waits on one iteration's
+    critical path, and the loops its body runs one after another."""
+
+    model_config = SPEC_CONFIG
+
+    name: str = ""
+    trip: PositiveInt
+    ii: PositiveInt | None = None   # pipelined at this initiation interval; None: not pipelined
+    ops: tuple[str, ...] = ()       # names in HLS_OPERATOR_CYCLES
+    waits: tuple[str, ...] = ()     # tensors whose port's round trip one iteration waits for
+    body: tuple[Loop, ...] = ()
+
+    @model_validator(mode="after")
+    def _valid(self) -> Loop:
+        """A pipelined loop has its sub-loops unrolled (UG1399), so it names none; its operators are known."""
+        if self.ii is not None and self.body:
+            raise located(f"loop '{self.name}' is pipelined (ii) and has sub-loops; Vitis HLS unrolls every loop "
+                          f"inside a pipelined one. Fix: drop its ii, or fold the sub-loops into its ops", "body")
+        unknown = [op for op in self.ops if op not in HLS_OPERATOR_CYCLES]
+        if unknown:
+            raise located(f"loop '{self.name}' names operators {unknown} with no cited latency. Fix: use "
+                          f"{sorted(HLS_OPERATOR_CYCLES)}", "ops")
+        return self
+
+
+class LoopNest(Loop):
+    """The outermost loop of the nest that computes `einsums` on a kernel (charged to the first of them)."""
+
+    einsums: tuple[str, ...] = Field(min_length=1)
+
+
+def loop_cycles(loop: Loop, round_trip: float) -> float:
+    """Latency of `loop` (cycles) when one off-chip round trip takes `round_trip` cycles (UG1399 loop latency)."""
+    iteration = (sum(HLS_OPERATOR_CYCLES[op] for op in loop.ops) + round_trip * len(loop.waits)
+                 + sum(loop_cycles(inner, round_trip) for inner in loop.body))
+    iteration = max(iteration, 1.0)  # an iteration takes at least one state
+    if loop.ii is not None:
+        return (loop.trip - 1) * loop.ii + iteration
+    return loop.trip * iteration
+
+
+def _waited(loop: Loop) -> set[str]:
+    return set(loop.waits).union(*(_waited(inner) for inner in loop.body))
 
 
 class Port(BaseModel):
@@ -51,6 +119,31 @@ class Kernel(BaseModel):
     bram36: NonNegativeInt = Field(0, alias="bram")
     uram: NonNegativeInt = 0
     ports: dict[str, Port] = Field(default_factory=dict)
+    loops: tuple[LoopNest, ...] = ()   # the HLS loop nests of its einsums, where described
+
+    @model_validator(mode="after")
+    def _nests(self) -> Kernel:
+        """Loop nests name this kernel's einsums, each in one nest, and wait only on its ports."""
+        seen: set[str] = set()
+        for i, nest in enumerate(self.loops):
+            twice = sorted(seen & set(nest.einsums))
+            seen.update(nest.einsums)
+            if twice:
+                raise located(f"einsums {twice} of kernel '{self.name}' are in two loop nests. Fix: name each "
+                              f"in one nest", "loops", i, "einsums")
+            stray = [e for e in nest.einsums if e not in self.einsums]
+            if stray:
+                raise located(f"loop nest '{nest.name}' of kernel '{self.name}' computes {stray}, which the kernel "
+                              f"does not run. Fix: name them in its einsums", "loops", i, "einsums")
+            portless = sorted(_waited(nest) - set(self.ports))
+            if portless:
+                raise located(f"loop nest '{nest.name}' of kernel '{self.name}' waits on {portless}, which have no "
+                              f"port on it. Fix: give them ports or drop the waits", "loops", i)
+        return self
+
+    def nest_of(self, einsum: str) -> LoopNest | None:
+        """The loop nest that computes `einsum`, or None."""
+        return next((n for n in self.loops if einsum in n.einsums), None)
 
 
 class Fifo(BaseModel):
@@ -94,6 +187,28 @@ def _tensor_bytes(einsum: Einsum, tensor: str, workload: Workload) -> float:
     return max(einsum.footprint(a, t) for a in accesses) * t.bits / 8
 
 
+def round_trip_cycles(engine: FpgaEngine, arch: Arch) -> float:
+    """One off-chip request's round trip in the design's clock cycles (0.0 where the device gives none)."""
+    latency = engine.fpga.offchip.latency_s
+    return 0.0 if latency is None else latency * arch.engine_clock_hz(engine)
+
+
+def _compute_cycles(kernel: Kernel, einsum: Einsum, engine: FpgaEngine, arch: Arch) -> float:
+    """The einsum's loop nest latency where the kernel gives one (0 for the nest's other einsums), else its work
+    at the kernel's parallelism."""
+    nest = kernel.nest_of(einsum.name)
+    if nest is None:
+        work = float(einsum.macs if einsum.op == "mac" else einsum.ops)
+        return float(math.ceil(work / kernel.parallelism))
+    if nest.einsums[0] != einsum.name:
+        return 0.0
+    if _waited(nest) and engine.fpga.offchip.latency_s is None:
+        raise InfeasibleError(f"loop nest '{nest.name}' of kernel '{kernel.name}' waits on off-chip requests but "
+                              f"{engine.fpga.name} gives no measured round trip. Fix: give the device's offchip "
+                              f"latency with its source")
+    return loop_cycles(nest, round_trip_cycles(engine, arch))
+
+
 def channel_bytes_per_cycle(engine: FpgaEngine, arch: Arch) -> float:
     """Bytes per engine cycle one off-chip channel delivers at the memory system's efficiency."""
     offchip = engine.level_ports(arch.memory[0], arch.engine_clock_hz(engine)).read_bytes_per_s
@@ -106,7 +221,6 @@ def kernel_time(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngi
     kernel = kernel_of(engine, einsum.name)
     if kernel is None:
         raise KeyError(einsum.name)
-    work = float(einsum.macs if einsum.op == "mac" else einsum.ops)
     channel = channel_bytes_per_cycle(engine, arch)
     ports: dict[str, float] = {}
     per_channel: dict[int, float] = {}
@@ -119,4 +233,4 @@ def kernel_time(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngi
         per_channel[port.channel] = per_channel.get(port.channel, 0.0) + size
     # ports sharing a channel share its bandwidth
     ports.update({f"channel {c}": size / channel for c, size in per_channel.items()})
-    return KernelTime(kernel.name, float(math.ceil(work / kernel.parallelism)), ports, per_channel)
+    return KernelTime(kernel.name, _compute_cycles(kernel, einsum, engine, arch), ports, per_channel)

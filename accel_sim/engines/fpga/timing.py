@@ -13,6 +13,7 @@ from accel_sim.energy import dtype_mac_energy_j
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.costing import level_access_energy
 from accel_sim.engines.folds import fold_count
+from accel_sim.engines.fpga.devices import DSP_PIPELINE_STAGES
 from accel_sim.engines.fpga.kernels import kernel_of, kernel_time
 from accel_sim.engines.loopnest import GemmView, gemm_view
 from accel_sim.engines.roofline import compulsory_traffic
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.workload import Access, Einsum, Workload
 
-# DSP48E2/DSP58 fully pipelined: input (A/B), multiplier (M) and output (P) registers, UG579 ch. 2 / AM004.
-DSP_PIPELINE_STAGES = 3
 # Kuon & Rose, "Measuring the Gap Between FPGAs and ASICs", IEEE TCAD 26(2), 2007, Sec. V: dynamic power of
 # designs using hard multipliers and memories is about 7.1x that of a standard-cell ASIC at the same node.
 FPGA_DYNAMIC_POWER_GAP = 7.1

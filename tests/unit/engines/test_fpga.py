@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from accel_sim.engines.fpga import macs_per_dsp, ram_blocks
 from accel_sim.engines.fpga.timing import passes, unit_for
-from accel_sim.errors import ConfigError
+from accel_sim.engines.fpga.kernels import Loop, loop_cycles
+from accel_sim.errors import ConfigError, InfeasibleError
 from accel_sim.io.arch import arch_from_doc
 from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.yaml import parse_yaml
@@ -200,9 +201,9 @@ def test_run_report_prints_the_resource_utilization_table(tmp_path, capsys) -> N
 
 
 # --- HLS designs: kernels, ports, FIFOs (engines/fpga/kernels.py) ----------------------------------------------
-def hls_arch(kernels: list[dict], fifos: list[dict] | None = None) -> Arch:
+def hls_arch(kernels: list[dict], fifos: list[dict] | None = None, device: dict = DEVICE) -> Arch:
     """200 MHz, 32 channels of 10 GB/s at efficiency 0.5: 25 B per cycle per channel."""
-    engine = {"name": "fpga", "kind": "fpga", "device": DEVICE, "same_channel_efficiency": 0.5,
+    engine = {"name": "fpga", "kind": "fpga", "device": device, "same_channel_efficiency": 0.5,
               "kernels": kernels, "fifos": fifos or []}
     return Arch.model_validate({
         "name": "t", "clock": "200 MHz", "technology_nm": 16,
@@ -281,3 +282,61 @@ def test_kernels_must_name_the_workloads_einsums() -> None:
     with pytest.raises(ConfigError) as err:
         plan(chain(64, 64, 96, 32), a, "fpga", "sequential")
     assert err.value.key_path == "engines[0].kernels[0].einsums" and "['g3']" in str(err.value)
+
+
+# --- HLS loop latency and off-chip round trips (engines/fpga/kernels.py `Loop`) ---------------------------------
+def test_a_pipelined_loop_inside_an_unpipelined_one_pays_its_depth_every_outer_iteration() -> None:
+    """UG1399: a loop pipelined at II runs in (trip - 1) x II + depth; an unpipelined loop runs trip x its
+    iteration. An outer loop of 10 around a pipelined loop of 2 at II = 1 whose iteration is a DSP multiply
+    (3 cycles) and a block RAM read (1): 10 x ((2 - 1) x 1 + 4) = 50 cycles, where pipelining the 20 iterations
+    in one loop would take (20 - 1) + 4 = 23."""
+    inner = Loop(trip=2, ii=1, ops=("dsp_mul", "bram_read"))
+    assert loop_cycles(Loop(trip=10, body=(inner,)), 0.0) == 50
+    assert loop_cycles(Loop(trip=20, ii=1, ops=("dsp_mul", "bram_read")), 0.0) == 23
+
+
+def test_a_wait_costs_one_round_trip_per_pipelined_loop_and_one_per_unpipelined_iteration() -> None:
+    """With a 30-cycle round trip: a pipelined fetch of 14 beats waits once, 13 + 30 = 43 cycles; an unpipelined
+    loop of 14 writes that each await their response pays it every time, 14 x 30 = 420; sub-loops of an
+    iteration run one after another: a row of both, 3 times, is 3 x (43 + 420) = 1389."""
+    fetch = Loop(trip=14, ii=1, waits=("X",))
+    write = Loop(trip=14, waits=("Y",))
+    assert loop_cycles(fetch, 30.0) == 43
+    assert loop_cycles(write, 30.0) == 420
+    assert loop_cycles(Loop(trip=3, body=(fetch, write)), 30.0) == 3 * (43 + 420)
+
+
+def test_a_pipelined_loop_with_sub_loops_or_an_uncited_operator_is_refused() -> None:
+    """HLS unrolls every loop inside a pipelined one, so a pipelined loop names none; operators need a latency."""
+    with pytest.raises(ValueError, match="unrolls every loop"):
+        Loop(trip=2, ii=1, body=(Loop(trip=2),))
+    with pytest.raises(ValueError, match="no cited latency"):
+        Loop(trip=2, ops=("fdiv",))
+
+
+def test_a_kernel_loop_nest_times_its_einsum_with_the_devices_round_trip() -> None:
+    """GEMV 1 x 64 x 32 (int16) on one kernel whose nest is 4 outer steps x a pipelined 2-read loop waiting on W,
+    plus a DSP multiply per step. The device's round trip of 100 ns at the 200 MHz clock is 20 cycles, so the
+    nest takes 4 x ((2 - 1) + 20 + 3) = 96 cycles; the port still bounds the einsum (4096 B of W at 25 B/cycle:
+    163.84 cycles). With 40 outer steps the nest, 40 x 24 = 960 cycles, is the slower."""
+    w = gemm(1, 32, 64, a_bits=16, w_bits=16, out_bits=16)
+    device = {**DEVICE, "offchip": {**DEVICE["offchip"], "latency": "100 ns"}}
+
+    def cost(steps: int) -> float:
+        nest = {"name": "n", "einsums": ["gemm"], "trip": steps, "ops": ["dsp_mul"],
+                "body": [{"trip": 2, "ii": 1, "waits": ["W"]}]}
+        a = hls_arch([{"name": "k", "einsums": ["gemm"], "parallelism": 32, "ports": {"W": {"width": 64}},
+                       "loops": [nest]}], device=device)
+        return a.engines[0].cost(w.einsums[0], w, a).total_cycles
+
+    assert cost(4) == pytest.approx(4096 / 25)
+    assert cost(40) == pytest.approx(40 * (1 + 20 + 3))
+
+
+def test_a_loop_nest_that_waits_needs_a_measured_round_trip() -> None:
+    """A device without an off-chip latency cannot time a kernel that waits on memory: one-paragraph error."""
+    w = gemm(1, 32, 64, a_bits=16, w_bits=16, out_bits=16)
+    a = hls_arch([{"name": "k", "einsums": ["gemm"], "parallelism": 32, "ports": {"W": {"width": 64}},
+                   "loops": [{"name": "n", "einsums": ["gemm"], "trip": 4, "waits": ["W"]}]}])
+    with pytest.raises(InfeasibleError, match="no measured round trip"):
+        a.engines[0].cost(w.einsums[0], w, a)
