@@ -56,14 +56,17 @@ _PEER = ("issue 15 acceptance ('a peer agrees'): every halving of the buffers mo
          "way ZigZag 3.9.1's move (never down; up where the peer's go up), so the bound is 0 disagreements")
 
 # --- Gaps (the mechanism each unmet target lacks) ---------------------------------------------------
-_TMAC_THREADS = ("issue 17 item 1: cores, clusters, SIMD pipes, per-core and per-die bandwidth are modelled "
-                 "(engines/multicore.py) and do not bind here: 8 threads reach 243 GB/s, Llama-2-7B W2 streams "
-                 "1.80 GB per token. The published rows show a per-token cost that appears with threads and is "
-                 "the same for both kernels and both widths (1 / published - 1 / (n x published 1-thread): about "
-                 "12 ms at 8 threads for Llama-2-7B, T-MAC W2 12.1, W4 14.1, llama.cpp W2 12.6, W4 9.5 ms; 7 ms at "
-                 "4 threads for BitNet-3B), so not bandwidth, which would follow the bytes: llama.cpp's "
-                 "per-graph-node thread synchronization; no cited per-barrier cost, so not modelled "
-                 "(validation/lut_notes.md)")
+_TMAC_THREADS = ("issue 17 item 1: cores, clusters, SIMD pipes, per-core and per-die bandwidth, ggml's thread "
+                 "barriers (3 per operator at the M2 Ultra's measured core-to-core latencies: 1.9 ms per Llama-2-7B "
+                 "token at 8 threads) and T-MAC's table build on thread 0 (0.65 ms) are modelled "
+                 "(engines/multicore.py, lut_tensor_core.py). T-MAC's 1-16 thread sweep (its README data) shows a "
+                 "per-token cost that does not shrink with threads and is the same for both kernels and widths, "
+                 "already 5-6 ms at 2 threads, 9-11 at 4, 10-12 at 8 (Llama-2-7B W2): the two modelled explain a "
+                 "fifth of it at 8 threads, the barrier model being a lower bound (60 % of a measured M3 Max barrier"
+                 " cost on the same ggml scheme). Not modelled, no cited figure: the spinning threads polling the "
+                 "counter's own cache line, macOS thread placement (no affinity: migration across clusters, dies and"
+                 " onto E-cores), sched_yield in the matrix-multiply INIT wait; the figure needed is ggml's per-node"
+                 " time at 1-8 threads on M2 Ultra (validation/lut_notes.md)")
 _PI5_BANDWIDTH = ("the Raspberry Pi 5 is described from datasheets only; with no measured CPU bandwidth its threads "
                   "draw up to the LPDDR4X peak, 17.07 GB/s, while the published 2-thread W2 row implies about "
                   "10.7 GB/s sustained (5.92 tokens/s x 1.80 GB): a measured per-core and CPU-wide bandwidth "

@@ -12,7 +12,8 @@ llama.cpp config (Q2_K) does not describe, so they are left out.
 Ours: the decode step of each model (kv_len 256, a short-context generation; the paper's context is not
 transcribed) evaluated with `objective="latency"` on arch_configs/lut/m2_ultra_tmac.yaml and
 m2_ultra_llamacpp.yaml with `--set cpu.threads=N`: the configs describe one performance core and the CPU's
-clusters, and engines/multicore.py places the threads, paces them by the slowest and caps the bandwidth they reach.
+clusters, and engines/multicore.py places the threads, paces them by the slowest, caps the bandwidth they reach and
+charges every operator ggml's thread barriers at the measured core-to-core latencies.
 The Raspberry Pi 5 rows (T-MAC at 1 and 2 threads, the same profiling table) run the same mechanism on
 arch_configs/lut/raspberry_pi5_tmac.yaml, a CPU described from its datasheets only.
 Run: python -m validation.tmac
@@ -116,7 +117,7 @@ def pi5_rows() -> list[Comparison]:
 def main() -> None:
     """Print the comparison table, then the kernel-time-vs-bits construction check."""
     print(comparison_table(rows()))
-    print("kernel time / 1-bit (construction: linear in bits): "
+    print("kernel time / 1-bit (construction: lookups linear in bits, plus the bit-independent table build): "
           + ", ".join(f"{b}-bit {r:.3f}" for b, r in kernel_scaling().items()))
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from accel_sim.spec.arch import ByteCount, Ports
-from accel_sim.spec.fields import SPEC_CONFIG, Hertz
+from accel_sim.spec.fields import SPEC_CONFIG, Hertz, Seconds
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
@@ -24,6 +24,8 @@ class EngineBase(BaseModel):
 
     name: str
     clock_hz: Hertz | None = Field(None, alias="clock")  # None: runs at the arch clock
+    # set by engines/multicore.py for a CPU's cores (their thread barriers), not from YAML: every operator pays it
+    operator_sync_s: Seconds = Field(0.0, exclude=True)
 
     def peak_per_cycle(self, einsum: Einsum) -> float:
         """Operator applications per cycle for this einsum; 0.0 means the engine cannot run it."""

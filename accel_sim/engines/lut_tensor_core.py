@@ -157,6 +157,8 @@ class LutTensorCoreEngine(EngineBase):
     precompute: Literal["fused", "unit", "inline"] = "fused"
     # table-building adds per cycle, needed by 'unit' and 'inline'
     precompute_adds_per_cycle: PositiveFloat | None = Field(None, validate_default=True)
+    # as CPU cores (on_cores): 'all' split the table build; 'one' builds every table while the other cores wait
+    precompute_cores: Literal["all", "one"] = "all"
     table_storage: Literal["registers", "sram"] = "registers"
     issue_cycles_per_step: PositiveFloat = 1.0  # 1 for a pipelined array; on a CPU, SIMD instructions per
     #                                             lookup vector / SIMD pipes
@@ -192,10 +194,12 @@ class LutTensorCoreEngine(EngineBase):
         return self.peak_macs_per_cycle() / weight_bits
 
     def on_cores(self, cores: int) -> LutTensorCoreEngine:
-        """`cores` copies on disjoint N slices, each building its own tables at the per-core rate."""
+        """`cores` copies on disjoint N slices sharing the tables, which all cores build together at `cores` x the
+        per-core rate, or one core alone at its own rate (`precompute_cores: one`)."""
         rate = self.precompute_adds_per_cycle
+        split = rate is not None and self.precompute_cores == "all"
         return self.model_copy(update={"units": self.units * cores,
-                                       "precompute_adds_per_cycle": rate * cores if rate else rate})
+                                       "precompute_adds_per_cycle": rate * cores if split else rate})
 
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Bit-serial lookup timing (with the table precompute) against the loop-nest traffic of the tile."""

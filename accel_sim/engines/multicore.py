@@ -15,6 +15,14 @@ clusters and thread count. `cpu_arch` turns that into the arch the engines cost 
   `die_bandwidth`, all together `cpu.bandwidth`, and never more than the memory level itself gives:
   B(n) = min(level, cpu, sum over dies min(die, sum over its clusters min(cluster, active cores x core))).
   Threads that time-share a core add no bandwidth. The off-chip levels get B(n) as their bandwidth.
+- Barriers: every operator ends with `cpu.barriers_per_operator` barriers of all n threads (ggml before June 2024:
+  INIT, COMPUTE, FINALIZE). A barrier is a shared counter that every thread decrements and then spins on: the
+  threads arrive together (equal shares), so the n read-modify-writes of the counter's cache line serialize,
+  one core-to-core transfer each, and the release is one more transfer to the spinning threads (the centralized
+  barrier of Mellor-Crummey and Scott, ACM TOCS 9(1), 1991): (n + 1) x the mean latency between two distinct
+  active cores. One thread, or threads on one core, pass no barrier that moves a line. Time-sharing a core (n
+  above the physical cores) would add context switches to every barrier; they are not modelled. The engines
+  carry the result as `operator_sync_s`, which the mapping stage adds to every operator's cost.
 """
 from __future__ import annotations
 
@@ -61,6 +69,30 @@ def reachable_bandwidth(cpu: Cpu, threads: int) -> float:
     return min(dies, cpu.bandwidth_bytes_per_s or math.inf)
 
 
+def transfer_latency(cpu: Cpu, a: CoreCluster, b: CoreCluster) -> float:
+    """Seconds for a cache line to move from a core of cluster `a` to another core of `b` (`a` is `b`: within one)."""
+    if a is b:
+        return a.latency_s or 0.0
+    return (cpu.cross_cluster_latency_s if a.die == b.die else cpu.cross_die_latency_s) or 0.0
+
+
+def mean_transfer_latency(cpu: Cpu, threads: int) -> float:
+    """Mean core-to-core latency over ordered pairs of distinct cores that `threads` threads occupy (0: one core)."""
+    active = [(cluster, sum(1 for on_core in counts if on_core)) for cluster, counts in threads_per_core(cpu, threads)]
+    total = pairs = 0.0
+    for a, na in active:
+        for b, nb in active:
+            count = na * (na - 1) if a is b else na * nb
+            total += count * transfer_latency(cpu, a, b)
+            pairs += count
+    return total / pairs if pairs else 0.0
+
+
+def operator_sync_seconds(cpu: Cpu, threads: int) -> float:
+    """Seconds `threads` threads spend in the barriers that end one operator: barriers x (n + 1) transfers each."""
+    return cpu.barriers_per_operator * (threads + 1) * mean_transfer_latency(cpu, threads)
+
+
 def _capped(level: MemoryLevel, bytes_per_s: float) -> MemoryLevel:
     """The level with every port at most `bytes_per_s` (off-chip levels only: on-chip ones are the cores' own)."""
     if memory_kind(level.technology) != "off_chip" or math.isinf(bytes_per_s):
@@ -71,13 +103,14 @@ def _capped(level: MemoryLevel, bytes_per_s: float) -> MemoryLevel:
 
 
 def cpu_arch(arch: Arch) -> Arch:
-    """The arch its engines are costed on: for a CPU, `cpu.threads` reference cores at the slowest thread's pace
-    and the bandwidth those threads reach; any other arch unchanged."""
+    """The arch its engines are costed on: for a CPU, `cpu.threads` reference cores at the slowest thread's pace,
+    paying the barriers that end each operator, and the bandwidth those threads reach; any other arch unchanged."""
     cpu = arch.cpu
     if cpu is None:
         return arch
     clock_hz = cpu.clusters[0].clock_hz * slowest_thread_rate(cpu, cpu.threads)
-    engines = tuple(e.on_cores(cpu.threads).model_copy(update={"clock_hz": clock_hz}) for e in arch.engines)
+    update = {"clock_hz": clock_hz, "operator_sync_s": operator_sync_seconds(cpu, cpu.threads)}
+    engines = tuple(e.on_cores(cpu.threads).model_copy(update=update) for e in arch.engines)
     bandwidth = reachable_bandwidth(cpu, cpu.threads)
     # cpu None: the result is already per thread count, so costing it again does not replicate the cores twice
     return arch.model_copy(update={"engines": engines, "memory": tuple(_capped(m, bandwidth) for m in arch.memory),

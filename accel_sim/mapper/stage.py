@@ -6,6 +6,7 @@ across workloads and designs (sweeps).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from accel_sim.engines.roofline import roofline
@@ -30,6 +31,17 @@ def score(cost: Cost, objective: str) -> float:
     return cost.total_cycles * cost.total_energy_j
 
 
+def synchronised(cost: Cost, engine: EngineBase, arch: Arch) -> Cost:
+    """`cost` with the engine's per-operator thread barriers (a CPU's, engines/multicore.py) as fill/drain cycles."""
+    if not engine.operator_sync_s:
+        return cost
+    sync = engine.operator_sync_s * arch.clock_hz
+    busy = cost.total_cycles
+    # utilization is a time fraction: the same MACs over the longer time
+    return replace(cost, fill_drain_cycles=cost.fill_drain_cycles + sync,
+                   utilization=cost.utilization * busy / (busy + sync))
+
+
 def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None
                  ) -> list[tuple[tuple[str, ...], list[tuple[EngineBase, Cost]]]]:
     """Per einsum: its tensor names and [(engine, best cost)] on every capable engine; a repeated layer shape
@@ -43,7 +55,8 @@ def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCa
             if not capable:
                 roofline(einsum, workload, arch)  # raises the InfeasibleError that names the missing engine
                 raise InfeasibleError(f"no engine can run einsum '{einsum.name}'")
-            seen[key] = (tensors, [(e, best_cost(e, einsum, workload, arch, objective, cache).cost) for e in capable])
+            costs = [best_cost(e, einsum, workload, arch, objective, cache).cost for e in capable]
+            seen[key] = (tensors, [(e, synchronised(c, e, arch)) for e, c in zip(capable, costs)])
         first, options = seen[key]
         if first != tensors:
             rename = dict(zip(first, tensors))

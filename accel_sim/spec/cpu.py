@@ -7,12 +7,17 @@ that turns this into an arch at a thread count is `accel_sim.engines.multicore`.
 Bandwidth caps nest: each active core draws at most `core_bandwidth`, each cluster at most its `bandwidth`
 (its L2 / fabric port), each die at most `die_bandwidth`, the whole CPU at most `bandwidth` (what the memory
 system sustains for the CPU). A cap left out is not binding (no measurement was cited for it).
+
+Thread barriers: software that splits every operator over its threads waits for all of them `barriers_per_operator`
+times per operator; each barrier moves a shared cache line from core to core, at the core-to-core latency of the
+cores involved: `core_to_core_latency` within a cluster, `cross_cluster_latency` between clusters of one die,
+`cross_die_latency` between dies. No barriers (0, the default) need no latencies.
 """
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, NonNegativeInt, field_validator
+from pydantic import BaseModel, Field, NonNegativeInt, field_validator, model_validator
 
-from accel_sim.spec.fields import SPEC_CONFIG, BytesPerSecond, Hertz, PositiveInt, unique_names
+from accel_sim.spec.fields import SPEC_CONFIG, BytesPerSecond, Hertz, PositiveInt, Seconds, unique_names
 
 
 class CoreCluster(BaseModel):
@@ -27,6 +32,7 @@ class CoreCluster(BaseModel):
     die: NonNegativeInt = 0                 # which die the cluster sits on (for `Cpu.die_bandwidth`)
     core_bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="core_bandwidth")  # one core's reach
     bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="bandwidth")  # the cluster's reach together
+    latency_s: Seconds | None = Field(None, alias="core_to_core_latency")  # a cache line between two of its cores
 
 
 class Cpu(BaseModel):
@@ -39,6 +45,9 @@ class Cpu(BaseModel):
     clusters: tuple[CoreCluster, ...]
     die_bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="die_bandwidth")  # per die, all clusters
     bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="bandwidth")  # the CPU's whole reach
+    barriers_per_operator: NonNegativeInt = 0  # thread barriers the software passes per operator (0: none modelled)
+    cross_cluster_latency_s: Seconds | None = Field(None, alias="cross_cluster_latency")  # clusters of one die
+    cross_die_latency_s: Seconds | None = Field(None, alias="cross_die_latency")  # clusters on different dies
 
     @field_validator("clusters", mode="after")
     @classmethod
@@ -53,3 +62,18 @@ class Cpu(BaseModel):
     def physical_cores(self) -> int:
         """Cores of every cluster together."""
         return sum(c.cores for c in self.clusters)
+
+    @model_validator(mode="after")
+    def _barrier_latencies_given(self) -> Cpu:
+        if not self.barriers_per_operator:
+            return self
+        missing = [f"clusters '{c.name}' core_to_core_latency" for c in self.clusters if c.latency_s is None]
+        if len(self.clusters) > 1 and self.cross_cluster_latency_s is None:
+            missing.append("cross_cluster_latency")
+        if len({c.die for c in self.clusters}) > 1 and self.cross_die_latency_s is None:
+            missing.append("cross_die_latency")
+        if missing:
+            raise ValueError(f"barriers_per_operator {self.barriers_per_operator} moves cache lines between cores, "
+                             f"but {', '.join(missing)} is not given. Fix: cite a core-to-core latency measurement "
+                             f"(e.g. core_to_core_latency: 35 ns), or set barriers_per_operator: 0")
+        return self

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from accel_sim import load_arch
-from accel_sim.engines.multicore import reachable_bandwidth
+from accel_sim.engines.multicore import operator_sync_seconds, reachable_bandwidth
 from validation import lut_tensor_core
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,6 +23,15 @@ def test_cpu_bandwidth_is_per_core_then_per_die_limited() -> None:
     8 threads 243 (die 0's cap), 16 threads 486 (both dies), below the 800 GB/s package."""
     cpu = load_arch(REPO / "arch_configs" / "lut" / "m2_ultra_tmac.yaml").cpu
     assert [reachable_bandwidth(cpu, t) / 1e9 for t in (1, 2, 8, 16)] == pytest.approx([102, 204, 243, 486])
+
+
+def test_cpu_barriers_follow_the_core_to_core_latencies() -> None:
+    """Per-operator barrier time of the shipped M2 Ultra description (3 ggml barriers; hydroo's latencies: 34 and
+    32 ns within the two performance clusters of die 0, 120 ns between them): 1 thread none; 4 threads, all on
+    p0, 3 barriers x (4 + 1) transfers x 34 ns = 510 ns; 8 threads, ordered pairs 12 at 34, 12 at 32 and 32 at
+    120 ns, mean 4632 / 56 = 82.71 ns, so 3 x 9 x 82.71 = 2233 ns."""
+    cpu = load_arch(REPO / "arch_configs" / "lut" / "m2_ultra_tmac.yaml").cpu
+    assert [operator_sync_seconds(cpu, t) * 1e9 for t in (1, 4, 8)] == pytest.approx([0, 510, 3 * 9 * 4632 / 56])
 
 
 def test_lut_rows_compare_only_the_artifact_precision_with_the_band() -> None:

@@ -181,6 +181,17 @@ def test_inline_precompute_adds_cycles_and_a_unit_overlaps_them() -> None:
     assert cycles == pytest.approx({"fused": 16, "unit": 80, "inline": 96})
 
 
+def test_tables_built_on_one_core_do_not_shrink_with_cores() -> None:
+    """M2 x N16 x K64, 2-bit: 32 tables of 10 adds. On 4 cores the lookups split 4 ways (64 steps -> 16). Inline
+    tables at 4 adds/cycle per core: split over the cores, 320 / 16 = 20 cycles; built by one core while the
+    others wait, 320 / 4 = 80 (as on one core)."""
+    w = gemm(2, 4 * 4, 64, 2)
+    shared, alone = (lut(precompute="inline", precompute_adds_per_cycle=4.0, precompute_cores=c).on_cores(4)
+                     for c in ("all", "one"))
+    assert shared.cost(w.einsums[0], w, fast_arch(shared)).compute_cycles == pytest.approx(16 + 20)
+    assert alone.cost(w.einsums[0], w, fast_arch(alone)).compute_cycles == pytest.approx(16 + 80)
+
+
 def test_mac_baseline_dequantizes_each_weight_once_per_m_tile() -> None:
     """2-bit weights on fp16 MACs: dequants = N * K * ceil(M / tile_m); none when weights are already fp16."""
     assert mac_work(5, 4, 8, 1, 2, mac()).dequants == 4 * 8 * 3

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from accel_sim import load_arch
-from accel_sim.engines.multicore import cpu_arch, reachable_bandwidth, slowest_thread_rate, threads_per_core
+from accel_sim.engines.multicore import (cpu_arch, mean_transfer_latency, operator_sync_seconds, reachable_bandwidth,
+                                        slowest_thread_rate, threads_per_core)
 from accel_sim.errors import ConfigError
 from accel_sim.evaluate import evaluate
 from accel_sim.spec.arch import Arch
@@ -65,6 +66,47 @@ def arch(threads: int) -> Arch:
         "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "100 GB/s"}],
         "engines": [{"name": "simd", "kind": "vector", "lanes": 8}],
         "cpu": cpu(threads, bandwidth="25 GB/s").model_dump(by_alias=True)})
+
+
+def barriered(threads: int) -> Cpu:
+    """The two-cluster CPU with 3 barriers per operator: 40 ns within the performance cluster, 100 ns within the
+    efficiency cluster, 200 ns between them."""
+    spec = cpu(threads).model_dump(by_alias=True)
+    spec["clusters"][0]["core_to_core_latency"], spec["clusters"][1]["core_to_core_latency"] = 40e-9, 100e-9
+    return Cpu.model_validate({**spec, "barriers_per_operator": 3, "cross_cluster_latency": 200e-9})
+
+
+def test_barrier_moves_a_line_per_thread_and_one_to_release():
+    """One thread passes no barrier. Two threads on the performance cluster: (2 + 1) transfers x 40 ns x 3
+    barriers = 360 ns. Six threads (4 performance, 2 efficiency cores): ordered pairs 4 x 3 at 40 ns, 2 x 1 at
+    100 ns, 2 x 4 x 2 at 200 ns, mean (480 + 200 + 3200) / 30 = 129.33 ns; 7 x 129.33 x 3 = 2716 ns."""
+    assert operator_sync_seconds(barriered(1), 1) == 0.0
+    assert operator_sync_seconds(barriered(2), 2) == pytest.approx(360e-9)
+    assert mean_transfer_latency(barriered(6), 6) == pytest.approx(3880e-9 / 30)
+    assert operator_sync_seconds(barriered(6), 6) == pytest.approx(2716e-9)
+
+
+def test_barriers_need_cited_latencies():
+    """Barriers without a core-to-core latency are rejected, naming what is missing and the fix."""
+    with pytest.raises(ValueError) as error:
+        cpu(2, barriers_per_operator=3)
+    assert "core_to_core_latency" in str(error.value) and "cross_cluster_latency" in str(error.value)
+    assert "Fix:" in str(error.value)
+
+
+def test_every_operator_pays_its_barriers():
+    """y = a + b, one operator, on two performance cores with 3 barriers of 40 ns transfers: the latency grows by
+    exactly 3 x 3 x 40 ns = 360 ns over the same CPU without barriers."""
+    r = Affine.rank
+    e = Einsum("add", Access("Y", (r("i"),)), Call("add", (Access("A", (r("i"),)), Access("B", (r("i"),)))),
+               {"i": 4096})
+    work = Workload("add", tuple(Tensor(t, ("I",), (4096,), 16) for t in "ABY"), (e,))
+    plain = arch(2).model_dump(by_alias=True)
+    synced = {**plain, "cpu": barriered(2).model_dump(by_alias=True)}
+    plain["cpu"] = {**synced["cpu"], "bandwidth": None, "barriers_per_operator": 0}
+    plain_s, synced_s = (evaluate(Arch.model_validate(a), work, objective="latency").summary()["latency_s"]
+                         for a in (plain, synced))
+    assert synced_s - plain_s == pytest.approx(360e-9)
 
 
 def test_cpu_arch_replicates_the_core_and_caps_the_level():
