@@ -6,6 +6,8 @@ Published:
   Multiply Unit 24 %, the 4 MiB Accumulators 6 % (control 2 %, I/O 10 %); power of the die (Table 2): idle 28 W,
   busy 40 W, so 12 W is what work adds.
 - Eyeriss v1 (Chen et al., IEEE JSSC 52(1), 2017): core 3.5 mm x 3.5 mm = 12.25 mm^2 in 65 nm (die 4 x 4 mm).
+  Ours counts the 168 fixed-point MACs, each PE's three scratchpads (edge_npu.yaml `pe_storage`), the 27-bank
+  global buffer and the ReLU lanes; the multicast NoC, the RLC codec and the control are not modelled.
 
 Ours: the shipped configs (arch_configs/tpu_v1.yaml, edge_npu.yaml). Whole-chip area is `Result.area_mm2` of an
 `evaluate` run (every engine's datapath, every on-chip level and the I/O PHYs of the arch's `io:` list); each TPU v1
