@@ -145,13 +145,15 @@ _SRAM_DENSITY = ("the buffer is priced as 24 MiB of high-density 6T cells in mac
                  "CACTI table gives (bit-cell share 0.56); the paper gives no banking or port structure for it, and "
                  "its two 256-byte ports per cycle (one read, one write) suggest two-port macros of larger cells, "
                  "which the tables do not describe")
-_TPU_PE = ("a PE is Horowitz's 45 nm int8 multiplier, a 32-bit adder and flip-flops for its operands, node-scaled "
-           "(234 um2 at 28 nm); the TPU's PE takes 1,212 um2 (79 mm2 / 65,536): its 16-bit quarter-speed mode, "
-           "double-buffered weight registers, the skewed pipeline's registers and clock tree are not counted")
+_TPU_PE = ("a PE is Horowitz's 45 nm int8 multiplier and 32-bit adder plus the 7 B of flip-flops Jouppi sec. 2 "
+           "describes (the input it passes on, the weight in use and its double buffer, a 32-bit partial sum), "
+           "node-scaled: 247 um2 at 28 nm, of which the second weight register is 13 um2; the TPU's PE takes "
+           "1,212 um2 (79 mm2 / 65,536): the control of its 16-bit half- and quarter-speed modes, the clock tree and "
+           "the standard-cell placement density (no cited figure in the tables) are not counted")
 _TPU_POWER = ("ours is dynamic energy only, compared with busy - idle; with the accumulators now 256 banks (2.4 W), "
               "the Unified Buffer is still priced as one 24 MiB array (Horowitz's cache reads extrapolated past 1 MB: "
-              "5.8 W) and each PE reads its operands as register-file accesses (4.9 W) beside 5.4 W of MACs; the "
-              "paper gives the Unified Buffer no banking to price it by")
+              "5.8 W) and each PE reads its operands from its own input and weight registers (3.5 W) beside 5.4 W "
+              "of MACs; the paper gives the Unified Buffer no banking to price it by")
 
 
 def _t(tolerance: float, reason: str, gap: str | None = None) -> Target:
