@@ -148,17 +148,33 @@ _SRAM_DENSITY = ("the buffer is priced as 24 MiB of high-density 6T cells in mac
                  "CACTI table gives (bit-cell share 0.56); the paper gives no banking or port structure for it, and "
                  "its two 256-byte ports per cycle (one read, one write) suggest two-port macros of larger cells, "
                  "which the tables do not describe")
-_TPU_PE = ("a PE is Horowitz's 45 nm int8 multiplier, a 32-bit adder and flip-flops for its operands, node-scaled "
-           "(234 um2 at 28 nm); the TPU's PE takes 1,212 um2 (79 mm2 / 65,536): its 16-bit quarter-speed mode, "
-           "double-buffered weight registers, the skewed pipeline's registers and clock tree are not counted")
+_TPU_PE = ("a PE is Horowitz's 45 nm int8 multiplier and 32-bit adder plus the 7 B of flip-flops Jouppi sec. 2 "
+           "describes (the input it passes on, the weight in use and its double buffer, a 32-bit partial sum), "
+           "node-scaled: 247 um2 at 28 nm, of which the second weight register is 13 um2; the TPU's PE takes "
+           "1,212 um2 (79 mm2 / 65,536): the control of its 16-bit half- and quarter-speed modes, the clock tree and "
+           "the standard-cell placement density (no cited figure in the tables) are not counted")
 _TPU_POWER = ("ours is dynamic energy only, compared with busy - idle; with the accumulators now 256 banks (2.4 W), "
               "the Unified Buffer is still priced as one 24 MiB array (Horowitz's cache reads extrapolated past 1 MB: "
-              "5.8 W) and each PE reads its operands as register-file accesses (4.9 W) beside 5.4 W of MACs; the "
-              "paper gives the Unified Buffer no banking to price it by")
-_EYERISS = ("the 168 PEs' scratchpads (ifmap 24 B, filter 448 B, psum 48 B each: about 85 kB, near the 108 kB "
-            "global buffer's size), the multicast NoC, the RLC codec and control are not in the area "
-            "(edge_npu.yaml leaves the scratchpads out: the systolic engine has no per-PE storage field); the "
-            "MAC datapaths, the 27-bank global buffer and the ReLU lanes are")
+              "5.8 W) and each PE reads its operands from its own input and weight registers (3.5 W) beside 5.4 W "
+              "of MACs; the paper gives the Unified Buffer no banking to price it by")
+
+_DIANNAO_UNCOUNTED = ("Table 6 itself names what ours lacks: filler cells are 26.85 % of the layout (0.81 mm2), the "
+                      "control processor 0.14 mm2, and the buffers' DMAs, registers and control; ours counts the 256 "
+                      "int16 MACs with their pipeline flip-flops, the 16 activation lanes and the three SRAMs as macros "
+                      "(1.17 mm2). Table 6's Memory line, 1.158 mm2 for 36 KB (3.9 um2 a bit, 6.9 x Intel's 0.570 um2 "
+                      "65 nm cell), is dearer than the CACTI bit-cell shares price it (0.63 mm2)")
+_DIANNAO_NFU = ("ours is 256 int16 MACs (Horowitz's multiplier and a 32-bit adder, node-scaled: 1,695 um2 each), 6 B of "
+                "pipeline flip-flops per multiplier and 16 int16 activation lanes (0.54 mm2); the layout's NFU block "
+                "also holds its share of the filler cells (26.85 % of the die in Table 6), the adder trees' pipeline "
+                "registers and NFU-3's interpolation tables (16 segments a unit), which are not described")
+_DIANNAO_BLOCK = ("a Table 6 block is its SRAM plus its DMA, its read and write registers, its control and its share of "
+                  "the filler cells (26.85 % of the die); ours is the SRAM macro alone, ")
+_DIANNAO_BUFFER = _DIANNAO_BLOCK + "priced at LLMCompass' CACTI bit-cell share of a 2 KiB macro (0.076)"
+_DIANNAO_SB = (_DIANNAO_BLOCK + "priced as one 32 KiB macro (bit-cell share 0.393) although it delivers a 4,096-bit row "
+               "per cycle (sec. 5.2), which no macro of the CACTI table does; the paper gives no banking")
+_DIANNAO_SRAM = ("36 KB in 1.158 mm2 is 3.9 um2 a bit, 6.9 x Intel's 0.570 um2 65 nm cell; ours prices SB as one 32 KiB "
+                 "macro (bit-cell share 0.393) and NBin and NBout as 2 KiB macros (0.076), 0.63 mm2 in all: SB's "
+                 "4,096-bit rows (sec. 5.2) need many narrow macros side by side, whose banking the paper does not give")
 
 
 def _t(tolerance: float, reason: str, gap: str | None = None) -> Target:
@@ -220,7 +236,13 @@ TARGETS: dict[str, Target] = {
     "silicon: TPU v1 accumulators area (mm2)": _t(0.25, _SILICON),
     "silicon: TPU v1 I/O PHY area (mm2)": _t(0.25, _SILICON, _TPU_IO),
     "silicon: TPU v1 power busy - idle (W)": _t(0.25, _SILICON, _TPU_POWER),
-    "silicon: Eyeriss core area (mm2)": _t(0.25, _SILICON, _EYERISS),
+    "silicon: Eyeriss core area (mm2)": _t(0.25, _SILICON),
+    "silicon: DianNao area (mm2)": _t(0.25, _SILICON, _DIANNAO_UNCOUNTED),
+    "silicon: DianNao NFU area (mm2)": _t(0.25, _SILICON, _DIANNAO_NFU),
+    "silicon: DianNao NBin area (mm2)": _t(0.25, _SILICON, _DIANNAO_BUFFER),
+    "silicon: DianNao NBout area (mm2)": _t(0.25, _SILICON, _DIANNAO_BUFFER),
+    "silicon: DianNao SB area (mm2)": _t(0.25, _SILICON, _DIANNAO_SB),
+    "silicon: DianNao SRAM area (mm2)": _t(0.25, _SILICON, _DIANNAO_SRAM),
     **{f"gpu: A100 GEMM {m}x12288x12288 (TFLOPS, LLMCompass)": _t(0.15, _GPU_KERNEL)
        for m in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 32768)},
     **{f"gpu: A100 GEMM 8192x{n}x{n} (TFLOPS, LLMCompass)": _t(0.15, _GPU_KERNEL, _CALL_FLOOR if n <= 512 else None)

@@ -5,8 +5,9 @@ from typing import TYPE_CHECKING
 
 from accel_sim.energy.model import (dram_energy_j_per_bit, phy_area_mm2, regfile_access_energy_j, regfile_area_mm2,
                                     sram_access_energy_j, sram_area_mm2, sram_bank_route_mm, wire_energy_j_per_bit_mm)
-from accel_sim.energy.tables import REGISTER_FILE_REFERENCE_BITS, SRAM_REFERENCE_ACCESS_BITS
-from accel_sim.spec.fields import memory_kind
+from accel_sim.energy.model import Number
+from accel_sim.energy.tables import DEFAULT_FLOAT_BY_BITS, REGISTER_FILE_REFERENCE_BITS, SRAM_REFERENCE_ACCESS_BITS
+from accel_sim.spec.fields import MemoryKind, memory_kind
 
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch, MemoryLevel
@@ -17,14 +18,18 @@ SRAM_PORT_BITS = int(SRAM_REFERENCE_ACCESS_BITS.value)
 REGISTER_PORT_BITS = int(REGISTER_FILE_REFERENCE_BITS.value)
 
 
-def dtype_of_bits(bits: int) -> str:
-    """The dtype the energy tables use for a tensor of `bits`: integers up to 8 bits, floats from 16 bits on.
+def dtype_of_bits(bits: int, number: Number | None = None) -> str:
+    """The dtype the energy tables use for `bits`: `number` when the hardware states it (int: an integer of that
+    width; fp: the float format of that width), else integers up to 8 bits and floats from 16 bits on.
 
     Workload tensors carry only a width; low-bit LLM and CNN inference quantize to integers, while 16- and
-    32-bit tensors are fp16/fp32 in every model we import (ONNX float exports, fp16 LLM recipes).
+    32-bit tensors are fp16/fp32 in every model we import (ONNX float exports, fp16 LLM recipes). An engine built
+    for fixed-point arithmetic (Eyeriss, DianNao: 16-bit fixed point) says `number: int`.
     """
-    if bits <= 8:
+    if number == "int" or (number is None and bits <= 8):
         return f"int{max(bits, 1)}"
+    if number == "fp":
+        return DEFAULT_FLOAT_BY_BITS.get(bits, "fp16" if bits <= 16 else "fp32")
     return "fp16" if bits <= 16 else "fp32"
 
 
@@ -43,11 +48,27 @@ def derived_energy_per_bit(level: MemoryLevel, node_nm: float) -> float:
     kind = memory_kind(level.technology)
     if kind == "off_chip":
         return dram_energy_j_per_bit(level.technology)
+    bank = storage_energy_per_bit(kind, level.capacity_bytes / level.banks, node_nm)
     if kind == "sram":
-        bank = sram_access_energy_j(level.capacity_bytes / level.banks, SRAM_PORT_BITS, node_nm) / SRAM_PORT_BITS
         route_mm = sram_bank_route_mm(level_area_mm2(level, node_nm), level.banks)
         return bank + route_mm * wire_energy_j_per_bit_mm(node_nm)
-    return regfile_access_energy_j(level.capacity_bytes, REGISTER_PORT_BITS, node_nm) / REGISTER_PORT_BITS
+    return bank
+
+
+def storage_energy_per_bit(kind: MemoryKind, capacity_bytes: float, node_nm: float) -> float:
+    """Joules per bit read or written in one on-chip array of `capacity_bytes`: Horowitz's cache reads (SRAM) or
+    Eyeriss' register-file access (registers), at the node; a memory level's bank or a PE's scratchpad alike."""
+    if kind == "sram":
+        return sram_access_energy_j(capacity_bytes, SRAM_PORT_BITS, node_nm) / SRAM_PORT_BITS
+    return regfile_access_energy_j(capacity_bytes, REGISTER_PORT_BITS, node_nm) / REGISTER_PORT_BITS
+
+
+def storage_area_mm2(kind: MemoryKind, capacity_bytes: float, node_nm: float, banks: int = 1) -> float:
+    """Die area of one on-chip array of `capacity_bytes`: SRAM macros of capacity / banks each, or a flip-flop
+    register file; a memory level or a PE's scratchpad alike."""
+    if kind == "sram":
+        return sram_area_mm2(capacity_bytes, node_nm, banks)
+    return regfile_area_mm2(capacity_bytes, node_nm)
 
 
 def level_energy_per_bit(level: MemoryLevel, node_nm: float) -> tuple[float, float]:
@@ -72,9 +93,7 @@ def level_area_mm2(level: MemoryLevel, node_nm: float) -> float:
         return 0.0
     if level.area_mm2 is not None:
         return level.area_mm2
-    if kind == "sram":
-        return sram_area_mm2(level.capacity_bytes, node_nm, level.banks)
-    return regfile_area_mm2(level.capacity_bytes, node_nm)
+    return storage_area_mm2(kind, level.capacity_bytes, node_nm, level.banks)
 
 
 def io_area_mm2(arch: Arch) -> float:

@@ -24,15 +24,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.energy import (dtype_mac_area_mm2, dtype_mac_energy_j, regfile_access_energy_j, regfile_area_mm2,
-                              wire_energy_j_per_bit_mm)
-from accel_sim.energy.components import dtype_of_bits, is_off_chip, level_energy_per_bit
+from accel_sim.energy import dtype_mac_area_mm2, dtype_mac_energy_j, regfile_area_mm2, wire_energy_j_per_bit_mm
+from accel_sim.energy.components import (dtype_of_bits, is_off_chip, level_energy_per_bit, storage_area_mm2,
+                                         storage_energy_per_bit)
 from accel_sim.engines.folds import fold_count, hidden_fold_cycles
 from accel_sim.engines.loopnest import (SYSTOLIC_ROLES, LoopnestAnalysis, analyze, gemm_operands, gemm_roles,
                                         systolic_mapping)
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.cost import Cost
+from accel_sim.spec.fields import MemoryKind, memory_kind
 from accel_sim.spec.mapping import MappingBatch, concat_batches, tensor_names
 from accel_sim.spec.mapspace import fitting_objective
 
@@ -58,11 +59,25 @@ def pe_registers_bytes(a_bits: int, b_bits: int) -> float:
     return (a_bits + b_bits + ACCUMULATOR_BITS_INT) / 8
 
 
+def pe_store(engine: SystolicEngine, role: str, a_bits: int, w_bits: int) -> tuple[MemoryKind, float]:
+    """(technology, bytes) of the PE storage that holds operand `role` (inputs, weights or psums): the engine's
+    `pe_storage`, or by default the one register file of both operands and the accumulator."""
+    if engine.pe_storage is None:
+        return "registers", pe_registers_bytes(a_bits, w_bits)
+    store = getattr(engine.pe_storage, role)
+    return memory_kind(store.technology), store.capacity_bytes
+
+
 def systolic_pe_area_mm2(engine: SystolicEngine, node_nm: float) -> float:
-    """One PE: a MAC at the engine's operand precision plus its registers."""
+    """One PE: a MAC at the engine's operand precision and arithmetic plus its storage, each store priced like a
+    memory level of its technology and capacity."""
     bits = engine.operand_bits
-    mac = dtype_mac_area_mm2(dtype_of_bits(bits), dtype_of_bits(bits), node_nm=node_nm)
-    return mac + regfile_area_mm2(pe_registers_bytes(bits, bits), node_nm)
+    dtype = dtype_of_bits(bits, engine.number)
+    mac = dtype_mac_area_mm2(dtype, dtype, node_nm=node_nm)
+    if engine.pe_storage is None:
+        return mac + regfile_area_mm2(pe_registers_bytes(bits, bits), node_nm)
+    return mac + sum(storage_area_mm2(memory_kind(store.technology), store.capacity_bytes, node_nm)
+                     for store in engine.pe_storage.stores())
 
 
 def systolic_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine) -> Cost:
@@ -130,12 +145,13 @@ def _per_mac_energy(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     a_bits, w_bits = tensors[a_acc.tensor].bits, tensors[w_acc.tensor].bits
     node = arch.technology_nm
     macs = einsum.macs
-    energy = {("mac", "compute"): macs * dtype_mac_energy_j(dtype_of_bits(a_bits), dtype_of_bits(w_bits),
-                                                             node_nm=node)}
-    registers = pe_registers_bytes(a_bits, w_bits)
-    energy[("pe_registers", "read")] = macs * (regfile_access_energy_j(registers, a_bits, node)
-                                               + regfile_access_energy_j(registers, w_bits, node))
-    energy[("pe_registers", "write")] = macs * regfile_access_energy_j(registers, ACCUMULATOR_BITS_INT, node)
+    energy = {("mac", "compute"): macs * dtype_mac_energy_j(dtype_of_bits(a_bits, engine.number),
+                                                             dtype_of_bits(w_bits, engine.number), node_nm=node)}
+    # each MAC reads its two operands from their PE stores and writes its partial sum
+    per_bit = {role: storage_energy_per_bit(*pe_store(engine, role, a_bits, w_bits), node)
+               for role in ("inputs", "weights", "psums")}
+    energy[("pe_registers", "read")] = macs * (per_bit["inputs"] * a_bits + per_bit["weights"] * w_bits)
+    energy[("pe_registers", "write")] = macs * per_bit["psums"] * ACCUMULATOR_BITS_INT
     # every MAC passes its streamed operand and its partial sum (or second operand) one PE on
     pitch_mm = math.sqrt(systolic_pe_area_mm2(engine, node))
     energy[("array_wires", "transfer")] = macs * (a_bits + max(w_bits, ACCUMULATOR_BITS_INT)) \

@@ -46,13 +46,13 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.costing import elementwise_cost, systolic_cost, systolic_pe_area_mm2, systolic_resident_cost
 from accel_sim.engines.folds import Buffering, fold_count, hidden_fold_cycles
 from accel_sim.engines.systolic_mapspace import SystolicMapspace, systolic_mapspace
-from accel_sim.spec.fields import Bytes, PositiveFloat, PositiveInt
+from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveFloat, PositiveInt
 from accel_sim.spec.mapspace import MapperSpec, pins_for
 from accel_sim.spec.workload import MAP_OPS, Einsum, map_ops_of
 
@@ -66,6 +66,31 @@ if TYPE_CHECKING:
     from accel_sim.spec.workload import Workload
 
 
+class PeStore(BaseModel):
+    """One operand's storage inside every PE, a scratchpad or a register: its bytes and technology."""
+
+    model_config = SPEC_CONFIG
+
+    capacity_bytes: Bytes = Field(alias="capacity")
+    # priced like a memory level of that technology and capacity (energy.components.storage_area_mm2)
+    technology: Literal["registers", "SRAM"]
+
+
+class PeStorage(BaseModel):
+    """What every PE stores per operand: the streamed input, the weight (the stationary operand of ws) and the
+    partial sum. Each is read (inputs, weights) or written (psums) once per MAC."""
+
+    model_config = SPEC_CONFIG
+
+    inputs: PeStore
+    weights: PeStore
+    psums: PeStore
+
+    def stores(self) -> tuple[PeStore, ...]:
+        """The three stores: inputs, weights, psums."""
+        return self.inputs, self.weights, self.psums
+
+
 class SystolicEngine(EngineBase):
     """A rows x cols array of multiply-accumulate units (TPU MXU, Eyeriss-style PE arrays)."""
 
@@ -74,6 +99,12 @@ class SystolicEngine(EngineBase):
     cols: PositiveInt
     dataflow: Dataflow | Literal["any"] = "ws"  # "any": the mapper chooses the dataflow per einsum
     operand_bits: PositiveInt = 8  # multiplier width the PEs are built for (sets area; energy follows the tensors)
+    # the PEs' arithmetic: int (fixed point: Eyeriss, DianNao) or fp; None: energy.components.dtype_of_bits's rule
+    # (integers up to 8 bits, floats from 16)
+    number: Literal["int", "fp"] | None = None
+    # each PE's storage per operand (Eyeriss' scratchpads); None: one register per operand and a 32-bit
+    # accumulator, one register file (engines/costing.py pe_registers_bytes)
+    pe_storage: PeStorage | None = None
     # "double": a second stationary-tile register per PE hides the next fold's load (module docstring);
     # "single": every ws/is fold loads its tile first (SCALE-Sim's timing)
     stationary_buffering: Buffering = "single"
@@ -156,7 +187,7 @@ class SystolicEngine(EngineBase):
         return systolic_mapspace(einsum, workload, arch, self, pins_for(self.mapper, {r for r, _ in einsum.rank_sizes}))
 
     def area_mm2(self, node_nm: float) -> float:
-        """rows x cols PEs, each a MAC at `operand_bits` with its operand and accumulator registers."""
+        """rows x cols PEs, each a MAC at `operand_bits` with its operand and accumulator storage."""
         return self.rows * self.cols * systolic_pe_area_mm2(self, node_nm)
 
 

@@ -24,6 +24,8 @@ class VectorEngine(EngineBase):
     kind: Literal["vector"]
     lanes: PositiveInt
     lane_bits: PositiveInt = 16  # datapath width of one lane (fp16 unless the design says otherwise)
+    # the lanes' arithmetic: int (fixed point) or fp; None: energy.components.dtype_of_bits's rule
+    number: Literal["int", "fp"] | None = None
     contractions: bool = True    # a SIMD core also multiply-accumulates; a fixed-function activation unit does not
     # True: each lane chains an einsum's operators in a pipeline (exp(x - m) in one pass), one iteration point
     # per lane per cycle; False: one operator application per lane per cycle
@@ -60,6 +62,6 @@ class VectorEngine(EngineBase):
         return self.cost(einsum, workload, arch) if self.register_capacity_bytes() else None
 
     def area_mm2(self, node_nm: float) -> float:
-        """One multiply-accumulate unit per lane at the lane width."""
-        dtype = dtype_of_bits(self.lane_bits)
+        """One multiply-accumulate unit per lane at the lane width and arithmetic."""
+        dtype = dtype_of_bits(self.lane_bits, self.number)
         return self.lanes * dtype_mac_area_mm2(dtype, dtype, node_nm=node_nm)
