@@ -28,8 +28,8 @@ from accel_sim.energy import (dtype_mac_area_mm2, dtype_mac_energy_j, regfile_ac
                               wire_energy_j_per_bit_mm)
 from accel_sim.energy.components import dtype_of_bits, is_off_chip, level_energy_per_bit
 from accel_sim.engines.folds import fold_count, hidden_fold_cycles
-from accel_sim.engines.loopnest import (SYSTOLIC_ROLES, LoopnestAnalysis, analyze, gemm_operands, gemm_roles,
-                                        systolic_mapping)
+from accel_sim.engines.loopnest import (SYSTOLIC_ROLES, LoopnestAnalysis, access_of, analyze, gemm_operands,
+                                        gemm_roles, systolic_mapping, tile_footprint)
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.cost import Cost
@@ -84,8 +84,7 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
     """Why none of `batch` fits even with every operand spilled: the on-chip level the least-demanding candidate
     overfills, its capacity and the bytes its tiles need (double-buffered), and the fix."""
     spill = array_analyses(einsum, workload, arch, rows, cols, batch, dataflow)[SPILLED]
-    bits = np.array([workload.tensor_map[t].bits for t in batch.tensor_names], dtype=float)
-    need = (spill.tile_elements * bits).sum(axis=2) / 8 * 2                           # (B, L)
+    need = spilled_occupancy(einsum, workload, arch, batch, spill).sum(axis=2)        # (B, L)
     on_chip = [li for li, lv in enumerate(arch.memory) if not is_off_chip(lv) and lv.capacity_bytes is not None]
     over = [(float(need[:, li].min() - arch.memory[li].capacity_bytes), li) for li in on_chip]
     over = [(excess, li) for excess, li in over if excess > 0]
@@ -96,11 +95,13 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
     _, li = max(over)
     level = arch.memory[li]
     best = int(need[:, li].argmin())
-    kept = ", ".join(f"tensor '{t}'" for ti, t in enumerate(batch.tensor_names) if spill.tile_elements[best, li, ti])
+    kept = ", ".join(f"tensor '{t}'" for ti, t in enumerate(batch.tensor_names)
+                     if spilled_occupancy(einsum, workload, arch, batch, spill)[best, li, ti])
     return InfeasibleError(
         f"einsum '{einsum.name}' on '{engine_name}': its tiles fit no on-chip level, even with every operand "
         f"streamed from the outermost level that holds it: '{level.name}' holds {level.capacity_bytes:,.0f} bytes "
-        f"and the smallest tiles it must keep ({kept}) need {need[best, li]:,.0f} bytes (double-buffered). Fix: raise "
+        f"and the smallest tiles it must keep or stage ({kept}) need {need[best, li]:,.0f} bytes (double-buffered). "
+        f"Fix: raise "
         f"memory.{level.name}.capacity to at least {need[:, li].min():,.0f} bytes, or let an outer level hold "
         f"what it holds (its `holds:`)")
 
@@ -362,8 +363,8 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
     # per (variant, tensor): on-chip bytes per level (streamed tiles double-buffered) and traffic bytes
     tiles = np.stack([v.tile_elements for v in analyses]) * bits / 8                  # (3, B, L, T)
-    for variant in (STREAMED, SPILLED):
-        tiles[variant] = np.where(on_chip[None, :, None], 2 * tiles[variant], tiles[variant])
+    tiles[STREAMED] = np.where(on_chip[None, :, None], 2 * tiles[STREAMED], tiles[STREAMED])
+    tiles[SPILLED] = spilled_occupancy(einsum, workload, arch, batch, analyses[SPILLED])
     flows = [(v.read_elements, v.fill_elements, v.update_elements, v.write_elements) for v in analyses[:SPILLED]]
     flows.append(_staged(batch, analyses[SPILLED]))
     moved = np.stack([sum(flow) for flow in flows]) * bits / 8                         # (3, B, L, T)
@@ -394,14 +395,56 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     return ArrayTraffic(fits, choice, read, fill, update, write, read_bits / 8, write_bits / 8, level_energy)
 
 
+def _staging_route(batch: MappingBatch) -> tuple[np.ndarray, np.ndarray]:
+    """(outermost (B, 1, T): each tensor's backing store, route (B, L, T): the levels inside it that keep the
+    tensor in `batch`, which the spilled layout bypasses and so uses as staging buffers)."""
+    outermost = (~batch.bypass).argmax(axis=1)[:, None, :]
+    return outermost, ~batch.bypass & (np.arange(batch.bypass.shape[1])[None, :, None] > outermost)
+
+
+def edge_elements(einsum: Einsum, workload: Workload, batch: MappingBatch) -> np.ndarray:
+    """Elements (B, T) of each tensor that cross the array's edge in one cycle: one per PE along the edge it enters.
+
+    A tensor whose spatial footprint spans one axis (a streamed operand, or outputs drained along a row or
+    column) moves its whole footprint along that axis each cycle; one spanning both axes (a stationary tile)
+    shifts in one row or column a cycle, the narrower side; one spanning neither moves one element.
+    """
+    out = np.ones((len(batch), len(batch.tensor_names)))
+    for ti, name in enumerate(batch.tensor_names):
+        access = access_of(einsum, name)
+        shape = workload.tensor_map[name].shape
+        spans = np.stack([tile_footprint(batch.spatial[:, a, :], access, shape, batch.rank_names)
+                          for a in range(batch.spatial.shape[1])])                    # (A, B)
+        out[:, ti] = np.where((spans > 1).all(axis=0), spans.min(axis=0), spans.max(axis=0))
+    return out
+
+
+def spilled_occupancy(einsum: Einsum, workload: Workload, arch: Arch, batch: MappingBatch,
+                      spill: LoopnestAnalysis) -> np.ndarray:
+    """Bytes (B, L, T) the spilled layout keeps at each on-chip level: its tiles at the backing store, and at each
+    staging level on the route two cycles' edge transfer (`edge_elements`).
+
+    Why two cycles: a staging level gives no reuse, but the array takes each tensor's edge elements of one cycle
+    at once. While those are read out to the array, the next cycle's arrive from the backing store, so the level
+    holds two cycles' worth, as any double-buffered tile; with less, one cycle's operands never sit in it
+    together and the array cannot step at all (ZigZag likewise finds no mapping when a memory cannot hold the
+    operands one step of its array needs). That stage-size bound, not the tile, is then the level's need.
+    """
+    bits = np.array([workload.tensor_map[t].bits for t in batch.tensor_names], dtype=float)
+    on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])[None, :, None]
+    _, route = _staging_route(batch)
+    stage = 2 * edge_elements(einsum, workload, batch)[:, None, :] * route
+    kept = np.where(on_chip, 2 * spill.tile_elements, spill.tile_elements)
+    return (kept + np.where(on_chip, stage, 0)) * bits / 8
+
+
 def _staged(batch: MappingBatch, spill: LoopnestAnalysis) -> tuple[np.ndarray, ...]:
     """(read, fill, update, write) elements of the spilled layout with its traffic also passing through every
     level it bypassed on its route (levels that keep the tensor in `batch`): such a level is a staging buffer
     too small to keep a tile, so it gives no reuse but every element still crosses it. Inputs read out of the
     backing store are filled into and read out of it; outputs written or updated at the backing store are
     written into and drained out of it, and partial sums read back pass down through it."""
-    outermost = (~batch.bypass).argmax(axis=1)[:, None, :]                           # (B, 1, T)
-    kept = ~batch.bypass & (np.arange(batch.bypass.shape[1])[None, :, None] > outermost)   # the bypassed route
+    outermost, kept = _staging_route(batch)
     at_home = lambda a: np.take_along_axis(a, outermost, axis=1)                     # noqa: E731
     read_b, update_b, write_b = at_home(spill.read_elements), at_home(spill.update_elements), \
         at_home(spill.write_elements)

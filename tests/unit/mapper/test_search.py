@@ -173,12 +173,16 @@ def test_pinned_factor_that_cannot_fit_raises_naming_the_pe_constraint() -> None
         search(systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu"), {"k": {"rows": 16}}), "edp", "local")
 
 
-def test_a_buffer_too_small_for_any_tile_stages_every_operand_from_dram() -> None:
-    """A 4-byte SRAM cannot keep three double-buffered one-element int8 tiles (6 bytes): it no longer fails the
-    search but stages every operand from DRAM without reuse, so DRAM serves at least what it serves with 1 MiB
-    (the hand-derived staging case is tests/unit/engines/test_tile_capacity.py)."""
+def test_a_buffer_too_small_for_any_tile_stages_every_operand_from_dram_down_to_two_cycles_of_edge_transfer() -> None:
+    """A 24-byte SRAM cannot keep the 4 x 4 ws array's double-buffered tiles (W alone: 2 x 16 B) but stages every
+    operand from DRAM without reuse (A, W and Z each cross a 4-PE edge a cycle: 2 x (4 + 4 + 4) = 24 B), so
+    DRAM serves more than with 1 MiB. A 4-byte SRAM stages nothing, even on one PE (2 x (1 + 1 + 1) = 6 B): the
+    search fails naming it (the hand-derived staging case is tests/unit/engines/test_tile_capacity.py)."""
     w = gemm(8, 8, 8)
     found = {sram: search(systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu")), "edp", "exhaustive")
-             for sram in ("4 B", "1 MiB") for arch in [two_level_arch(sram=sram)]}
+             for sram in ("24 B", "1 MiB") for arch in [two_level_arch(sram=sram)]}
     dram = {sram: sum(v for (level, _, _), v in r.cost.accesses.items() if level == "dram") for sram, r in found.items()}
-    assert dram["4 B"] > dram["1 MiB"] and found["4 B"].cost.total_cycles >= found["1 MiB"].cost.total_cycles
+    assert dram["24 B"] > dram["1 MiB"] and found["24 B"].cost.total_cycles >= found["1 MiB"].cost.total_cycles
+    arch = two_level_arch(sram="4 B")
+    with pytest.raises(InfeasibleError, match="'sram' holds 4 bytes"):
+        search(systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu")), "edp", "exhaustive")
