@@ -29,7 +29,7 @@ from accel_sim.energy import (dtype_mac_area_mm2, dtype_mac_energy_j, regfile_ac
 from accel_sim.energy.components import dtype_of_bits, is_off_chip, level_energy_per_bit
 from accel_sim.engines.folds import fold_count, hidden_fold_cycles
 from accel_sim.engines.loopnest import (SYSTOLIC_ROLES, LoopnestAnalysis, access_of, analyze, gemm_operands,
-                                        gemm_roles, systolic_mapping, tile_footprint)
+                                        gemm_roles, split_fold, systolic_mapping, tile_footprint)
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.cost import Cost
@@ -284,17 +284,30 @@ def axis_folds(einsum: Einsum, engine: SystolicEngine, masks: np.ndarray, batch:
     """(folds, packed) of each candidate along one array axis (place 0: rows, 1: cols), as systolic_timing counts.
 
     `masks` is `_role_masks` per candidate (B, 3, R). Folds are the product of the axis ranks' tile counts, or,
-    when their tile loops sit at one level, the im2col-flattened count ceil(prod of their sizes / axis size) if
-    fewer: then `packed` is True and each fold holds ceil(prod of sizes / folds) flattened elements, not the
-    mapping's per-rank spatial factors.
+    when their tile loops sit at one level and the spatial factors already reach the fewest folds any per-rank
+    tiling does (`split_fold`, as the dataflow's own mapping), the im2col-flattened count ceil(prod of their
+    sizes / axis size) if fewer: then `packed` is True and each fold holds ceil(prod of sizes / folds)
+    flattened elements, not the mapping's per-rank spatial factors. A mapping that unrolls less than it could
+    (k = 64 as 8 x 8 folds on 32 columns) runs its own folds: flattening it would time 2 folds while its
+    traffic and tiles stay those of 8, one mapping timed as another.
     """
     sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
     on_axis = masks[:, place]
+    axis = (engine.rows, engine.cols)[place]
     split = np.where(on_axis, batch.temporal.prod(axis=1), 1).prod(axis=1)
     levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
-    fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), (engine.rows, engine.cols)[place])
-    packed = (levels_used <= 1) & (fused < split)
+    fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), axis)
+    kinds, which = np.unique(on_axis, axis=0, return_inverse=True)
+    least = np.array([_least_split([r for r, on in zip(batch.rank_names, kind) if on], einsum.sizes, axis)
+                      for kind in kinds], dtype=np.int64)[which.reshape(-1)]
+    packed = (levels_used <= 1) & (fused < split) & (split <= least)
     return np.where(packed, fused, split), packed
+
+
+def _least_split(ranks: list[str], sizes: dict[str, int], axis: int) -> int:
+    """The fewest folds a per-rank tiling of `ranks` on an axis of `axis` PEs reaches (`split_fold`'s factors)."""
+    factors = split_fold(ranks, sizes, axis)
+    return math.prod(fold_count(sizes[r], f) for r, f in factors.items())
 
 
 def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
