@@ -11,12 +11,15 @@ inner levels too small for its tiles, which stage it without reuse (Timeloop's b
 et al., ISPASS 2019, Sec. III; SCALE-Sim's SRAMs likewise pass every operand whatever their size): a spilled
 output's partial sums go out to the backing store at the end of every fold and come back for the next. Its
 traffic, and the time the backing store's bandwidth takes to serve it, are charged; a spill is chosen only when
-no choice without it fits. A mapping that fits nowhere, even spilled (a backing
-store on chip too small for its tile, or more PEs than the array has), does not fit.
+no choice without it fits. A staging level still holds two cycles of what the operand moves across
+the array's edge (`spilled_occupancy`). A mapping that fits nowhere, even spilled (a backing store on chip too
+small for its tile, a staging level too small for two cycles of edge transfer, or more PEs than the array has),
+does not fit.
 Vector: one operator application per lane per cycle; traffic is the compulsory footprint (as roofline.py).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, replace
@@ -84,7 +87,8 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
     """Why none of `batch` fits even with every operand spilled: the on-chip level the least-demanding candidate
     overfills, its capacity and the bytes its tiles need (double-buffered), and the fix."""
     spill = array_analyses(einsum, workload, arch, rows, cols, batch, dataflow)[SPILLED]
-    need = spilled_occupancy(einsum, workload, arch, batch, spill).sum(axis=2)        # (B, L)
+    occupancy = spilled_occupancy(einsum, workload, arch, batch, spill)               # (B, L, T)
+    need = occupancy.sum(axis=2)                                                      # (B, L)
     on_chip = [li for li, lv in enumerate(arch.memory) if not is_off_chip(lv) and lv.capacity_bytes is not None]
     over = [(float(need[:, li].min() - arch.memory[li].capacity_bytes), li) for li in on_chip]
     over = [(excess, li) for excess, li in over if excess > 0]
@@ -95,8 +99,7 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
     _, li = max(over)
     level = arch.memory[li]
     best = int(need[:, li].argmin())
-    kept = ", ".join(f"tensor '{t}'" for ti, t in enumerate(batch.tensor_names)
-                     if spilled_occupancy(einsum, workload, arch, batch, spill)[best, li, ti])
+    kept = ", ".join(f"tensor '{t}'" for ti, t in enumerate(batch.tensor_names) if occupancy[best, li, ti])
     return InfeasibleError(
         f"einsum '{einsum.name}' on '{engine_name}': its tiles fit no on-chip level, even with every operand "
         f"streamed from the outermost level that holds it: '{level.name}' holds {level.capacity_bytes:,.0f} bytes "
@@ -298,15 +301,18 @@ def axis_folds(einsum: Einsum, engine: SystolicEngine, masks: np.ndarray, batch:
     levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
     fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), axis)
     kinds, which = np.unique(on_axis, axis=0, return_inverse=True)
-    least = np.array([_least_split([r for r, on in zip(batch.rank_names, kind) if on], einsum.sizes, axis)
+    least = np.array([_least_split(tuple((r, einsum.sizes[r]) for r, on in zip(batch.rank_names, kind) if on), axis)
                       for kind in kinds], dtype=np.int64)[which.reshape(-1)]
     packed = (levels_used <= 1) & (fused < split) & (split <= least)
     return np.where(packed, fused, split), packed
 
 
-def _least_split(ranks: list[str], sizes: dict[str, int], axis: int) -> int:
-    """The fewest folds a per-rank tiling of `ranks` on an axis of `axis` PEs reaches (`split_fold`'s factors)."""
-    factors = split_fold(ranks, sizes, axis)
+@functools.lru_cache(maxsize=4096)
+def _least_split(ranks: tuple[tuple[str, int], ...], axis: int) -> int:
+    """The fewest folds a per-rank tiling of `ranks` ((name, size) pairs) on an axis of `axis` PEs reaches
+    (`split_fold`'s factors); cached, as every scored batch asks it again."""
+    sizes = dict(ranks)
+    factors = split_fold(list(sizes), sizes, axis)
     return math.prod(fold_count(sizes[r], f) for r, f in factors.items())
 
 
