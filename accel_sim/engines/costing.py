@@ -11,12 +11,15 @@ inner levels too small for its tiles, which stage it without reuse (Timeloop's b
 et al., ISPASS 2019, Sec. III; SCALE-Sim's SRAMs likewise pass every operand whatever their size): a spilled
 output's partial sums go out to the backing store at the end of every fold and come back for the next. Its
 traffic, and the time the backing store's bandwidth takes to serve it, are charged; a spill is chosen only when
-no choice without it fits. A mapping that fits nowhere, even spilled (a backing
-store on chip too small for its tile, or more PEs than the array has), does not fit.
+no choice without it fits. A staging level still holds two cycles of what the operand moves across
+the array's edge (`spilled_occupancy`). A mapping that fits nowhere, even spilled (a backing store on chip too
+small for its tile, a staging level too small for two cycles of edge transfer, or more PEs than the array has),
+does not fit.
 Vector: one operator application per lane per cycle; traffic is the compulsory footprint (as roofline.py).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, replace
@@ -28,8 +31,8 @@ from accel_sim.energy import dtype_mac_area_mm2, dtype_mac_energy_j, regfile_are
 from accel_sim.energy.components import (dtype_of_bits, is_off_chip, level_energy_per_bit, storage_area_mm2,
                                          storage_energy_per_bit)
 from accel_sim.engines.folds import fold_count, hidden_fold_cycles
-from accel_sim.engines.loopnest import (SYSTOLIC_ROLES, LoopnestAnalysis, analyze, gemm_operands, gemm_roles,
-                                        systolic_mapping)
+from accel_sim.engines.loopnest import (SYSTOLIC_ROLES, LoopnestAnalysis, access_of, analyze, gemm_operands,
+                                        gemm_roles, split_fold, systolic_mapping, tile_footprint)
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.cost import Cost
@@ -99,8 +102,8 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
     """Why none of `batch` fits even with every operand spilled: the on-chip level the least-demanding candidate
     overfills, its capacity and the bytes its tiles need (double-buffered), and the fix."""
     spill = array_analyses(einsum, workload, arch, rows, cols, batch, dataflow)[SPILLED]
-    bits = np.array([workload.tensor_map[t].bits for t in batch.tensor_names], dtype=float)
-    need = (spill.tile_elements * bits).sum(axis=2) / 8 * 2                           # (B, L)
+    occupancy = spilled_occupancy(einsum, workload, arch, batch, spill)               # (B, L, T)
+    need = occupancy.sum(axis=2)                                                      # (B, L)
     on_chip = [li for li, lv in enumerate(arch.memory) if not is_off_chip(lv) and lv.capacity_bytes is not None]
     over = [(float(need[:, li].min() - arch.memory[li].capacity_bytes), li) for li in on_chip]
     over = [(excess, li) for excess, li in over if excess > 0]
@@ -111,11 +114,12 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
     _, li = max(over)
     level = arch.memory[li]
     best = int(need[:, li].argmin())
-    kept = ", ".join(f"tensor '{t}'" for ti, t in enumerate(batch.tensor_names) if spill.tile_elements[best, li, ti])
+    kept = ", ".join(f"tensor '{t}'" for ti, t in enumerate(batch.tensor_names) if occupancy[best, li, ti])
     return InfeasibleError(
         f"einsum '{einsum.name}' on '{engine_name}': its tiles fit no on-chip level, even with every operand "
         f"streamed from the outermost level that holds it: '{level.name}' holds {level.capacity_bytes:,.0f} bytes "
-        f"and the smallest tiles it must keep ({kept}) need {need[best, li]:,.0f} bytes (double-buffered). Fix: raise "
+        f"and the smallest tiles it must keep or stage ({kept}) need {need[best, li]:,.0f} bytes (double-buffered). "
+        f"Fix: raise "
         f"memory.{level.name}.capacity to at least {need[:, li].min():,.0f} bytes, or let an outer level hold "
         f"what it holds (its `holds:`)")
 
@@ -299,17 +303,33 @@ def axis_folds(einsum: Einsum, engine: SystolicEngine, masks: np.ndarray, batch:
     """(folds, packed) of each candidate along one array axis (place 0: rows, 1: cols), as systolic_timing counts.
 
     `masks` is `_role_masks` per candidate (B, 3, R). Folds are the product of the axis ranks' tile counts, or,
-    when their tile loops sit at one level, the im2col-flattened count ceil(prod of their sizes / axis size) if
-    fewer: then `packed` is True and each fold holds ceil(prod of sizes / folds) flattened elements, not the
-    mapping's per-rank spatial factors.
+    when their tile loops sit at one level and the spatial factors already reach the fewest folds any per-rank
+    tiling does (`split_fold`, as the dataflow's own mapping), the im2col-flattened count ceil(prod of their
+    sizes / axis size) if fewer: then `packed` is True and each fold holds ceil(prod of sizes / folds)
+    flattened elements, not the mapping's per-rank spatial factors. A mapping that unrolls less than it could
+    (k = 64 as 8 x 8 folds on 32 columns) runs its own folds: flattening it would time 2 folds while its
+    traffic and tiles stay those of 8, one mapping timed as another.
     """
     sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
     on_axis = masks[:, place]
+    axis = (engine.rows, engine.cols)[place]
     split = np.where(on_axis, batch.temporal.prod(axis=1), 1).prod(axis=1)
     levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
-    fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), (engine.rows, engine.cols)[place])
-    packed = (levels_used <= 1) & (fused < split)
+    fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), axis)
+    kinds, which = np.unique(on_axis, axis=0, return_inverse=True)
+    least = np.array([_least_split(tuple((r, einsum.sizes[r]) for r, on in zip(batch.rank_names, kind) if on), axis)
+                      for kind in kinds], dtype=np.int64)[which.reshape(-1)]
+    packed = (levels_used <= 1) & (fused < split) & (split <= least)
     return np.where(packed, fused, split), packed
+
+
+@functools.lru_cache(maxsize=4096)
+def _least_split(ranks: tuple[tuple[str, int], ...], axis: int) -> int:
+    """The fewest folds a per-rank tiling of `ranks` ((name, size) pairs) on an axis of `axis` PEs reaches
+    (`split_fold`'s factors); cached, as every scored batch asks it again."""
+    sizes = dict(ranks)
+    factors = split_fold(list(sizes), sizes, axis)
+    return math.prod(fold_count(sizes[r], f) for r, f in factors.items())
 
 
 def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
@@ -378,8 +398,8 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
     # per (variant, tensor): on-chip bytes per level (streamed tiles double-buffered) and traffic bytes
     tiles = np.stack([v.tile_elements for v in analyses]) * bits / 8                  # (3, B, L, T)
-    for variant in (STREAMED, SPILLED):
-        tiles[variant] = np.where(on_chip[None, :, None], 2 * tiles[variant], tiles[variant])
+    tiles[STREAMED] = np.where(on_chip[None, :, None], 2 * tiles[STREAMED], tiles[STREAMED])
+    tiles[SPILLED] = spilled_occupancy(einsum, workload, arch, batch, analyses[SPILLED])
     flows = [(v.read_elements, v.fill_elements, v.update_elements, v.write_elements) for v in analyses[:SPILLED]]
     flows.append(_staged(batch, analyses[SPILLED]))
     moved = np.stack([sum(flow) for flow in flows]) * bits / 8                         # (3, B, L, T)
@@ -410,14 +430,56 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     return ArrayTraffic(fits, choice, read, fill, update, write, read_bits / 8, write_bits / 8, level_energy)
 
 
+def _staging_route(batch: MappingBatch) -> tuple[np.ndarray, np.ndarray]:
+    """(outermost (B, 1, T): each tensor's backing store, route (B, L, T): the levels inside it that keep the
+    tensor in `batch`, which the spilled layout bypasses and so uses as staging buffers)."""
+    outermost = (~batch.bypass).argmax(axis=1)[:, None, :]
+    return outermost, ~batch.bypass & (np.arange(batch.bypass.shape[1])[None, :, None] > outermost)
+
+
+def edge_elements(einsum: Einsum, workload: Workload, batch: MappingBatch) -> np.ndarray:
+    """Elements (B, T) of each tensor that cross the array's edge in one cycle: one per PE along the edge it enters.
+
+    A tensor whose spatial footprint spans one axis (a streamed operand, or outputs drained along a row or
+    column) moves its whole footprint along that axis each cycle; one spanning both axes (a stationary tile)
+    shifts in one row or column a cycle, the narrower side; one spanning neither moves one element.
+    """
+    out = np.ones((len(batch), len(batch.tensor_names)))
+    for ti, name in enumerate(batch.tensor_names):
+        access = access_of(einsum, name)
+        shape = workload.tensor_map[name].shape
+        spans = np.stack([tile_footprint(batch.spatial[:, a, :], access, shape, batch.rank_names)
+                          for a in range(batch.spatial.shape[1])])                    # (A, B)
+        out[:, ti] = np.where((spans > 1).all(axis=0), spans.min(axis=0), spans.max(axis=0))
+    return out
+
+
+def spilled_occupancy(einsum: Einsum, workload: Workload, arch: Arch, batch: MappingBatch,
+                      spill: LoopnestAnalysis) -> np.ndarray:
+    """Bytes (B, L, T) the spilled layout keeps at each on-chip level: its tiles at the backing store, and at each
+    staging level on the route two cycles' edge transfer (`edge_elements`).
+
+    Why two cycles: a staging level gives no reuse, but the array takes each tensor's edge elements of one cycle
+    at once. While those are read out to the array, the next cycle's arrive from the backing store, so the level
+    holds two cycles' worth, as any double-buffered tile; with less, one cycle's operands never sit in it
+    together and the array cannot step at all (ZigZag likewise finds no mapping when a memory cannot hold the
+    operands one step of its array needs). That stage-size bound, not the tile, is then the level's need.
+    """
+    bits = np.array([workload.tensor_map[t].bits for t in batch.tensor_names], dtype=float)
+    on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])[None, :, None]
+    _, route = _staging_route(batch)
+    stage = 2 * edge_elements(einsum, workload, batch)[:, None, :] * route
+    kept = np.where(on_chip, 2 * spill.tile_elements, spill.tile_elements)
+    return (kept + np.where(on_chip, stage, 0)) * bits / 8
+
+
 def _staged(batch: MappingBatch, spill: LoopnestAnalysis) -> tuple[np.ndarray, ...]:
     """(read, fill, update, write) elements of the spilled layout with its traffic also passing through every
     level it bypassed on its route (levels that keep the tensor in `batch`): such a level is a staging buffer
     too small to keep a tile, so it gives no reuse but every element still crosses it. Inputs read out of the
     backing store are filled into and read out of it; outputs written or updated at the backing store are
     written into and drained out of it, and partial sums read back pass down through it."""
-    outermost = (~batch.bypass).argmax(axis=1)[:, None, :]                           # (B, 1, T)
-    kept = ~batch.bypass & (np.arange(batch.bypass.shape[1])[None, :, None] > outermost)   # the bypassed route
+    outermost, kept = _staging_route(batch)
     at_home = lambda a: np.take_along_axis(a, outermost, axis=1)                     # noqa: E731
     read_b, update_b, write_b = at_home(spill.read_elements), at_home(spill.update_elements), \
         at_home(spill.write_elements)

@@ -204,7 +204,7 @@ def _keeping(einsum: Einsum, batch: MappingBatch, nest: _Nest, pe_folds: np.ndar
     b, n_l, _ = batch.temporal.shape
     names = batch.tensor_names
     n_t = len(names)
-    indexing = [set(access.ranks) for access in (_access_of(einsum, t) for t in names)]
+    indexing = [set(access.ranks) for access in (access_of(einsum, t) for t in names)]
     relevant = np.array([[r in ranks for r in batch.rank_names] for ranks in indexing])        # (T, R)
     changes = _changes(nest.ordered, np.stack([rel.take(nest.order) for rel in relevant]))   # (T, L+1, B)
     if pe_folds is not None:
@@ -225,7 +225,7 @@ def _keeping(einsum: Einsum, batch: MappingBatch, nest: _Nest, pe_folds: np.ndar
     return _Keeping(relevant, changes, positions, kept, child, has_parent)
 
 
-def _access_of(einsum: Einsum, tensor: str) -> Access:
+def access_of(einsum: Einsum, tensor: str) -> Access:
     """The einsum's access of `tensor`: its output, else its first input access."""
     if tensor == einsum.output.tensor:
         return einsum.output
@@ -244,7 +244,7 @@ def _element_counts(einsum: Einsum, tensors: MappingType[str, Tensor], batch: Ma
     tile_elements = np.zeros((n_t, n_l, b), dtype=np.int64)
     cols = np.arange(b)
     for ti, name in enumerate(batch.tensor_names):
-        access = _access_of(einsum, name)
+        access = access_of(einsum, name)
         shape = tensors[name].shape
         rel = keep.relevant[ti]
         union_footprint = tile_footprint(nest.union_tile, access, shape, batch.rank_names, axis=1)   # (L+1, B)

@@ -26,6 +26,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from accel_sim.energy.components import is_off_chip, level_energy_per_bit
+from accel_sim.engines.loopnest import access_of
 from accel_sim.engines.systolic_space import COLS, ROWS, TIME, SystolicSpace, distinct_orders
 from accel_sim.spec.mapspace import ProxyFound
 
@@ -106,8 +107,7 @@ def pe_count(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list) -> 
 def _tile_logs(space: SystolicSpace, d: int, einsum: Einsum, tensor: str, level: int,
                shape: tuple[int, ...]) -> list[tuple[list[np.ndarray], int | None]]:
     """Per tensor dimension: (per-rank log coefficients of its tile at `level`, extent cap for windows)."""
-    access = einsum.output if tensor == einsum.output.tensor else next(a for a in einsum.inputs
-                                                                        if a.tensor == tensor)
+    access = access_of(einsum, tensor)
     r_ix = {r: i for i, r in enumerate(space.rank_names)}
     dims = []
     for index, extent in zip(access.indices, shape):

@@ -137,17 +137,32 @@ class _Best:
     def __init__(self, objective: str) -> None:
         self.objective = objective
         self.score = np.inf
+        self.second = np.inf
         self.found: tuple[Candidates, Scores, int] | None = None
         self.scored = 0
 
     def offer(self, candidates: Candidates, scores: Scores) -> np.ndarray:
+        """Keep the batch's best if it beats the running best; the batch's objective values."""
         values = scores.objective(self.objective)
         self.scored += len(candidates)
-        i = int(np.argmin(values))
-        if values[i] < self.score:
+        i = best_index(values, scores, self.objective)
+        if values[i] < self.score or (values[i] == self.score and np.isfinite(values[i])
+                                      and _second(scores, self.objective)[i] < self.second):
             self.score = float(values[i])
+            self.second = float(_second(scores, self.objective)[i])
             self.found = (candidates, scores, i)
         return values
+
+
+def _second(scores: Scores, objective: str) -> np.ndarray:
+    """The tie-break under `objective`: energy among equally fast candidates, cycles among equally frugal ones
+    (Timeloop's mapper compares its `optimization-metrics` list in order likewise; edp: energy)."""
+    return scores.total_cycles if objective == "energy" else scores.energy_j
+
+
+def best_index(values: np.ndarray, scores: Scores, objective: str) -> int:
+    """The index of the least objective value, ties broken by `_second` (then the first)."""
+    return int(np.lexsort((_second(scores, objective), values))[0])
 
 
 def best_cost(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp",

@@ -9,6 +9,10 @@ only the weights. The mapping is the dataflow's own (`mapper: method: dataflow`)
   column slice (2 x 64 B), which stays while the 4 row folds under it run: again 256 B.
 - `buf` of 64 B holds no double-buffered slice: W is staged through it without reuse, so DRAM serves all 1,024
   elements the PEs consume, and every one is filled into and read out of `buf`.
+- A staging buffer still holds what the array takes in one cycle, twice over (one cycle read out while the next
+  arrives, `costing.spilled_occupancy`): W enters the output-stationary array along its top edge, one element
+  per column a cycle, 4 B, so `buf` needs 2 x 4 = 8 B. At 8 B W is staged as at 64 B; at 7 B no mapping runs
+  (an InfeasibleError naming `buf`, 7 bytes and the 8 it needs).
 - Z is written once: 256 B. DRAM is the busiest level (compute is 16 x 16 = 256 cycles plus 16 x 6 of fill and
   drain), so cycles = DRAM bytes: 1,024 + 256 + 256 = 1,536, or 1,024 + 1,024 + 256 = 2,304 once W is staged.
 """
@@ -40,7 +44,7 @@ def weight_buffer_arch(capacity: str, method: str = "dataflow", rows: int = 4, c
 
 
 @pytest.mark.parametrize("capacity, dram_w, cycles", [("4 KiB", 256, 1536), ("128 B", 256, 1536),
-                                                      ("64 B", 1024, 2304), ("1 B", 1024, 2304)])
+                                                      ("64 B", 1024, 2304), ("8 B", 1024, 2304)])
 def test_a_weight_buffer_too_small_for_its_tiles_stages_them_and_pays_in_dram_time(capacity: str, dram_w: int,
                                                                                    cycles: int) -> None:
     """The module docstring's derivation: DRAM bytes of W and the DRAM-bound cycles at each buffer size."""
@@ -49,6 +53,16 @@ def test_a_weight_buffer_too_small_for_its_tiles_stages_them_and_pays_in_dram_ti
     assert cost.accesses[("dram", "W", "read")] == dram_w
     assert cost.accesses[("buf", "W", "fill")] == dram_w and cost.accesses[("buf", "W", "read")] == 1024
     assert cost.total_cycles == cycles
+
+
+def test_a_staging_buffer_below_two_cycles_of_edge_transfer_is_infeasible() -> None:
+    """The module docstring's derivation: `buf` of 7 B cannot stage W's 4 B a cycle double-buffered (8 B)."""
+    work = gemm(16, 16, 16)
+    arch = weight_buffer_arch("7 B")
+    with pytest.raises(InfeasibleError) as error:
+        best_cost(arch.engines[0], work.einsums[0], work, arch, "latency")
+    message = str(error.value)
+    assert "'buf' holds 7 bytes" in message and "(tensor 'W') need 8 bytes" in message
 
 
 def test_a_tile_that_fits_nowhere_is_an_error_naming_the_level_and_bytes() -> None:
@@ -84,13 +98,19 @@ def _fits(arch: Arch, work, mapping) -> bool:  # noqa: ANN001 (test helper)
 def test_shrinking_a_buffer_never_lowers_the_objective_and_every_reported_tile_fits(
         m: int, n: int, k: int, dataflow: str, big: int, shrink: int, objective: str) -> None:
     """Random GEMMs and buffer sizes, exhaustive mapping, pinned per-bit energies: a smaller buffer admits a
-    subset of the mappings (and stages what it cannot keep), so the optimum latency (or energy) never falls, and
-    the mapping each run reports fits its levels."""
+    subset of the mappings (and stages what it cannot keep), so the optimum latency (or energy) never falls (a
+    buffer too small to stage anything is infeasible: infinite), and the mapping each run reports fits its
+    levels."""
     work = gemm(m, n, k)
     results = []
     for capacity in (2 ** big, 2 ** max(0, big - shrink)):
         arch = weight_buffer_arch(f"{capacity} B", "exhaustive", dataflow=dataflow)
-        found = best_cost(arch.engines[0], work.einsums[0], work, arch, objective)
+        try:
+            found = best_cost(arch.engines[0], work.einsums[0], work, arch, objective)
+        except InfeasibleError:
+            assert capacity < 2 * 4, "only a buffer below two cycles of a 4-wide edge (8 B) stages nothing"
+            results.append(np.inf)
+            continue
         assert found.mapping is not None and _fits(arch, work, found.mapping)
         results.append(found.cost.total_cycles if objective == "latency" else found.cost.total_energy_j)
     assert results[1] >= results[0] * (1 - 1e-12)

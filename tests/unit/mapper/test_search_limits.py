@@ -46,8 +46,12 @@ def test_scoring_a_chunk_needs_less_than_2_gib() -> None:
 def test_cpsat_under_a_tight_limit_starts_from_a_hint_and_reports_a_gap() -> None:
     """A conv with a 3e9-mapping space (too large to presolve in 0.05 s): the local-search optimum, completed
     to every model variable, is CP-SAT's first solution, so the status is FEASIBLE or OPTIMAL and the proxy's
-    bound and gap are finite (before the hint, such limits ended UNKNOWN with no bound)."""
-    w, arch = conv(64, 64, 58, 3, 1), two_level_arch(rows=16, cols=16, sram="256 KiB")
+    bound and gap are finite (before the hint, such limits ended UNKNOWN with no bound). 512 KiB: at 256 KiB the
+    local optimum (16 x 16 channels a fold, p and q at the SRAM) cannot keep its 16-bit I and O tiles
+    (16 x 58 x 58 and 16 x 56 x 56, double-buffered: 407 KiB) and stages I through the SRAM, which the proxy's
+    capacity constraints do not state (systolic_cpsat.buffer_capacity keeps every tile), so no hint is
+    admitted; 512 KiB keeps both."""
+    w, arch = conv(64, 64, 58, 3, 1), two_level_arch(rows=16, cols=16, sram="512 KiB")
     space = systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu"))
     assert space.size() > 10**6
     stats = search(space, "edp", "cpsat", time_limit_s=0.05).stats
