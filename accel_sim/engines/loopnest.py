@@ -85,8 +85,8 @@ class LoopnestAnalysis:
         """Bytes read and written at each level (B, L)."""
         return self.level_read_bytes + self.level_write_bytes
 
-    def rows(self, selection: slice) -> LoopnestAnalysis:
-        """The analysis of a slice of the candidates (every per-candidate array sliced alike)."""
+    def rows(self, selection: slice | np.ndarray) -> LoopnestAnalysis:
+        """The analysis of some of the candidates (a slice or an index array; every per-candidate array alike)."""
         return replace(self, **{f.name: getattr(self, f.name)[selection] for f in fields(self)
                                 if isinstance(getattr(self, f.name), np.ndarray)})
 
