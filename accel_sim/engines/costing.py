@@ -27,11 +27,11 @@ import numpy as np
 from accel_sim.energy import (dtype_mac_area_mm2, dtype_mac_energy_j, regfile_access_energy_j, regfile_area_mm2,
                               wire_energy_j_per_bit_mm)
 from accel_sim.energy.components import dtype_of_bits, is_off_chip, level_energy_per_bit
-from accel_sim.engines.folds import fold_count, hidden_fold_cycles
 from accel_sim.engines.loopnest import (SYSTOLIC_ROLES, LoopnestAnalysis, analyze, gemm_operands, gemm_roles,
                                         systolic_mapping)
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.errors import InfeasibleError
+from accel_sim.folds import fold_count, hidden_fold_cycles
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.mapping import MappingBatch, concat_batches, tensor_names
 from accel_sim.spec.mapspace import fitting_objective

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.energy.components import level_energy_per_bit
-from accel_sim.engines.folds import fold_count
 from accel_sim.errors import InfeasibleError
+from accel_sim.folds import fold_count
 from accel_sim.spec.mapping import Mapping, MappingBatch, rank_names, tensor_names
 from accel_sim.spec.workload import Access, Einsum, Tensor
 

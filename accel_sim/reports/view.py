@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from accel_sim.energy.components import level_area_mm2
-from accel_sim.io.load import slug
+from accel_sim.io.names import slug
 from accel_sim.zoo.cnn import ResNetSpec
 from accel_sim.zoo.transformer import TransformerSpec
 
