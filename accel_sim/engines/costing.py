@@ -360,11 +360,19 @@ def array_analyses(einsum: Einsum, workload: Workload, arch: Arch, rows: int, co
 
 
 def distinct_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(first, inverse) of the distinct rows of a 2-D integer array: key[first] are they, in order of first
-    appearance, and key[first][inverse] == key."""
-    data = np.ascontiguousarray(key, dtype=np.int64)
-    width = data.shape[1] * 8
-    raw = data.tobytes()
+    """(first, inverse) of the distinct rows of a 2-D integer array: key[first] are they (in no set order), each
+    the first row of its kind, and key[first][inverse] == key."""
+    data = np.asarray(key, dtype=np.int64)
+    varying = data[:, (data != data[:1]).any(axis=0)]
+    low = varying.min(axis=0, initial=0)
+    spans = [int(s) for s in varying.max(axis=0, initial=0) - low + 1]
+    if math.prod(spans) < 2 ** 62:   # each row as one integer in mixed radix: one sort finds the distinct rows
+        radix = np.array([math.prod(spans[:j]) for j in range(len(spans))], dtype=np.int64)
+        _, first, inverse = np.unique((varying - low) @ radix if len(spans) else np.zeros(len(data), np.int64),
+                                      return_index=True, return_inverse=True)
+        return first, inverse.reshape(-1)
+    width = varying.shape[1] * 8
+    raw = np.ascontiguousarray(varying).tobytes()
     seen: dict[bytes, int] = {}
     inverse = np.fromiter((seen.setdefault(raw[i * width:(i + 1) * width], len(seen)) for i in range(len(data))),
                           dtype=np.int64, count=len(data))
@@ -451,22 +459,29 @@ def _choose(held: np.ndarray, moved: np.ndarray, on_chip: np.ndarray, capacity: 
     first combination). `held` and `moved` are (V, B, L, T) bytes per variant; `spilling`: only combinations
     with a spill (the caller found none without one fitting)."""
     _, b, _, n_t = held.shape
-    best_key = np.full((b, 3), np.inf)
+    # per (variant, tensor) one contiguous (B, L) array: a combination's bytes are T of them added in tensor order
+    held_vt = [[np.ascontiguousarray(held[v, :, :, t]) for t in range(n_t)] for v in range(len(held))]
+    moved_vt = [[np.ascontiguousarray(moved[v, :, :, t]) for t in range(n_t)] for v in range(len(moved))]
+    limit = np.where(on_chip, capacity, np.inf)     # off-chip levels hold whatever they are given
+    best_spills, best_outer, best_total = (np.full(b, np.inf) for _ in range(3))
     choice = np.zeros((b, n_t), dtype=np.int64)
     fits = np.zeros(b, dtype=bool)
-    cols_t = np.arange(n_t)
     for combo in itertools.product(variants, repeat=n_t):   # ties go to the first combo
-        pick = np.array(combo)
-        spills = np.count_nonzero(pick == SPILLED)
+        spills = float(combo.count(SPILLED))
         if spilling and not spills:
             continue
-        occupancy = held[pick, :, :, cols_t].sum(axis=0)                              # (B, L)
-        ok = ~np.any(on_chip & (occupancy > capacity), axis=1)
-        traffic = moved[pick, :, :, cols_t].sum(axis=0)                                # (B, L)
-        key = np.stack([np.full(b, float(spills)), traffic[:, 0], traffic.sum(axis=1)], axis=1)
-        better = ok & (~fits | _lex_less(key, best_key))
-        choice[better] = pick
-        best_key = np.where(better[:, None], key, best_key)
+        occupancy = sum(held_vt[v][t] for t, v in enumerate(combo))                  # (B, L)
+        ok = ~(occupancy > limit).any(axis=1)
+        traffic = sum(moved_vt[v][t] for t, v in enumerate(combo))                    # (B, L)
+        outer, total = traffic[:, 0], traffic.sum(axis=1)
+        # lexicographically less in (spills, outermost-level traffic, total traffic) than the best so far
+        less = (spills < best_spills) | ((spills == best_spills)
+                                         & ((outer < best_outer) | ((outer == best_outer) & (total < best_total))))
+        better = ok & (~fits | less)
+        choice[better] = combo
+        best_spills[better] = spills
+        best_outer = np.where(better, outer, best_outer)
+        best_total = np.where(better, total, best_total)
         fits |= ok
     return fits, choice
 
@@ -529,16 +544,6 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     return SystolicScores(compute, fill_drain, total - compute - fill_drain, total, energy, traffic.fits,
                           traffic.resident, traffic.read, traffic.fill, traffic.update, traffic.write,
                           traffic.level_energy_j)
-
-
-def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise a < b in lexicographic order over the last axis."""
-    less = np.zeros(a.shape[0], dtype=bool)
-    equal = np.ones(a.shape[0], dtype=bool)
-    for j in range(a.shape[1]):
-        less |= equal & (a[:, j] < b[:, j])
-        equal &= a[:, j] == b[:, j]
-    return less
 
 
 def vector_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: VectorEngine) -> Cost:
