@@ -339,9 +339,10 @@ def gemm_roles(einsum: Einsum, tensors: MappingType[str, Tensor] | None = None
                               f"no GEMM view. Fix: run it on an engine for '{einsum.op}', e.g. a vector engine")
     a, w = gemm_operands(einsum, tensors)
     out = einsum.output.ranks
-    n = tuple(r for r in out if r in w.ranks and r not in a.ranks)
-    batch = tuple(r for r in out if r in w.ranks and r in a.ranks)
-    m = tuple(r for r in out if r not in w.ranks)
+    a_ranks, w_ranks = set(a.ranks), set(w.ranks)
+    n = tuple(r for r in out if r in w_ranks and r not in a_ranks)
+    batch = tuple(r for r in out if r in w_ranks and r in a_ranks)
+    m = tuple(r for r in out if r not in w_ranks)
     return m, n, einsum.reduced_ranks, batch
 
 
