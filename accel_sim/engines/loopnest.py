@@ -28,6 +28,7 @@ tiles x tile extent (exact for one imperfect split per rank; MACs count only rea
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection, Sequence
 from collections.abc import Mapping as MappingType
@@ -369,9 +370,13 @@ def gemm_view(einsum: Einsum, workload: Workload) -> GemmView:
     return GemmView(m, n, k, batch, streamed, weight, tensors[streamed.tensor].bits, tensors[weight.tensor].bits)
 
 
+@functools.lru_cache(maxsize=1024)
 def _balanced(size: int) -> np.ndarray:
-    """Tile sizes worth trying for a rank: ceil(size / n) for every fold count n (the smallest per count)."""
-    return np.unique(fold_count(size, np.arange(1, size + 1, dtype=np.int64)))
+    """Tile sizes worth trying for a rank: ceil(size / n) for every fold count n (the smallest per count); cached
+    (layers share rank sizes), so read-only."""
+    out = np.unique(fold_count(size, np.arange(1, size + 1, dtype=np.int64)))
+    out.setflags(write=False)
+    return out
 
 
 def split_fold(ranks: Sequence[str], sizes: MappingType[str, int], capacity: int) -> dict[str, int]:
