@@ -7,7 +7,8 @@ as a whole process. The peer rows run SCALE-Sim 3.0.0 from a throwaway venv (ben
 accel-sim dependency): `import scalesim.scale_sim`, and `python -m scalesim.scale` on the same sample as a whole
 process. Without that venv the peer rows say so and are skipped. CPU time is the child processes' user + system
 time (resource.getrusage), so machine load inflates it less than wall time; the figures are reported as ratios
-(to the 0.1 s target, to the peer), never asserted.
+(to the 0.1 s target, to the peer), never asserted. Our bytecode is compiled first, as SCALE-Sim's installed
+package's is (bench_run.compile_bytecode).
 Run: python -m benchmarks.bench_startup   (or `make bench`)
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.bench_run import accel_sim_command
+from benchmarks.bench_run import accel_sim_command, compile_bytecode
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_CFG = ROOT / "workloads" / "scalesim" / "sample.cfg"
@@ -30,6 +31,7 @@ PEER_RUN = ("import sys\nfrom scalesim.scale_sim import scalesim\n"
             "sim = scalesim(save_disk_space=True, verbose=False, config=sys.argv[1], topology=sys.argv[2], "
             "layout=sys.argv[3], input_type_gemm=False)\nsim.run_scale(top_path=sys.argv[4])\n")
 IMPORT_TARGET_S = 0.1  # issue 20: `import accel_sim` <= 0.1 s
+SCALESIM_TARGET = 20.0  # issue 20: `accel-sim scalesim` >= 20x SCALE-Sim as a whole process
 REPEATS = 5
 
 
@@ -53,6 +55,7 @@ def scalesim_python() -> Path | None:
 
 def main() -> int:
     """Print each start-up row's median CPU seconds and its ratios."""
+    compile_bytecode()
     py = sys.executable
     rows: dict[str, float | str] = {}
     rows["python -c pass"] = median_cpu([py, "-c", "pass"])
@@ -91,7 +94,8 @@ def main() -> int:
         print(f"import accel_sim / import scalesim.scale_sim: {ours / peer_import:.2f}")
         theirs = rows["SCALE-Sim run (sample, whole process)"]
         mine = rows["accel-sim scalesim (sample, whole process)"]
-        print(f"SCALE-Sim / accel-sim scalesim, whole process on the sample: {theirs / mine:.1f}x")
+        print(f"SCALE-Sim / accel-sim scalesim, whole process on the sample: {theirs / mine:.1f}x "
+              f"(target >= {SCALESIM_TARGET:g}x)")
     return 0  # a benchmark reports; tests gate on behaviour, not on time
 
 

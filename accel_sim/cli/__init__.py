@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -17,6 +18,11 @@ if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.mapspace import Mapspace
     from accel_sim.spec.workload import Einsum, Workload
+
+# Before anything imports numpy: the commands do no dense linear algebra that threads would speed up (their numpy
+# work is elementwise; sweeps and searches parallelize with processes), and OpenBLAS starting a thread per core
+# at `import numpy` costs about 0.05 s of CPU per process. An explicit setting is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 DEFAULT_ARCH = "tpu_v1"
 DEFAULT_WORKLOAD = "llama2-7b-decode"
@@ -179,7 +185,7 @@ def _validated(name: str, strict: bool) -> str:
 def _cmd_scalesim(args: argparse.Namespace) -> int:
     # lazy: the SCALE-Sim emulator and the rich tables it prints load only for this command
     from accel_sim.compat.scalesim import load_scalesim_config, load_topology, print_summary, simulate, write_reports
-    from accel_sim.io.load import slug
+    from accel_sim.io.names import slug
 
     config = load_scalesim_config(args.config)
     layers = load_topology(args.topology, gemm=args.gemm)

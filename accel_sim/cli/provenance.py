@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from accel_sim import __version__
-from accel_sim.io.load import REPO_ROOT, file_kind, resolve, slug, split_overrides
+from accel_sim.io.load import REPO_ROOT, file_kind, resolve, split_overrides
+from accel_sim.io.names import slug
 from accel_sim.io.yaml import load_yaml, with_overrides
 from accel_sim.reports.view import folder_name, git_revision
 

@@ -15,7 +15,7 @@ from accel_sim.dse.point import evaluate_point
 from accel_sim.dse.search import run_search
 from accel_sim.dse.spec import Sweep, check_metric_names, load_sweep
 from accel_sim.dse.store import PointRow, open_store
-from accel_sim.io.load import slug
+from accel_sim.io.names import slug
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ their per-node polynomial in Vdd evaluated at each node's supply voltage (`table
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import re
@@ -22,6 +23,9 @@ Number = Literal["int", "fp"]
 
 _PJ = 1e-12
 _UM2_IN_MM2 = 1e-6
+# The mapper prices every scored batch's levels and MACs through these pure functions of a few numbers: the
+# node-scaling and per-access ones are memoized (the same few arguments recur thousands of times a run)
+_memoized = functools.lru_cache(maxsize=4096)
 
 
 class EnergyTableError(ConfigError, ValueError):
@@ -95,6 +99,7 @@ def _node_curve(node_nm: float, values: list[float]) -> float:
     return _interp_loglog(_check_node(node_nm), [n.node_nm for n in _NODES], values)
 
 
+@_memoized
 def supply_voltage_v(node_nm: float) -> float:
     """Supply voltage the tables assume at a node (0.9 V at 45 nm, Horowitz's operating point)."""
     return _node_curve(node_nm, [n.vdd_v for n in _NODES])
@@ -105,12 +110,14 @@ def _energy_level(node: T.TechNode) -> float:
     return a * node.vdd_v**2 + b * node.vdd_v + c
 
 
+@_memoized
 def energy_scale_factor(from_nm: float, to_nm: float) -> float:
     """Energy at `to_nm` over energy at `from_nm` (Stillmaker & Baas 2017 fits at each node's Vdd)."""
     levels = [_energy_level(n) for n in _NODES]
     return _node_curve(to_nm, levels) / _node_curve(from_nm, levels)
 
 
+@_memoized
 def area_scale_factor(from_nm: float, to_nm: float) -> float:
     """Area at `to_nm` over area at `from_nm` (Stillmaker & Baas 2017 area table, 45 nm row)."""
     areas = [n.area_vs_45nm for n in _NODES]
@@ -291,6 +298,7 @@ def mult_energy_j(a_dtype: str, b_dtype: str, *, node_nm: float = 45.0) -> float
 
 # --- SRAM and register files ------------------------------------------------------------------------
 
+@_memoized
 def sram_access_energy_j(capacity_bytes: float, width_bits: int, node_nm: float) -> float:
     """Energy of one read (writes taken equal) of `width_bits` from an SRAM of `capacity_bytes`.
 
@@ -335,6 +343,7 @@ def sram_macro_efficiency(bank_bytes: float) -> float:
     return ys[i] + (ys[i + 1] - ys[i]) * (x - xs[i]) / (xs[i + 1] - xs[i])
 
 
+@_memoized
 def sram_area_mm2(capacity_bytes: float, node_nm: float, banks: int = 1) -> float:
     """Area of an SRAM of `banks` equal macros: bits x bit-cell area / the bit-cell share of one macro of
     capacity / banks (smaller macros carry more periphery per bit)."""
@@ -359,6 +368,7 @@ def _eyeriss_mac_pj() -> float:
     return _multiplier(int16, int16, T.HOROWITZ_45NM_ENERGY_PJ) + _adder(int16, T.HOROWITZ_45NM_ENERGY_PJ)
 
 
+@_memoized
 def regfile_access_energy_j(capacity_bytes: float, width_bits: int, node_nm: float) -> float:
     """Energy of one register-file access: Eyeriss' 0.5 kB RF costs 1x a 16-bit MAC per 16-bit word;
     other sizes scale with sqrt(capacity) (Horowitz's small-SRAM slope), linear in width."""
@@ -400,6 +410,7 @@ def dram_energy_j_per_bit(kind: str) -> float:
     return T.DRAM_ENERGY[key].pj_per_bit * _PJ
 
 
+@_memoized
 def wire_energy_j_per_bit_mm(node_nm: float) -> float:
     """Energy to move one bit 1 mm on chip: activity x C_wire x Vdd^2 (C_wire 0.2 pF/mm at every node)."""
     vdd = supply_voltage_v(node_nm)

@@ -30,22 +30,24 @@ import numpy as np
 from accel_sim.energy import dtype_mac_area_mm2, dtype_mac_energy_j, regfile_area_mm2, wire_energy_j_per_bit_mm
 from accel_sim.energy.components import (dtype_of_bits, is_off_chip, level_energy_per_bit, storage_area_mm2,
                                          storage_energy_per_bit)
-from accel_sim.engines.folds import fold_count, hidden_fold_cycles
 from accel_sim.engines.loopnest import (SYSTOLIC_ROLES, LoopnestAnalysis, access_of, analyze, gemm_operands,
                                         gemm_roles, split_fold, systolic_mapping, tile_footprint)
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.errors import InfeasibleError
+from accel_sim.folds import fold_count, hidden_fold_cycles
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.fields import MemoryKind, memory_kind
 from accel_sim.spec.mapping import MappingBatch, concat_batches, tensor_names
 from accel_sim.spec.mapspace import fitting_objective
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping as MappingType
+
     from accel_sim.engines.base import EngineBase
     from accel_sim.engines.systolic import SystolicEngine
     from accel_sim.engines.vector import VectorEngine
     from accel_sim.spec.arch import Arch
-    from accel_sim.spec.workload import Einsum, Workload
+    from accel_sim.spec.workload import Einsum, Tensor, Workload
 
 ACCUMULATOR_BITS_INT = 32  # TPU v1 accumulates int8 products in 32 bits (Jouppi et al., ISCA 2017, Sec. 2)
 
@@ -101,7 +103,7 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
                 batch: MappingBatch, dataflow: np.ndarray) -> InfeasibleError:
     """Why none of `batch` fits even with every operand spilled: the on-chip level the least-demanding candidate
     overfills, its capacity and the bytes its tiles need (double-buffered), and the fix."""
-    spill = array_analyses(einsum, workload, arch, rows, cols, batch, dataflow)[SPILLED]
+    spill = array_analyses(einsum, workload, arch, rows, cols, batch, dataflow).spilled_rows(np.arange(len(batch)))
     occupancy = spilled_occupancy(einsum, workload, arch, batch, spill)               # (B, L, T)
     need = occupancy.sum(axis=2)                                                      # (B, L)
     on_chip = [li for li, lv in enumerate(arch.memory) if not is_off_chip(lv) and lv.capacity_bytes is not None]
@@ -333,8 +335,8 @@ def _least_split(ranks: tuple[tuple[str, int], ...], axis: int) -> int:
 
 
 def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
-                      dataflow: np.ndarray) -> tuple[LoopnestAnalysis, LoopnestAnalysis, LoopnestAnalysis]:
-    """(streamed, collapsed) loop-nest analyses of a batch: the part of systolic_scores that only tiles decide."""
+                      dataflow: np.ndarray) -> ArrayAnalyses:
+    """The loop-nest analyses of a batch (`array_analyses`): the part of systolic_scores that only tiles decide."""
     return array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch, dataflow)
 
 
@@ -347,20 +349,72 @@ def spilled(batch: MappingBatch) -> MappingBatch:
     return replace(batch, bypass=batch.bypass | inner)
 
 
+@dataclass(frozen=True)
+class ArrayAnalyses:
+    """Loop-nest analyses of B candidates on an array in the layouts `array_traffic` chooses between: streamed and
+    collapsed (every operand resident) of every candidate; spilled on demand (`spilled_rows`), since only the
+    candidates whose operands fit no level otherwise need it, and they are few."""
+
+    einsum: Einsum
+    tensors: MappingType[str, Tensor]
+    arch: Arch
+    axes: dict[str, int]
+    batch: MappingBatch
+    folds: np.ndarray                          # (B,): the folds each candidate runs (`analyze`'s pe_folds)
+    streamed: LoopnestAnalysis
+    collapsed: LoopnestAnalysis
+
+    def spilled_rows(self, rows: np.ndarray) -> LoopnestAnalysis:
+        """The spilled layout's analysis of the candidates at `rows` (an index array)."""
+        return analyze(self.einsum, self.tensors, self.arch, self.axes, spilled(self.batch.rows(rows)),
+                       pe_folds=self.folds[rows])
+
+
 def array_analyses(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, batch: MappingBatch,
-                   dataflow: np.ndarray) -> tuple[LoopnestAnalysis, LoopnestAnalysis, LoopnestAnalysis]:
-    """`systolic_analyses` of a batch on a rows x cols array: (streamed, collapsed, spilled) layouts."""
-    # one analysis over the three layouts: the per-call set-up dominates small batches. All run the streamed
-    # layout's folds: every temporal iteration except the time role's loops at the innermost level, which stream
-    # through the array within a fold (systolic_timing). A reduction fold at the innermost level is a fold too:
-    # a weight- or input-stationary array sends its partial sums out at the end of each.
+                   dataflow: np.ndarray) -> ArrayAnalyses:
+    """The loop-nest analyses `array_traffic` reads of a batch on a rows x cols array (`ArrayAnalyses`)."""
+    # one analysis over the layouts: the per-call set-up dominates small batches. All run the streamed layout's
+    # folds: every temporal iteration except the time role's loops at the innermost level, which stream through
+    # the array within a fold (systolic_timing). A reduction fold at the innermost level is a fold too: a
+    # weight- or input-stationary array sends its partial sums out at the end of each.
     time = _role_masks(einsum, gemm_roles(einsum, workload.tensor_map), batch.rank_names)[dataflow][:, 2]
     streamed = np.where(time, batch.temporal[:, -1, :], 1).prod(axis=1)
     folds = batch.temporal.reshape(len(batch), -1).prod(axis=1) // streamed
-    every = analyze(einsum, workload.tensor_map, arch, {"rows": rows, "cols": cols},
-                    concat_batches([batch, collapsed(batch), spilled(batch)]), pe_folds=np.tile(folds, 3))
-    n = len(batch)
-    return tuple(every.rows(slice(i * n, (i + 1) * n)) for i in range(3))  # type: ignore[return-value]
+    # candidates that differ only in how a rank's loops split over the levels collapse alike: analyse each
+    # distinct collapsed candidate once (a search's neighbours share a few dozen). `collapsed` leaves only the
+    # innermost level's factors and order free
+    resident = collapsed(batch)
+    b = len(batch)
+    first, inverse = distinct_rows(np.concatenate([resident.temporal[:, -1], resident.order[:, -1],
+                                                   resident.spatial.reshape(b, -1), resident.bypass.reshape(b, -1),
+                                                   resident.fanout[:, None], folds[:, None]], axis=1))
+    axes = {"rows": rows, "cols": cols}
+    both = analyze(einsum, workload.tensor_map, arch, axes, concat_batches([batch, resident.rows(first)]),
+                   pe_folds=np.concatenate([folds, folds[first]]))
+    return ArrayAnalyses(einsum, workload.tensor_map, arch, axes, batch, folds, both.rows(slice(0, b)),
+                         both.rows(b + inverse))
+
+
+def distinct_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, inverse) of the distinct rows of a 2-D integer array: key[first] are they (in no set order), each
+    the first row of its kind, and key[first][inverse] == key."""
+    data = np.asarray(key, dtype=np.int64)
+    varying = data[:, (data != data[:1]).any(axis=0)]
+    low = varying.min(axis=0, initial=0)
+    spans = [int(s) for s in varying.max(axis=0, initial=0) - low + 1]
+    if math.prod(spans) < 2 ** 62:   # each row as one integer in mixed radix: one sort finds the distinct rows
+        radix = np.array([math.prod(spans[:j]) for j in range(len(spans))], dtype=np.int64)
+        _, first, inverse = np.unique((varying - low) @ radix if len(spans) else np.zeros(len(data), np.int64),
+                                      return_index=True, return_inverse=True)
+        return first, inverse.reshape(-1)
+    width = varying.shape[1] * 8
+    raw = np.ascontiguousarray(varying).tobytes()
+    seen: dict[bytes, int] = {}
+    inverse = np.fromiter((seen.setdefault(raw[i * width:(i + 1) * width], len(seen)) for i in range(len(data))),
+                          dtype=np.int64, count=len(data))
+    first = np.zeros(len(seen), dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(data) - 1, -1, -1)
+    return first, inverse
 
 
 STREAMED, RESIDENT, SPILLED = 0, 1, 2   # how one operand of a candidate moves (array_traffic)
@@ -387,7 +441,7 @@ class ArrayTraffic:
 
 
 def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, batch: MappingBatch,
-                  analyses: tuple[LoopnestAnalysis, ...]) -> ArrayTraffic:
+                  analyses: ArrayAnalyses) -> ArrayTraffic:
     """Per candidate, the choice per operand (streamed, resident, spilled) that fits with the fewest spilled
     operands, then the least outermost-level traffic, then the least total traffic, and its accesses, bytes and
     energy per level; `analyses` from `array_analyses`."""
@@ -396,29 +450,25 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     bits = np.array([tensors[t].bits for t in names], dtype=float)
     on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
+    flows = [(v.read_elements, v.fill_elements, v.update_elements, v.write_elements)
+             for v in (analyses.streamed, analyses.collapsed)]
     # per (variant, tensor): on-chip bytes per level (streamed tiles double-buffered) and traffic bytes
-    tiles = np.stack([v.tile_elements for v in analyses]) * bits / 8                  # (3, B, L, T)
-    tiles[STREAMED] = np.where(on_chip[None, :, None], 2 * tiles[STREAMED], tiles[STREAMED])
-    tiles[SPILLED] = spilled_occupancy(einsum, workload, arch, batch, analyses[SPILLED])
-    flows = [(v.read_elements, v.fill_elements, v.update_elements, v.write_elements) for v in analyses[:SPILLED]]
-    flows.append(_staged(batch, analyses[SPILLED]))
-    moved = np.stack([sum(flow) for flow in flows]) * bits / 8                         # (3, B, L, T)
-    b, n_t = len(batch), len(names)
-    best_key = np.full((b, 3), np.inf)
-    choice = np.zeros((b, n_t), dtype=np.int64)
-    fits = np.zeros(b, dtype=bool)
-    cols_t = np.arange(n_t)
-    for combo in itertools.product((STREAMED, RESIDENT, SPILLED), repeat=n_t):   # ties go to the first combo
-        pick = np.array(combo)
-        occupancy = tiles[pick, :, :, cols_t].sum(axis=0)                              # (B, L)
-        ok = ~np.any(on_chip & (occupancy > capacity), axis=1)
-        traffic = moved[pick, :, :, cols_t].sum(axis=0)                                # (B, L)
-        spills = np.full(b, float(np.count_nonzero(pick == SPILLED)))
-        key = np.stack([spills, traffic[:, 0], traffic.sum(axis=1)], axis=1)
-        better = ok & (~fits | _lex_less(key, best_key))
-        choice[better] = pick
-        best_key = np.where(better[:, None], key, best_key)
-        fits |= ok
+    held = [_held_bytes(analyses.streamed, bits, on_chip), _held_bytes(analyses.collapsed, bits, on_chip, False)]
+    fits, choice = _choose(np.stack(held), np.stack([sum(f) for f in flows]) * bits / 8, on_chip, capacity,
+                           (STREAMED, RESIDENT))
+    # a spill is chosen only where no choice without one fits: only those candidates need the spilled layout
+    need = np.flatnonzero(~fits)
+    spill_flow = tuple(np.zeros_like(f) for f in flows[0])
+    if len(need):
+        spill = analyses.spilled_rows(need)
+        staged = _staged(batch.rows(need), spill)
+        for full, part in zip(spill_flow, staged):
+            full[need] = part
+        fits[need], choice[need] = _choose(
+            np.stack([h[need] for h in held] + [spilled_occupancy(einsum, workload, arch, batch.rows(need), spill)]),
+            np.stack([sum(f)[need] for f in flows] + [sum(staged)]) * bits / 8, on_chip, capacity,
+            (STREAMED, RESIDENT, SPILLED), spilling=True)
+    flows.append(spill_flow)
     fits &= (batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
 
     picked = choice[:, None, :]
@@ -473,6 +523,48 @@ def spilled_occupancy(einsum: Einsum, workload: Workload, arch: Arch, batch: Map
     return (kept + np.where(on_chip, stage, 0)) * bits / 8
 
 
+def _held_bytes(analysis: LoopnestAnalysis, bits: np.ndarray, on_chip: np.ndarray, double: bool = True
+                ) -> np.ndarray:
+    """(B, L, T) bytes each tensor's tiles take at each level; `double`: on chip a tile streams in while the last
+    one is used (double-buffered)."""
+    tiles = analysis.tile_elements * bits / 8
+    return np.where(on_chip[None, :, None], 2 * tiles, tiles) if double else tiles
+
+
+def _choose(held: np.ndarray, moved: np.ndarray, on_chip: np.ndarray, capacity: np.ndarray,
+            variants: tuple[int, ...], spilling: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(fits (B,), choice (B, T)): per candidate the combination of `variants` (one per tensor) that fits with the
+    fewest spilled operands, then the least outermost-level traffic, then the least total traffic (ties: the
+    first combination). `held` and `moved` are (V, B, L, T) bytes per variant; `spilling`: only combinations
+    with a spill (the caller found none without one fitting)."""
+    _, b, _, n_t = held.shape
+    # per (variant, tensor) one contiguous (B, L) array: a combination's bytes are T of them added in tensor order
+    held_vt = [[np.ascontiguousarray(held[v, :, :, t]) for t in range(n_t)] for v in range(len(held))]
+    moved_vt = [[np.ascontiguousarray(moved[v, :, :, t]) for t in range(n_t)] for v in range(len(moved))]
+    limit = np.where(on_chip, capacity, np.inf)     # off-chip levels hold whatever they are given
+    best_spills, best_outer, best_total = (np.full(b, np.inf) for _ in range(3))
+    choice = np.zeros((b, n_t), dtype=np.int64)
+    fits = np.zeros(b, dtype=bool)
+    for combo in itertools.product(variants, repeat=n_t):   # ties go to the first combo
+        spills = float(combo.count(SPILLED))
+        if spilling and not spills:
+            continue
+        occupancy = sum(held_vt[v][t] for t, v in enumerate(combo))                  # (B, L)
+        ok = ~(occupancy > limit).any(axis=1)
+        traffic = sum(moved_vt[v][t] for t, v in enumerate(combo))                    # (B, L)
+        outer, total = traffic[:, 0], traffic.sum(axis=1)
+        # lexicographically less in (spills, outermost-level traffic, total traffic) than the best so far
+        less = (spills < best_spills) | ((spills == best_spills)
+                                         & ((outer < best_outer) | ((outer == best_outer) & (total < best_total))))
+        better = ok & (~fits | less)
+        choice[better] = combo
+        best_spills[better] = spills
+        best_outer = np.where(better, outer, best_outer)
+        best_total = np.where(better, total, best_total)
+        fits |= ok
+    return fits, choice
+
+
 def _staged(batch: MappingBatch, spill: LoopnestAnalysis) -> tuple[np.ndarray, ...]:
     """(read, fill, update, write) elements of the spilled layout with its traffic also passing through every
     level it bypassed on its route (levels that keep the tensor in `batch`): such a level is a staging buffer
@@ -503,7 +595,7 @@ def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: Engi
 
 
 def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
-                    dataflow: np.ndarray, analyses: tuple | None = None) -> SystolicScores:
+                    dataflow: np.ndarray, analyses: ArrayAnalyses | None = None) -> SystolicScores:
     """Cycles (compute, fill/drain, bandwidth stalls), energy and fit of every candidate in one pass.
 
     `dataflow` (B,) indexes DATAFLOW_CODES. Each operand is either streamed tile by tile as the mapping says
@@ -524,22 +616,12 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     compute = (folds * t).astype(float) * clock_ratio
     hidden = hidden_fold_cycles(folds, t, engine.rows, engine.cols, dataflow == 0, engine.stationary_buffering)
     fill_drain = (folds * (per_fold - t) - hidden).astype(float) * clock_ratio
-    prologue = prologue_cycles(einsum, workload, arch, engine, analyses[0])
+    prologue = prologue_cycles(einsum, workload, arch, engine, analyses.streamed)
     total = np.maximum(compute + fill_drain + prologue, busiest)
     energy = sum(_per_mac_energy(einsum, workload, arch, engine).values()) + traffic.level_energy_j.sum(axis=(1, 2))
     return SystolicScores(compute, fill_drain, total - compute - fill_drain, total, energy, traffic.fits,
                           traffic.resident, traffic.read, traffic.fill, traffic.update, traffic.write,
                           traffic.level_energy_j)
-
-
-def _lex_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise a < b in lexicographic order over the last axis."""
-    less = np.zeros(a.shape[0], dtype=bool)
-    equal = np.ones(a.shape[0], dtype=bool)
-    for j in range(a.shape[1]):
-        less |= equal & (a[:, j] < b[:, j])
-        equal &= a[:, j] == b[:, j]
-    return less
 
 
 def vector_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: VectorEngine) -> Cost:
@@ -638,7 +720,7 @@ def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, engine: E
     level_cycles = tuple(float(engine.transfer_cycles(traffic.level_read_bytes[0, li], traffic.level_write_bytes[0, li],
                                                       level, arch))
                          for li, level in enumerate(arch.memory))
-    prologue = float(prologue_cycles(einsum, workload, arch, engine, analyses[0])[0])
+    prologue = float(prologue_cycles(einsum, workload, arch, engine, analyses.streamed)[0])
     innermost = arch.memory[-1]
     if step_bytes is not None and is_off_chip(innermost):
         prologue = min(prologue, engine.transfer_cycles(step_bytes, 0.0, innermost, arch))

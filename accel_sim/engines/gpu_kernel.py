@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from accel_sim.engines.costing import level_access_energy
-from accel_sim.engines.folds import fold_count
 from accel_sim.engines.loopnest import gemm_view
 from accel_sim.engines.roofline import compulsory_traffic
+from accel_sim.folds import fold_count
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.mapspace import fitting_objective
 from accel_sim.spec.workload import Call

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.engines.folds import fold_count
 from accel_sim.engines.gpu_kernel import (GemmProblem, KernelScores, TileArrays, gemm_problem, kernel_cost, kernel_scores,
                                    level_roles, occupancy)
 from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.errors import InfeasibleError
+from accel_sim.folds import fold_count
 from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
 from accel_sim.spec.mapspace import AxisLayout, Candidates, MapperSpec, ProxyFound, mapping_key
 

@@ -28,6 +28,7 @@ tiles x tile extent (exact for one imperfect split per rank; MACs count only rea
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection, Sequence
 from collections.abc import Mapping as MappingType
@@ -37,8 +38,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.energy.components import level_energy_per_bit
-from accel_sim.engines.folds import fold_count
 from accel_sim.errors import InfeasibleError
+from accel_sim.folds import fold_count
 from accel_sim.spec.mapping import Mapping, MappingBatch, rank_names, tensor_names
 from accel_sim.spec.workload import Access, Einsum, Tensor
 
@@ -85,8 +86,8 @@ class LoopnestAnalysis:
         """Bytes read and written at each level (B, L)."""
         return self.level_read_bytes + self.level_write_bytes
 
-    def rows(self, selection: slice) -> LoopnestAnalysis:
-        """The analysis of a slice of the candidates (every per-candidate array sliced alike)."""
+    def rows(self, selection: slice | np.ndarray) -> LoopnestAnalysis:
+        """The analysis of some of the candidates (a slice or an index array; every per-candidate array alike)."""
         return replace(self, **{f.name: getattr(self, f.name)[selection] for f in fields(self)
                                 if isinstance(getattr(self, f.name), np.ndarray)})
 
@@ -339,9 +340,10 @@ def gemm_roles(einsum: Einsum, tensors: MappingType[str, Tensor] | None = None
                               f"no GEMM view. Fix: run it on an engine for '{einsum.op}', e.g. a vector engine")
     a, w = gemm_operands(einsum, tensors)
     out = einsum.output.ranks
-    n = tuple(r for r in out if r in w.ranks and r not in a.ranks)
-    batch = tuple(r for r in out if r in w.ranks and r in a.ranks)
-    m = tuple(r for r in out if r not in w.ranks)
+    a_ranks, w_ranks = set(a.ranks), set(w.ranks)
+    n = tuple(r for r in out if r in w_ranks and r not in a_ranks)
+    batch = tuple(r for r in out if r in w_ranks and r in a_ranks)
+    m = tuple(r for r in out if r not in w_ranks)
     return m, n, einsum.reduced_ranks, batch
 
 
@@ -368,9 +370,13 @@ def gemm_view(einsum: Einsum, workload: Workload) -> GemmView:
     return GemmView(m, n, k, batch, streamed, weight, tensors[streamed.tensor].bits, tensors[weight.tensor].bits)
 
 
+@functools.lru_cache(maxsize=1024)
 def _balanced(size: int) -> np.ndarray:
-    """Tile sizes worth trying for a rank: ceil(size / n) for every fold count n (the smallest per count)."""
-    return np.unique(fold_count(size, np.arange(1, size + 1, dtype=np.int64)))
+    """Tile sizes worth trying for a rank: ceil(size / n) for every fold count n (the smallest per count); cached
+    (layers share rank sizes), so read-only."""
+    out = np.unique(fold_count(size, np.arange(1, size + 1, dtype=np.int64)))
+    out.setflags(write=False)
+    return out
 
 
 def split_fold(ranks: Sequence[str], sizes: MappingType[str, int], capacity: int) -> dict[str, int]:

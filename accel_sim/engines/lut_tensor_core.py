@@ -30,8 +30,8 @@ from accel_sim.energy import (add_area_mm2, add_energy_j, dtype_mac_area_mm2, dt
 from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.costing import GemmTraffic, gemm_array_traffic
-from accel_sim.engines.folds import fold_count
 from accel_sim.engines.loopnest import gemm_view
+from accel_sim.folds import fold_count
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.fields import PositiveFloat, PositiveInt
 from accel_sim.spec.workload import Einsum

@@ -41,24 +41,17 @@ one skew, F * T + R + C - 2, and it moves through no memory level.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
-
-import numpy as np
 
 from pydantic import BaseModel, Field, field_validator
 
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.costing import elementwise_cost, systolic_cost, systolic_pe_area_mm2, systolic_resident_cost
-from accel_sim.engines.folds import Buffering, fold_count, hidden_fold_cycles
 from accel_sim.engines.systolic_mapspace import SystolicMapspace, systolic_mapspace
+from accel_sim.folds import Buffering, Dataflow
 from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveFloat, PositiveInt
 from accel_sim.spec.mapspace import MapperSpec, pins_for
 from accel_sim.spec.workload import MAP_OPS, Einsum, map_ops_of
-
-Dataflow = Literal["os", "ws", "is"]
-DATAFLOWS: tuple[Dataflow, ...] = ("os", "ws", "is")
-IntArray = np.ndarray
 
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
@@ -189,102 +182,3 @@ class SystolicEngine(EngineBase):
     def area_mm2(self, node_nm: float) -> float:
         """rows x cols PEs, each a MAC at `operand_bits` with its operand and accumulator storage."""
         return self.rows * self.cols * systolic_pe_area_mm2(self, node_nm)
-
-
-def spatial_temporal(m: IntArray, n: IntArray, k: IntArray, dataflow: Dataflow) -> tuple[IntArray, IntArray, IntArray]:
-    """(extent on array rows, extent on array columns, temporal extent) of an M x N x K GEMM."""
-    return {"os": (m, n, k), "ws": (k, n, m), "is": (k, m, n)}[dataflow]
-
-
-@dataclass(frozen=True)
-class FoldPlan:
-    """How a batch of GEMMs folds onto a rows x cols array; every field is an array (one entry per GEMM)."""
-
-    rows: IntArray
-    cols: IntArray
-    spatial_rows: IntArray   # Sr
-    spatial_cols: IntArray   # Sc
-    temporal: IntArray       # T
-    row_folds: IntArray      # ceil(Sr / rows)
-    col_folds: IntArray      # ceil(Sc / cols)
-    cycles_per_fold: IntArray  # one fold on its own (load, T rows, skew)
-    hidden_cycles: IntArray    # of folds x cycles_per_fold, what a double-buffered stationary tile overlaps
-
-    @property
-    def folds(self) -> IntArray:
-        """Folds run one after another."""
-        return self.row_folds * self.col_folds
-
-    @property
-    def compute_cycles(self) -> IntArray:
-        """Cycles of all folds, fill and drain included, with operands always on time."""
-        return self.folds * self.cycles_per_fold - self.hidden_cycles
-
-    @property
-    def fill_drain_cycles(self) -> IntArray:
-        """The part of compute_cycles spent filling and draining the array."""
-        return self.compute_cycles - self.folds * self.temporal
-
-    @property
-    def mapping_efficiency(self) -> np.ndarray:
-        """Mean fraction of PEs that hold work, over folds."""
-        return self.spatial_rows * self.spatial_cols / (self.folds * self.rows * self.cols)
-
-    @property
-    def utilization(self) -> np.ndarray:
-        """MACs / (PEs x compute cycles)."""
-        macs = self.spatial_rows * self.spatial_cols * self.temporal
-        return macs / (self.rows * self.cols * self.compute_cycles)
-
-
-def fold_plan(m: IntArray, n: IntArray, k: IntArray, rows: IntArray | int, cols: IntArray | int,
-              dataflow: Dataflow, buffering: Buffering = "single") -> FoldPlan:
-    """Fold a batch of M x N x K GEMMs onto rows x cols arrays with one dataflow (all inputs broadcast)."""
-    m, n, k, rows, cols = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (m, n, k, rows, cols)))
-    sr, sc, t = spatial_temporal(m, n, k, dataflow)
-    row_folds = fold_count(sr, rows)
-    col_folds = fold_count(sc, cols)
-    if dataflow == "os":
-        per_fold = t + rows + cols - 2
-    else:
-        per_fold = 2 * rows + cols + t - 2
-    hidden = hidden_fold_cycles(row_folds * col_folds, t, rows, cols, dataflow == "os", buffering)
-    return FoldPlan(rows, cols, sr, sc, t, row_folds, col_folds, per_fold, hidden)
-
-
-@dataclass(frozen=True)
-class SramTraffic:
-    """Words each operand SRAM serves when the folds of a FoldPlan run as a real array runs them (arrays, one per GEMM).
-
-    Streamed operands are re-read once per fold of the other spatial axis; the stationary operand is
-    loaded once per fold; output-stationary arrays write each output once, while weight- and
-    input-stationary arrays write a partial sum per K fold and read it back to accumulate (the first
-    K fold has nothing to read).
-    """
-
-    ifmap_reads: IntArray
-    filter_reads: IntArray
-    ofmap_writes: IntArray
-    ofmap_reads: IntArray
-
-    @property
-    def total(self) -> IntArray:
-        """All SRAM accesses."""
-        return self.ifmap_reads + self.filter_reads + self.ofmap_writes + self.ofmap_reads
-
-
-def sram_traffic(plan: FoldPlan, m: IntArray, n: IntArray, k: IntArray, dataflow: Dataflow) -> SramTraffic:
-    """Physical SRAM reads and writes per operand of a batch of M x N x K GEMMs folded as `plan` says."""
-    m, n, k = np.broadcast_arrays(*(np.asarray(v, dtype=np.int64) for v in (m, n, k)))
-    fr, fc = plan.row_folds, plan.col_folds
-    outputs = m * n
-    if dataflow == "os":
-        # Each column fold (a slice of N) re-streams the whole ifmap; each row fold (a slice of M) the filter.
-        return SramTraffic(fc * m * k, fr * k * n, outputs, np.zeros_like(outputs))
-    if dataflow == "ws":
-        # Filter tiles are stationary: loaded once; the ifmap streams once per N fold.
-        ifmap, filt = fc * m * k, k * n
-    else:
-        # Ifmap tiles are stationary: loaded once; the filter streams once per M fold.
-        ifmap, filt = m * k, fc * k * n
-    return SramTraffic(ifmap, filt, fr * outputs, (fr - 1) * outputs)

@@ -16,10 +16,10 @@ import numpy as np
 
 from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, _role_masks, axis_folds, implied_batch,
                                        systolic_analyses, systolic_cost_of, systolic_scores, unfit_error)
-from accel_sim.engines.folds import fold_count
 from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.engines.systolic_space import SystolicSpace, systolic_space
 from accel_sim.errors import InfeasibleError
+from accel_sim.folds import fold_count
 from accel_sim.spec.mapspace import AxisLayout, Candidates, MapperSpec, ProxyFound, mapping_key
 
 if TYPE_CHECKING:

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.engines.costing import DATAFLOW_CODES
-from accel_sim.engines.folds import fold_count
 from accel_sim.engines.loopnest import SYSTOLIC_ROLES, gemm_roles
 from accel_sim.errors import InfeasibleError
+from accel_sim.folds import fold_count
 from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
 
 if TYPE_CHECKING:

@@ -1,7 +1,6 @@
 """Workload and arch files, told apart by content: ONNX models, einsum cascades, zoo recipes, arch configs."""
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal, Sequence
@@ -124,6 +123,3 @@ def split_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
     return arch, workload
 
 
-def slug(text: str) -> str:
-    """`text` as a file or folder name: runs of other characters than letters, digits, '.', '_', '-' become '-'."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "unnamed"

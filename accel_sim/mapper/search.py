@@ -339,8 +339,13 @@ def _reference(best: _Best, space: Mapspace) -> tuple[float, float]:
     return float(scores.total_cycles.min()), float(scores.energy_j.min())
 
 
+def _never() -> bool:
+    """A stop condition that never holds."""
+    return False
+
+
 def _descend(space: Mapspace, d: int, choice: np.ndarray, order: np.ndarray, offer: Offer,
-             stop: Callable[[], bool] = lambda: False, max_rounds: int = 1_000, pairs: bool = True) -> State:
+             stop: Callable[[], bool] = _never, max_rounds: int = 1_000, pairs: bool = True) -> State:
     """Exact local search: move to the best neighbour (one rank's option or one level's order) while it improves.
 
     When no single move improves, two-step moves are tried (if `pairs`): over all options of two ranks when
@@ -348,12 +353,23 @@ def _descend(space: Mapspace, d: int, choice: np.ndarray, order: np.ndarray, off
     optimum, after `max_rounds` moves, or when `stop()` says so (checked between rounds); returns the state
     reached as (value, group, option indices, order indices).
     """
-    current = float(offer(d, choice[None], order[None])[0])
+    first = None
+    if stop is _never and max_rounds > 0:
+        # nothing can stop the first round: the start and its neighbours are scored in one batch (the same
+        # values and the same best, a batch's ties going to its first row, as the start scored on its own first)
+        choices, orders = space.neighbours(d, choice, order)
+        values = offer(d, np.concatenate([choice[None], choices]), np.concatenate([order[None], orders]))
+        current, first = float(values[0]), (choices, orders, values[1:])
+    else:
+        current = float(offer(d, choice[None], order[None])[0])
     for _ in range(max_rounds):
         if stop():
             break
-        choices, orders = space.neighbours(d, choice, order)
-        values = offer(d, choices, orders)
+        if first is not None:
+            (choices, orders, values), first = first, None
+        else:
+            choices, orders = space.neighbours(d, choice, order)
+            values = offer(d, choices, orders)
         i = int(np.argmin(values))
         if not values[i] < current * (1 - 1e-12):
             if not pairs:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from accel_sim.energy.components import level_area_mm2
-from accel_sim.io.load import slug
+from accel_sim.io.names import slug
 from accel_sim.zoo.cnn import ResNetSpec
 from accel_sim.zoo.transformer import TransformerSpec
 
@@ -121,14 +121,17 @@ def roofline_record(result: Result) -> dict[str, object]:
     levels = [lv.name for lv in arch.memory]
     points, roofs = [], {}
     einsum_cycles = sum(r.cost.total_cycles for r in result.einsums) or 1.0
+    bandwidths: dict[str, dict[str, float]] = {}   # engine -> level -> bytes/s as the engine sees it (per engine once)
     for r in result.einsums:
         b = r.bound
         level = b.kind if b.kind in levels else next((lv for lv in levels if b.level_bytes[lv] > 0), None)
         if level is None or b.ops <= 0 or r.cost.total_cycles <= 0:
             continue
         engine = engines[r.engine]
-        clock = arch.engine_clock_hz(engine)
-        seen = {lv.name: engine.level_ports(lv, clock).peak_bytes_per_s for lv in arch.memory}  # as it sees them
+        if r.engine not in bandwidths:
+            clock = arch.engine_clock_hz(engine)
+            bandwidths[r.engine] = {lv.name: engine.level_ports(lv, clock).peak_bytes_per_s for lv in arch.memory}
+        seen = bandwidths[r.engine]
         bandwidth = seen[level]
         ops = counted_ops(r.op, b.ops)
         peak = ops / b.compute_cycles * arch.clock_hz if b.compute_cycles > 0 else float("inf")

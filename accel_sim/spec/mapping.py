@@ -171,6 +171,11 @@ class MappingBatch:
     def __len__(self) -> int:
         return int(self.temporal.shape[0])
 
+    def rows(self, rows: slice | np.ndarray) -> MappingBatch:
+        """The candidates at `rows` (a slice or an index/boolean array)."""
+        return replace(self, temporal=self.temporal[rows], order=self.order[rows], spatial=self.spatial[rows],
+                       bypass=self.bypass[rows], fanout=self.fanout[rows])
+
     @staticmethod
     def from_mappings(mappings: Sequence[Mapping], einsum: Einsum, arch: Arch,
                       axes: MappingType[str, int]) -> MappingBatch:

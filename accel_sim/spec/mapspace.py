@@ -80,10 +80,7 @@ class Candidates:
 
     def rows(self, rows: slice | np.ndarray) -> Candidates:
         """The candidates at `rows` (a slice or an index/boolean array)."""
-        b = self.mappings
-        return Candidates(MappingBatch(b.rank_names, b.level_names, b.axis_names, b.tensor_names, b.temporal[rows],
-                                       b.order[rows], b.spatial[rows], b.bypass[rows], b.fanout[rows]),
-                          self.group[rows])
+        return Candidates(self.mappings.rows(rows), self.group[rows])
 
     @staticmethod
     def concat(parts: list[Candidates]) -> Candidates:

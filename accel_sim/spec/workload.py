@@ -451,8 +451,21 @@ class Workload:
 
         Two einsums with equal keys have the same expression, rank sizes and reduction over tensors of the
         same shapes, widths and storage classes, so every cost model gives them the same cost (the repeated
-        layers of a transformer cost one evaluation).
+        layers of a transformer cost one evaluation). Kept per einsum object: the pipeline asks several times.
         """
+        kept = self._shape_keys.get(id(einsum))
+        if kept is not None and kept[0] is einsum:
+            return kept[1]
+        key = self._shape_key(einsum)
+        self._shape_keys[id(einsum)] = (einsum, key)
+        return key
+
+    @cached_property
+    def _shape_keys(self) -> dict[int, tuple[Einsum, tuple[tuple, tuple[str, ...]]]]:
+        """id(einsum) -> (einsum, its shape_key); the einsum is kept so that its id is not reused."""
+        return {}
+
+    def _shape_key(self, einsum: Einsum) -> tuple[tuple, tuple[str, ...]]:
         order = tuple(dict.fromkeys([einsum.output.tensor, *(a.tensor for a in einsum.inputs)]))
         canonical = {name: f"t{i}" for i, name in enumerate(order)}
         body = Einsum("", Access(canonical[einsum.output.tensor], einsum.output.indices),

@@ -56,7 +56,7 @@ from accel_sim.compat.scalesim.buffers import (
     demand_streams,
     prefetch_stream,
 )
-from accel_sim.engines.systolic import Dataflow, FoldPlan, fold_plan, sram_traffic
+from accel_sim.folds import Dataflow, FoldPlan, fold_plan, sram_traffic
 
 # --------------------------------------------------------------------------------------------
 # Reports

@@ -9,8 +9,8 @@ from typing import Literal
 
 import numpy as np
 
-from accel_sim.engines.systolic import Dataflow, FoldPlan
 from accel_sim.errors import AccelSimError
+from accel_sim.folds import Dataflow, FoldPlan
 
 InterfaceMode = Literal["USER", "CALC"]
 

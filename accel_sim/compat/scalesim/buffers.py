@@ -27,7 +27,7 @@ from accel_sim.compat.scalesim.base import (
     valid_ifmap_entries,
 )
 from accel_sim.compat.scalesim.layout import stream_layout, window_misses
-from accel_sim.engines.systolic import fold_plan
+from accel_sim.folds import fold_plan
 
 # --------------------------------------------------------------------------------------------
 # Demand and prefetch streams (§6)

@@ -25,10 +25,10 @@ from pydantic import BaseModel, Field, model_validator
 from accel_sim.energy import dtype_mac_area_mm2
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase
-from accel_sim.engines.folds import fold_count
 from accel_sim.engines.fpga.devices import DEVICES, Device, RamKind, macs_per_dsp, ram_blocks
 from accel_sim.engines.fpga.kernels import Fifo, Kernel, kernel_of
 from accel_sim.engines.fpga.timing import operator_cost
+from accel_sim.folds import fold_count
 from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt, located, unique_names
 from accel_sim.spec.workload import Einsum
 

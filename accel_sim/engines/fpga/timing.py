@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 from accel_sim.energy import dtype_mac_energy_j
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.costing import level_access_energy
-from accel_sim.engines.folds import fold_count
 from accel_sim.engines.fpga.devices import DSP_PIPELINE_STAGES
 from accel_sim.engines.fpga.kernels import kernel_of, kernel_time
 from accel_sim.engines.loopnest import GemmView, gemm_view
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.errors import InfeasibleError
+from accel_sim.folds import fold_count
 from accel_sim.spec.cost import Cost
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from accel_sim.energy import dtype_mac_area_mm2, dtype_mac_energy_j
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.costing import level_access_energy
-from accel_sim.engines.folds import fold_count
 from accel_sim.engines.loopnest import gemm_view
+from accel_sim.folds import fold_count
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.fields import PositiveInt
 from accel_sim.spec.workload import Einsum

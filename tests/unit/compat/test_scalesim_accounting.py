@@ -14,7 +14,7 @@ from accel_sim.cli import main
 from accel_sim.compat.scalesim import base as scb
 from accel_sim.compat.scalesim import accounting as sc
 from accel_sim.compat.scalesim.files import config_text, read_report
-from accel_sim.engines.systolic import fold_plan, sram_traffic
+from accel_sim.folds import fold_plan, sram_traffic
 
 INT_COLUMNS = {"total_cycles_incl_prefetch", "total_cycles", "stall_cycles", "sram_ifmap_reads", "sram_filter_reads",
                "sram_ofmap_writes", "dram_ifmap_reads", "dram_filter_reads", "dram_ofmap_writes"}

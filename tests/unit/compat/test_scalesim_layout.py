@@ -16,7 +16,7 @@ from accel_sim.compat.scalesim import base as scb
 from accel_sim.compat.scalesim import buffers as scbuf
 from accel_sim.compat.scalesim import layout as sl
 from accel_sim.compat.scalesim import accounting as sc
-from accel_sim.engines.systolic import fold_plan
+from accel_sim.folds import fold_plan
 
 
 def _reference_reads(layer: scb.ScaleSimLayer, arch: scb.ScaleSimArch, op: str) -> scbuf._ReadResult:

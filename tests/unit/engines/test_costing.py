@@ -68,7 +68,7 @@ def test_tiny_sram_streams_operands_fold_by_fold() -> None:
 def test_native_sram_traffic_is_physical(dataflow: str, m: int, n: int, k: int, rows: int, cols: int) -> None:
     """run's engine reads and writes the array's SRAM as a real array does (systolic.sram_traffic), partial folds
     included: e.g. os on 10x9x7 over 4x4 reads the ifmap once per column fold, 3 x 70 = 210 words (not 3 x 84)."""
-    from accel_sim.engines.systolic import fold_plan, sram_traffic
+    from accel_sim.folds import fold_plan, sram_traffic
 
     arch = two_level_arch(rows=rows, cols=cols, dataflow=dataflow, dram_gbps=100)
     w = gemm(m, n, k)

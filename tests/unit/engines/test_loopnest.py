@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accel_sim.engines.loopnest import analyze, gemm_roles, split_fold, systolic_mapping, tile_footprint
-from accel_sim.engines.systolic import fold_plan
+from accel_sim.folds import fold_plan
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.mapping import Mapping, MappingBatch, rank_names, tensor_names
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor

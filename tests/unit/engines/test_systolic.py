@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accel_sim.engines.systolic import DATAFLOWS, fold_plan, sram_traffic
+from accel_sim.folds import DATAFLOWS, fold_plan, sram_traffic
 
 ROOT = Path(__file__).resolve().parents[3]
 

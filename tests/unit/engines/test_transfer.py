@@ -1,4 +1,4 @@
-"""Bytes at a memory level -> cycles (EngineBase.transfer_cycles) and the fold count (engines/folds.py)."""
+"""Bytes at a memory level -> cycles (EngineBase.transfer_cycles) and the fold count (folds.py)."""
 from __future__ import annotations
 
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from accel_sim.engines.folds import fold_count
 from accel_sim.engines.pim import PimEngine
+from accel_sim.folds import fold_count
 from accel_sim.spec.arch import Arch
 
 

@@ -1,0 +1,122 @@
+"""The residency choice of the systolic scorer (costing.array_traffic) equals its definition evaluated eagerly.
+
+array_traffic analyses the spilled layout only for candidates where no choice without a spill fits, and each
+distinct collapsed (all-resident) candidate once. The reference here analyses all three layouts of every
+candidate and tries every combination of them per tensor, keeping the first that fits with the fewest spills,
+then the least outermost-level traffic, then the least total traffic (the rule array_traffic documents).
+Buffers are sized so that some candidates keep everything, some stage an operand and some fit nowhere.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from builders import gemm
+
+from accel_sim.energy.components import is_off_chip
+from accel_sim.engines.costing import (_staged, array_analyses, array_traffic, collapsed, distinct_rows,
+                                       spilled, spilled_occupancy)
+from accel_sim.engines.loopnest import analyze
+from accel_sim.spec.arch import Arch
+from accel_sim.spec.mapspace import Candidates
+
+
+def _arch(act_bytes: int, weight_bytes: int, dram_holds: tuple[str, ...] = ("weights", "activations")) -> Arch:
+    """DRAM (holding `dram_holds`), an activations buffer and a weights buffer of the given sizes beside a 4 x 4
+    array (any dataflow)."""
+    return Arch.model_validate({
+        "name": "small buffers", "clock": "1 GHz", "technology_nm": 28,
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ",
+                    "holds": list(dram_holds)},
+                   {"name": "act", "technology": "SRAM", "capacity": f"{act_bytes} B", "bandwidth": "64 GB/s",
+                    "read_energy_per_bit": "1 pJ", "holds": ["activations"]},
+                   {"name": "wbuf", "technology": "SRAM", "capacity": f"{weight_bytes} B", "bandwidth": "64 GB/s",
+                    "read_energy_per_bit": "1 pJ", "holds": ["weights"]}],
+        "engines": [{"name": "sa", "kind": "systolic", "rows": 4, "cols": 4, "dataflow": "any"}]})
+
+
+def _eager_choice(arch: Arch, bits: np.ndarray, layouts: list, flows: list, spilled_held: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(fits, choice) over every combination of the three layouts per tensor, by the documented rule; the
+    spilled layout holds `spilled_held` bytes (its tiles and staging, `spilled_occupancy`)."""
+    on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
+    capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
+    held = []
+    for variant, layout in enumerate(layouts[:2]):   # streamed tiles are double-buffered on chip
+        tiles = layout.tile_elements * bits / 8
+        held.append(np.where(on_chip[None, :, None], 2 * tiles, tiles) if variant != 1 else tiles)
+    held.append(spilled_held)
+    moved = [sum(flow) * bits / 8 for flow in flows]
+    b, _, n_t = held[0].shape
+    fits, choice = np.zeros(b, dtype=bool), np.zeros((b, n_t), dtype=np.int64)
+    best = np.full((b, 3), np.inf)
+    for combo in itertools.product(range(3), repeat=n_t):
+        occupancy = sum(held[v][:, :, t] for t, v in enumerate(combo))
+        traffic = sum(moved[v][:, :, t] for t, v in enumerate(combo))
+        ok = ~(on_chip & (occupancy > capacity)).any(axis=1)
+        key = np.stack([np.full(b, float(combo.count(2))), traffic[:, 0], traffic.sum(axis=1)], axis=1)
+        less = np.array([tuple(k) < tuple(c) for k, c in zip(key, best)])
+        better = ok & (~fits | less)
+        choice[better], best[better] = combo, key[better]
+        fits |= ok
+    return fits, choice
+
+
+def _sampled(space, n: int, seed: int = 0) -> Candidates:  # noqa: ANN001 (a SystolicMapspace)
+    """`n` uniformly drawn mappings of every dataflow, in one batch."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for d in space.groups:
+        choice = np.stack([rng.integers(0, len(o), n) for o in space.space.options[d]], axis=1)
+        order = rng.integers(0, space.space.orders[d].shape[1], (n, len(space.space.level_names)))
+        parts.append(space.candidates(d, choice, order))
+    return Candidates.concat(parts)
+
+
+@pytest.mark.parametrize("act_bytes, weight_bytes, dram_holds", [
+    (4096, 2048, ("weights", "activations")),   # nothing spills
+    (192, 96, ("weights", "activations")),      # some candidates spill, some keep operands resident
+    (256, 32, ("weights",)),                    # activations live only on chip: some candidates fit nowhere
+])
+def test_lazy_spills_and_shared_collapsed_analyses_choose_as_the_eager_definition(
+        act_bytes: int, weight_bytes: int, dram_holds: tuple[str, ...]) -> None:
+    """2,100 sampled mappings of a 12 x 8 x 16 GEMM: the same fit, choice and accesses per level and tensor."""
+    arch, work = _arch(act_bytes, weight_bytes, dram_holds), gemm(12, 8, 16)
+    einsum, engine = work.einsums[0], arch.engines[0]
+    candidates = _sampled(engine.mapspace(einsum, work, arch), 700)
+    batch = candidates.mappings
+    analyses = array_analyses(einsum, work, arch, 4, 4, batch, candidates.group)
+    got = array_traffic(einsum, work, arch, 4, 4, batch, analyses)
+
+    axes, folds = {"rows": 4, "cols": 4}, analyses.folds
+    layouts = [analyze(einsum, work.tensor_map, arch, axes, view, pe_folds=folds)
+               for view in (batch, collapsed(batch), spilled(batch))]
+    flows = [(v.read_elements, v.fill_elements, v.update_elements, v.write_elements) for v in layouts[:2]]
+    flows.append(_staged(batch, layouts[2]))
+    bits = np.array([work.tensor_map[t].bits for t in batch.tensor_names], dtype=float)
+    fits, choice = _eager_choice(arch, bits, layouts, flows,
+                                 spilled_occupancy(einsum, work, arch, batch, layouts[2]))
+    fits &= (batch.spatial.prod(axis=2) <= 4).all(axis=1)
+
+    np.testing.assert_array_equal(got.fits, fits)
+    np.testing.assert_array_equal(got.choice, choice)
+    for a, name in enumerate(("read", "fill", "update", "write")):
+        np.testing.assert_array_equal(getattr(got, name), np.choose(choice[:, None, :], [f[a] for f in flows]))
+    if act_bytes == 256:   # the case mixes every outcome
+        spills = (choice == 2).any(axis=1)
+        assert (fits & spills).any() and (fits & ~spills).any() and (~fits).any()
+
+
+def test_distinct_rows_finds_each_rows_first_occurrence_and_maps_every_row_back() -> None:
+    """Small keys (one integer sort) and keys too wide for 62 bits (by bytes) alike."""
+    narrow = np.array([[1, 5, 0], [2, 5, 0], [1, 5, 0], [3, 5, 1], [2, 5, 0]])
+    wide = np.array([[1, 2 ** 40, 0], [1, 0, 2 ** 40], [1, 2 ** 40, 0], [7, 0, 0]])
+    for key, distinct in ((narrow, 3), (wide, 3)):
+        first, inverse = distinct_rows(key)
+        assert len(first) == distinct
+        np.testing.assert_array_equal(key[first][inverse], key)
+        for row in first:   # each kept row is the first of its kind
+            assert not (key[:row] == key[row]).all(axis=1).any()
+    first, inverse = distinct_rows(np.array([[4, 4], [4, 4]]))
+    assert list(first) == [0] and list(inverse) == [0, 0]
