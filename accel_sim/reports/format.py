@@ -136,7 +136,8 @@ def format_quantity(value: float, unit: str) -> str:
     if unit == "×":
         return f"{significant(value)}×"
     if unit == "mm²":
-        return f"{significant(value)} mm²"
+        # a block under 0.01 mm² (a few lanes, one PE) reads better in µm² than as 0.00678 mm²
+        return f"{significant(value * 1e6)} µm²" if 0 < abs(value) < 0.01 else f"{significant(value)} mm²"
     if unit in ("", "MACs", "op") and float(value).is_integer() and abs(value) < 10_000:
         return f"{int(value):,} {unit}".rstrip()
     return si_format(value, unit)

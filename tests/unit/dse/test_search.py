@@ -109,15 +109,15 @@ def test_search_finds_the_grid_optimum_with_a_quarter_of_the_grid(tmp_path: Path
 
 
 def test_outcome_averages_objectives_and_counts_broken_constraints(tmp_path: Path) -> None:
-    """By hand: two workloads with latency 1 and 3 s average to 2; one infeasible row breaking area <= 8.1 counts
+    """By hand: two workloads with latency 1 and 3 s average to 2; one infeasible row breaking area <= 11.7 counts
     one broken constraint; an invalid row fails the design."""
     sweep = load_sweep(spec(tmp_path, "{kind: nsga2, n: 4}"))
 
     def row(status: str, latency: float, area: float) -> PointRow:
         return PointRow(0, 0, "w", status, None, {}, {"latency_s": latency, "energy_j": 1.0, "area_mm2": area}, 0.0)
 
-    assert outcome(sweep, [row("ok", 1.0, 8.0), row("infeasible", 3.0, 8.5)]) == ("COMPLETE", (2.0, 1.0), 1)
-    assert outcome(sweep, [row("ok", 1.0, 8.0), row("invalid", 0.0, 0.0)])[0] == "FAIL"
+    assert outcome(sweep, [row("ok", 1.0, 11.0), row("infeasible", 3.0, 12.0)]) == ("COMPLETE", (2.0, 1.0), 1)
+    assert outcome(sweep, [row("ok", 1.0, 11.0), row("invalid", 0.0, 0.0)])[0] == "FAIL"
 
 
 @pytest.mark.parametrize(("strategy", "expected"), [

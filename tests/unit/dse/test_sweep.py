@@ -39,7 +39,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
 
 
 def test_every_point_is_stored_once_with_its_status(reference: pd.DataFrame) -> None:
-    """64 points; rows = 0 (16 points) is rejected by the arch model; area > 8.1 mm² points are infeasible."""
+    """64 points; rows = 0 (16 points) is rejected by the arch model; area > 11.7 mm² points are infeasible."""
     assert list(reference["point_id"]) == list(range(64))
     counts = reference["status"].value_counts().to_dict()
     assert counts["invalid"] == 16
@@ -48,8 +48,8 @@ def test_every_point_is_stored_once_with_its_status(reference: pd.DataFrame) -> 
     assert (invalid["engines.pe_array.rows"] == 0).all()
     assert invalid["error"].str.contains("engines[0].rows", regex=False).all()
     infeasible = reference[reference["status"] == "infeasible"]
-    assert (infeasible["area_mm2"] > 8.1).all() and (reference.loc[reference["status"] == "ok", "area_mm2"] <= 8.1).all()
-    assert infeasible["error"].str.contains("area_mm2 <= 8.1 fails").all()
+    assert (infeasible["area_mm2"] > 11.7).all() and (reference.loc[reference["status"] == "ok", "area_mm2"] <= 11.7).all()
+    assert infeasible["error"].str.contains("area_mm2 <= 11.7 fails").all()
 
 
 def test_two_processes_give_the_same_table(reference: pd.DataFrame, tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def test_percent(value: float, text: str) -> None:
 @pytest.mark.parametrize(("key", "value", "text"), [
     ("cycles", 2.748e8, "275 M"), ("mac_utilization", 0.0003818, "0.038 %"), ("published_area_mm2", None, "–"),
     ("replay_gap_flagged", False, "no"), ("latency_s", 0.0185, "18.5 ms"), ("global_buffer_bytes", 4.2e6, "4.01 MiB"),
-    ("cycles_over_roofline", 1.954, "1.95×"), ("tokens_per_s", 54.2, "54.2 tokens/s"), ("area_mm2", 0.0123, "0.0123 mm²"),
+    ("cycles_over_roofline", 1.954, "1.95×"), ("tokens_per_s", 54.2, "54.2 tokens/s"), ("area_mm2", 0.0123, "0.0123 mm²"), ("area_mm2", 0.00678, "6,780 µm²"),
     ("einsums", 10, "10"), ("policy", "neupims", "neupims")])
 def test_format_metric_takes_the_unit_from_the_name(key: str, value: object, text: str) -> None:
     """The raw summary.json values the issue lists come out with units: no 2.748e+08, no None, no False."""
