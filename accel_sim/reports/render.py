@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from accel_sim.reports.plots import draw_roofline
+from accel_sim.reports.plots import write_roofline
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -30,7 +30,7 @@ def _serve(conn: Connection) -> None:
 
         job = conn.recv()
         data, path, dpi = job
-        draw_roofline(data).savefig(path, dpi=dpi)
+        write_roofline(data, path, dpi)
         conn.send(None)
     except (EOFError, KeyboardInterrupt):  # the parent went away or the user interrupted: nothing to report
         return
@@ -63,7 +63,7 @@ class FigureWorker:
         """Hand the child the roofline of `data` to write to `path` and return at once (`wait` collects it);
         with no child, draw it here and now."""
         if self._conn is None or self._process is None:
-            draw_roofline(data).savefig(path, dpi=dpi)
+            write_roofline(data, path, dpi)
             return
         try:
             self._conn.send((data, path, dpi))
