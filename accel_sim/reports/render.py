@@ -6,6 +6,7 @@ default (anything but Linux) or a child cannot be started, the figure is drawn i
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import sys
 from pathlib import Path
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 
 def _serve(conn: Connection) -> None:
     """Child: import the plotting stack, then draw the one figure the parent sends and report how it went."""
+    # no garbage collection in this one-figure process: a collection walks every object inherited from the parent,
+    # copying their pages on write, to free cycles that die with the process anyway (about 0.03 s CPU a run)
+    gc.disable()
     try:
         import matplotlib  # matplotlib is heavy to import: loaded on first use
 
