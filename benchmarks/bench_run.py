@@ -55,8 +55,8 @@ write_report(result, out, later)
 with contextlib.redirect_stdout(io.StringIO()):
     print_run(result, out, rows=40)
 t4 = clock()
-from accel_sim.reports.plots import draw_roofline
-draw_roofline(later.job[0]).savefig(later.job[1], dpi=later.job[2])
+from accel_sim.reports.plots import write_roofline
+write_roofline(*later.job)
 t5 = clock()
 print(f"imports {t1 - t0:.2f}  load {t2 - t1:.2f}  evaluate {t3 - t2:.2f}  files+table {t4 - t3:.2f}  "
       f"= answer {t4 - t0:.2f}; roofline PNG {t5 - t4:.2f}")

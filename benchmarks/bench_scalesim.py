@@ -99,11 +99,11 @@ def arch_of(config: str) -> ScaleSimArch:
     return ScaleSimArch(rows, cols, if_kib, fl_kib, of_kib, df, "USER", bw, bank, bank)
 
 
-def write_inputs(work: Path) -> list[dict]:
-    """SCALE-Sim input files for every layer (rows end with a comma: SCALE-Sim drops the last field)."""
+def write_inputs(work: Path, layers: list[tuple[str, str, tuple[int, ...]]] = LAYERS) -> list[dict]:
+    """SCALE-Sim input files for each layer (rows end with a comma: SCALE-Sim drops the last field)."""
     (work / "layout.csv").write_text("Layer name,\n")
     jobs = []
-    for config, name, dims in LAYERS:
+    for config, name, dims in layers:
         cfg = work / f"{name}.cfg"
         cfg.write_text(config_text(arch_of(config), run_name="bench"))
         topo = work / f"{name}.csv"

@@ -318,9 +318,9 @@ def axis_folds(einsum: Einsum, engine: SystolicEngine, masks: np.ndarray, batch:
     split = np.where(on_axis, batch.temporal.prod(axis=1), 1).prod(axis=1)
     levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
     fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), axis)
-    kinds, which = np.unique(on_axis, axis=0, return_inverse=True)
+    first, which = distinct_rows(on_axis)   # a few kinds of axis ranks among thousands of candidates
     least = np.array([_least_split(tuple((r, einsum.sizes[r]) for r, on in zip(batch.rank_names, kind) if on), axis)
-                      for kind in kinds], dtype=np.int64)[which.reshape(-1)]
+                      for kind in on_axis[first]], dtype=np.int64)[which]
     packed = (levels_used <= 1) & (fused < split) & (split <= least)
     return np.where(packed, fused, split), packed
 

@@ -13,7 +13,7 @@ from accel_sim.engines import AnyEngine
 from accel_sim.io.load import SEARCH_DIRS
 from accel_sim.reports.format import bytes_format, cycles_format, format_metric, percent, si_format
 from accel_sim.reports.headline import bound_sentence, headline_numbers
-from accel_sim.reports.plots import roofline_data
+from accel_sim.reports.plots import roofline_data, write_roofline
 from accel_sim.reports.view import RECORD_FILE, above_roof, roofline_record, run_record, short_name
 from accel_sim.zoo import list_presets
 
@@ -77,7 +77,7 @@ def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = N
     (out_dir / "summary.json").write_text(json.dumps(jsonable(summary), indent=2) + "\n")
     (out_dir / RECORD_FILE).write_text(json.dumps(jsonable(run_record(result, origin)), indent=1) + "\n")
     if figures is None:
-        result.plot_roofline().savefig(out_dir / "roofline.png", dpi=PNG_DPI)
+        write_roofline(roofline_data(result), out_dir / "roofline.png", PNG_DPI)
     else:
         figures.submit(roofline_data(result), out_dir / "roofline.png", dpi=PNG_DPI)
     if result.trace.concurrent:  # engines that overlap (arch.execution) also get their timeline drawn

@@ -7,8 +7,11 @@ millions of im2col entries and searching for each address's groups, this module 
 its position in the prefetch stream in closed form, and the positions of every other copy of the same
 ifmap word (overlapping conv windows) from the window geometry. The demand is cut into units of at most a
 few thousand words whose own group range is known in closed form; a unit lying inside the active window
-cannot miss, so only units near a window edge are expanded word by word. The result is exactly the
-misses the word-by-word algorithm finds (tests/unit/compat/test_scalesim_layout.py compares the two).
+cannot miss, so only units near a window edge are expanded word by word. There a word is tested on an order
+key of its cell (`cell_key`) against the keys of the window's first and last words (`key_at`, the inverse of
+the position), and an ifmap word first on one copy likely read earliest (`probe_cells`), so that only the few
+words it does not settle have all their copies placed. The result is exactly the misses the word-by-word
+algorithm finds (tests/unit/compat/test_scalesim_layout.py compares the two).
 
 Each operand's stream is one of two families (ACCOUNTING.md §6, "Demand order" and "Fetch order"):
 - "diag" (os ifmap/filter, ws ifmap, is filter): fold blocks of `extent` rows x `width` lanes are stacked
@@ -74,13 +77,12 @@ def stream_layout(dataflow: str, operand: str, m: int, n: int, k: int, rows: int
     return StreamLayout(*table[(dataflow, operand)])
 
 
-def _tri(x: np.ndarray) -> np.ndarray:
-    """x (x + 1) / 2 for x > 0, else 0: cells (r, c >= 0) with r + c < x."""
-    x = np.maximum(x, 0)
-    return x * (x + 1) // 2
+def _tri(x: np.ndarray | int) -> np.ndarray | int:
+    """x (x + 1) / 2 for x > 0, else 0: cells (r, c >= 0) with r + c < x (arrays, or Python ints for bisection)."""
+    return x * (x + 1) // 2 * (x > 0)
 
 
-def _cells_before_diagonal(d: np.ndarray, n_rows: int, n_cols: int) -> np.ndarray:
+def _cells_before_diagonal(d: np.ndarray | int, n_rows: int, n_cols: int) -> np.ndarray | int:
     """Cells of an n_rows x n_cols matrix on anti-diagonals < d (inclusion-exclusion on the quarter plane)."""
     return _tri(d) - _tri(d - n_rows) - _tri(d - n_cols) + _tri(d - n_rows - n_cols)
 
@@ -107,6 +109,40 @@ def valid_index(lay: StreamLayout, row: np.ndarray, col: np.ndarray) -> np.ndarr
     lo = np.maximum(np.maximum(row + 1, r0), d - nc + 1)
     hi = np.minimum(nr - 1, d - cw)
     return pos - pad - np.maximum(hi - lo + 1, 0)
+
+
+def cell_key(lay: StreamLayout, row: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """An integer that orders valid cells as the stream reads them (cheaper than `valid_index`, same order)."""
+    if lay.family == "tile":
+        return row * lay.width + col
+    return (row + col) * lay.n_rows + (lay.n_rows - 1 - row)   # by anti-diagonal, then largest row first
+
+
+def key_at(lay: StreamLayout, index: int) -> int:
+    """`cell_key` of the valid word at `index` of the stream (the inverse of `valid_index`; index < valid_words)."""
+    nr, nc = lay.n_rows, lay.width
+    r0, cw = nr - lay.extent, lay.pad_cols
+    pc = nc - cw
+    if lay.family == "tile":
+        if index < r0 * nc:
+            return index
+        row, col = divmod(index - r0 * nc, cw)
+        return (r0 + row) * nc + col
+
+    def before(d: int) -> int:   # valid words on anti-diagonals < d
+        return _cells_before_diagonal(d, nr, nc) - _cells_before_diagonal(d - r0 - cw, lay.extent, pc)
+
+    lo, hi = 0, nr + nc - 2      # the last diagonal with before(d) <= index, by bisection
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if before(mid) <= index else (lo, mid - 1)
+    d = lo
+    offset, top = index - before(d), min(d, nr - 1)
+    pad_lo, pad_hi = max(r0, d - nc + 1), min(nr - 1, d - cw)
+    if pc and pad_hi >= pad_lo and offset >= top - pad_hi:
+        offset += pad_hi - pad_lo + 1    # the diagonal's padding cells sit between its upper and lower valid cells
+    row = top - offset
+    return d * nr + (nr - 1 - row)
 
 
 @dataclass(frozen=True)
@@ -178,38 +214,104 @@ def unit_words(lay: StreamLayout, units: DemandUnits, i: int, row_folds: int, ro
     return f * fold_cycles + rows - 1 - tile_row, block * lay.extent + fr * rows + tile_row, j
 
 
-def copy_groups(lay: StreamLayout, layer: ScaleSimLayer | None, mat_row: np.ndarray, col: np.ndarray,
-                group_words: int) -> np.ndarray:
-    """Groups of every copy of each word (one row per word; ifmap words repeat where conv windows overlap).
-
-    Ifmap word (y, x, c) sits at every (output pixel, tap) with py * stride + r = y and px * stride + s = x:
-    one candidate per tap row r2 and column s2 of the window, kept when the stride divides the shift and
-    the output pixel exists; other candidates repeat the word's own group.
-    """
-    own = valid_index(lay, mat_row, col) // group_words
+def windows_overlap(layer: ScaleSimLayer | None) -> bool:
+    """Whether some ifmap word has several im2col copies (conv windows overlap; never for a filter, layer None)."""
     if layer is None:
-        return own[:, None]
-    st, rf, sf, ch = layer.stride, layer.filter_h, layer.filter_w, layer.channels
-    ho, wo = layer.ofmap_h, layer.ofmap_w
-    if min(rf - 1, (ho - 1) * st) < st and min(sf - 1, (wo - 1) * st) < st:
-        return own[:, None]      # windows do not overlap: every ifmap word has one im2col entry
+        return False
+    st = layer.stride
+    return (min(layer.filter_h - 1, (layer.ofmap_h - 1) * st) >= st
+            or min(layer.filter_w - 1, (layer.ofmap_w - 1) * st) >= st)
+
+
+def _window_coords(lay: StreamLayout, layer: ScaleSimLayer, mat_row: np.ndarray, col: np.ndarray
+                   ) -> tuple[np.ndarray, ...]:
+    """(py, px, r, s, c) of each ifmap word: its output pixel and its window tap (row, column, channel)."""
     block, t = np.divmod(mat_row, lay.extent)
     lane = block * lay.width + col
     pix, tap = (lane, t) if lay.pixel_is_lane else (t, lane)
-    py, px = np.divmod(pix, wo)
-    rs, c = np.divmod(tap, ch)
-    r, s = np.divmod(rs, sf)
-    r2, s2 = np.meshgrid(np.arange(rf), np.arange(sf), indexing="ij")
-    r2, s2 = r2.ravel()[None, :], s2.ravel()[None, :]
+    py, px = np.divmod(pix, layer.ofmap_w)
+    rs, c = np.divmod(tap, layer.channels)
+    r, s = np.divmod(rs, layer.filter_w)
+    return py, px, r, s, c
+
+
+def _cell_of(lay: StreamLayout, layer: ScaleSimLayer, py: np.ndarray, px: np.ndarray, r: np.ndarray, s: np.ndarray,
+             c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Stacked-matrix (row, column) of output pixel (py, px) and tap (r, s, c) (broadcasting)."""
+    pix, tap = py * layer.ofmap_w + px, (r * layer.filter_w + s) * layer.channels + c
+    lane, t = (pix, tap) if lay.pixel_is_lane else (tap, pix)
+    block, col = np.divmod(lane, lay.width)
+    return block * lay.extent + t, col
+
+
+def copy_cells(lay: StreamLayout, layer: ScaleSimLayer | None, mat_row: np.ndarray, col: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Stacked-matrix (row, column) of every copy of each word, one row per word (a word without other copies,
+    or a filter word, has its own cell as its only copy).
+
+    Ifmap word (y, x, c) sits at every (output pixel, tap) with py * stride + r = y and px * stride + s = x:
+    one candidate per tap row r2 and column s2 of the window, kept when the stride divides the shift and
+    the output pixel exists; other candidates repeat the word's own cell.
+    """
+    if not windows_overlap(layer):
+        return mat_row[:, None], col[:, None]
+    st, rf, sf = layer.stride, layer.filter_h, layer.filter_w
+    py, px, r, s, c = _window_coords(lay, layer, mat_row, col)
+    r2, s2 = np.divmod(np.arange(rf * sf)[None, :], sf)
     dy, dx = r[:, None] - r2, s[:, None] - s2          # the other pixel is py + dy / stride, px + dx / stride
     py2, px2 = py[:, None] + dy // st, px[:, None] + dx // st
-    ok = (dy % st == 0) & (dx % st == 0) & (py2 >= 0) & (py2 < ho) & (px2 >= 0) & (px2 < wo)
-    pix2 = np.where(ok, py2 * wo + px2, 0)
-    tap2 = np.where(ok, (r2 * sf + s2) * ch + c[:, None], 0)
-    lane2, t2 = (pix2, tap2) if lay.pixel_is_lane else (tap2, pix2)
-    block2, col2 = np.divmod(lane2, lay.width)
-    groups = valid_index(lay, block2 * lay.extent + t2, col2) // group_words
-    return np.where(ok, groups, own[:, None])
+    ok = (dy % st == 0) & (dx % st == 0) & (py2 >= 0) & (py2 < layer.ofmap_h) & (px2 >= 0) & (px2 < layer.ofmap_w)
+    row2, col2 = _cell_of(lay, layer, py2, px2, r2, s2, c[:, None])
+    return np.where(ok, row2, mat_row[:, None]), np.where(ok, col2, col[:, None])
+
+
+def probe_cells(lay: StreamLayout, layer: ScaleSimLayer, mat_row: np.ndarray, col: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """One copy of each ifmap word, the one likely read earliest: as many output rows up (pixel lanes) or down (tap
+    lanes, where the lower tap row sits in an earlier block) as the window allows. A cheap first test: a word
+    whose probe copy is in the read window hits without its other copies being placed."""
+    st = layer.stride
+    py, px, r, s, c = _window_coords(lay, layer, mat_row, col)
+    if lay.pixel_is_lane:
+        shift = np.minimum((layer.filter_h - 1 - r) // st, py)
+        return _cell_of(lay, layer, py - shift, px, r + st * shift, s, c)
+    shift = np.minimum(r // st, layer.ofmap_h - 1 - py)
+    return _cell_of(lay, layer, py + shift, px, r - st * shift, s, c)
+
+
+def copy_groups(lay: StreamLayout, layer: ScaleSimLayer | None, mat_row: np.ndarray, col: np.ndarray,
+                group_words: int) -> np.ndarray:
+    """Groups of every copy of each word (one row per word, as `copy_cells`)."""
+    return valid_index(lay, *copy_cells(lay, layer, mat_row, col)) // group_words
+
+
+class _Window:
+    """The §6 read window as a range of `cell_key`s: n_active groups from `start`, modulo n_groups."""
+
+    def __init__(self, lay: StreamLayout, group_words: int, n_groups: int, n_active: int) -> None:
+        self.lay, self.group_words, self.n_groups, self.n_active = lay, group_words, n_groups, n_active
+        self.end_key = (lay.n_rows + lay.width) * lay.n_rows   # above every cell's key, in both families
+        self._keys: dict[int, int] = {}
+        self.move(0)
+
+    def _group_key(self, group: int) -> int:
+        """Key of the first word of `group` (end_key past the last word); memoized, as windows revisit groups."""
+        if group not in self._keys:
+            index = group * self.group_words
+            self._keys[group] = key_at(self.lay, index) if index < self.lay.valid_words else self.end_key
+        return self._keys[group]
+
+    def move(self, start: int) -> None:
+        """Put the window's first group at `start`."""
+        end = start + self.n_active
+        self.wraps = end > self.n_groups
+        self.lo, self.hi = self._group_key(start), self._group_key(end - self.n_groups if self.wraps else end)
+
+    def holds(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each key's word lies in one of the window's groups."""
+        if self.wraps:
+            return (keys >= self.lo) | (keys < self.hi)
+        return (keys >= self.lo) & (keys < self.hi)
 
 
 def window_misses(lay: StreamLayout, layer: ScaleSimLayer | None, row_folds: int, col_folds: int, rows: int,
@@ -218,13 +320,16 @@ def window_misses(lay: StreamLayout, layer: ScaleSimLayer | None, row_folds: int
     """§6 window over the demand: (demand row, fetches) of every miss, in order.
 
     A word hits when one of its copies' groups lies in the window of n_active groups starting at the
-    window start (modulo n_groups); on a miss the start moves by `step` groups until it hits.
+    window start (modulo n_groups); on a miss the start moves by `step` groups until it hits. Words are
+    tested on their `cell_key`s against the window's key range, which is the same test as on their groups.
     """
     units = demand_units(lay, row_folds, col_folds, rows, tile_rows_total, group_words)
     gmin, spread = units.group_min, units.group_max - units.group_min
     n_units = gmin.size
     miss_rows: list[int] = []
     miss_fetches: list[int] = []
+    window = _Window(lay, group_words, n_groups, n_active)
+    probe = windows_overlap(layer)
     start = 0
     u = 0
     cached = -1
@@ -242,28 +347,32 @@ def window_misses(lay: StreamLayout, layer: ScaleSimLayer | None, row_folds: int
             u, chunk = u + int(unsafe[0]), 64
         if cached != u:
             demand_row, mat_row, col = unit_words(lay, units, u, row_folds, rows, fold_cycles)
-            own = valid_index(lay, mat_row, col) // group_words
+            own = cell_key(lay, mat_row, col)
             cached = u
         # only words whose own group is outside the window can miss; check their copies a few at a time
-        outside = first + np.flatnonzero((own[first:] - start) % n_groups >= n_active)
+        outside = first + np.flatnonzero(~window.holds(own[first:]))
         e, lo, batch = -1, 0, COPY_BATCH
         while lo < outside.size:
             cand = outside[lo:lo + batch]
-            groups = copy_groups(lay, layer, mat_row[cand], col[cand], group_words)
-            miss = np.flatnonzero(~(((groups - start) % n_groups) < n_active).any(axis=1))
+            if probe:
+                cand = cand[~window.holds(cell_key(lay, *probe_cells(lay, layer, mat_row[cand], col[cand])))]
+            miss = np.flatnonzero(~window.holds(cell_key(lay, *copy_cells(lay, layer, mat_row[cand], col[cand])))
+                                  .any(axis=1)) if cand.size else cand
             if miss.size:
-                e, mine = int(cand[miss[0]]), groups[miss[0]]
+                e = int(cand[miss[0]])
                 break
             lo, batch = lo + batch, batch * 4   # the miss is not near: look further at once
         if e < 0:
             u, first = u + 1, 0
             continue
+        mine = copy_groups(lay, layer, mat_row[e:e + 1], col[e:e + 1], group_words)[0]
         starts = (start + ks * step) % n_groups
         ok = (((mine[None, :] - starts[:, None]) % n_groups) < n_active).any(axis=1)
         if not ok.any():
             raise ScaleSimUnsupported("SCALE-Sim 3.0.0 loops forever: its read window never reaches a word")
         k = int(np.argmax(ok)) + 1
         start = int(starts[k - 1])
+        window.move(start)
         miss_rows.append(int(demand_row[e]))
         miss_fetches.append(k)
         first = e + 1

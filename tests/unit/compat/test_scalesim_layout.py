@@ -62,6 +62,38 @@ def test_valid_index_is_the_position_among_fetched_words(dataflow: str, operand:
     np.testing.assert_array_equal(sl.valid_index(lay, r[valid], c[valid]), np.arange(int(valid.sum())))
 
 
+@pytest.mark.parametrize("family", ["diag", "tile"])
+@pytest.mark.parametrize("extent, width, blocks, lanes", [(5, 3, 4, 10), (2, 7, 3, 21), (9, 4, 1, 1), (1, 5, 2, 6)])
+def test_cell_key_orders_the_stream_and_key_at_inverts_the_index(family: str, extent: int, width: int, blocks: int,
+                                                                 lanes: int) -> None:
+    """Sorted by stream index, valid cells' keys strictly increase, and key_at(index) is the key of that index's cell.
+
+    The layouts leave 2, 0, 3 and 4 padding lanes in the last block, and include one block and one-row blocks.
+    """
+    lay = sl.StreamLayout(family, extent, width, lanes, blocks, True, 0, True)
+    r, c = np.divmod(np.arange(lay.n_rows * width), width)
+    valid = ~((r >= lay.n_rows - extent) & (c >= lay.pad_cols))
+    order = np.argsort(sl.valid_index(lay, r[valid], c[valid]))
+    keys = sl.cell_key(lay, r[valid], c[valid])[order]
+    assert np.all(np.diff(keys) > 0)
+    np.testing.assert_array_equal([sl.key_at(lay, i) for i in range(lay.valid_words)], keys)
+
+
+@pytest.mark.parametrize("dataflow", ["os", "ws", "is"])
+@pytest.mark.parametrize("dims", [(7, 9, 3, 3, 3, 5, 1), (9, 9, 3, 3, 2, 7, 2), (8, 6, 2, 3, 1, 4, 1)])
+def test_probe_cell_is_one_of_the_copies(dataflow: str, dims: tuple) -> None:
+    """Each ifmap word's probe cell is among the cells copy_cells lists for it (the probe only orders the test)."""
+    layer = scb.ScaleSimLayer("L", *dims)
+    m, n, k = layer.mnk
+    plan = fold_plan(m, n, k, 4, 3, dataflow)
+    lay = sl.stream_layout(dataflow, "ifmap", m, n, k, 4, 3, int(plan.row_folds), int(plan.col_folds))
+    r, c = np.divmod(np.arange(lay.n_rows * lay.width), lay.width)
+    keep = ~((r >= lay.n_rows - lay.extent) & (c >= lay.pad_cols))
+    rows, cols = sl.copy_cells(lay, layer, r[keep], c[keep])
+    probe_row, probe_col = sl.probe_cells(lay, layer, r[keep], c[keep])
+    assert ((rows == probe_row[:, None]) & (cols == probe_col[:, None])).any(axis=1).all()
+
+
 def test_fast_read_buffer_equals_reference_on_every_user_case() -> None:
     """On all 159 USER reference cases x 2 operands, fetch rows, completion cycles and DRAM reads equal the reference.
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accel_sim.reports.plots import RooflineData, draw_roofline
+from accel_sim.reports.plots import RooflineData, write_roofline
 from accel_sim.reports.render import FigureWorker
 
 
@@ -21,7 +21,7 @@ def small_roofline() -> RooflineData:
 def test_child_and_in_process_drawings_are_the_same_image(tmp_path: Path) -> None:
     """The child process draws exactly the PNG the parent would (deterministic Agg rendering)."""
     FigureWorker().draw(small_roofline(), tmp_path / "child.png", dpi=60)
-    draw_roofline(small_roofline()).savefig(tmp_path / "parent.png", dpi=60)
+    write_roofline(small_roofline(), tmp_path / "parent.png", dpi=60)
     assert (tmp_path / "child.png").read_bytes() == (tmp_path / "parent.png").read_bytes()
 
 
