@@ -334,10 +334,22 @@ def _least_split(ranks: tuple[tuple[str, int], ...], axis: int) -> int:
     return math.prod(fold_count(sizes[r], f) for r, f in factors.items())
 
 
-def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
-                      dataflow: np.ndarray) -> ArrayAnalyses:
-    """The loop-nest analyses of a batch (`array_analyses`): the part of systolic_scores that only tiles decide."""
-    return array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch, dataflow)
+@dataclass(frozen=True)
+class PreparedBatch:
+    """The part of `systolic_scores` that only the candidates, the einsum, the engine and the arch's level layout
+    decide (`spec.mapspace.layout_key`; not capacities, bandwidths, clocks or access energies): the loop-nest
+    analyses and the fold timing."""
+
+    analyses: ArrayAnalyses
+    timing: FoldTiming
+
+
+def systolic_prepare(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
+                     dataflow: np.ndarray) -> PreparedBatch:
+    """The loop-nest analyses (`array_analyses`) and fold timing (`systolic_timing`) of a batch."""
+    roles = gemm_roles(einsum, workload.tensor_map)
+    return PreparedBatch(array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch, dataflow),
+                         systolic_timing(einsum, engine, roles, batch, dataflow))
 
 
 def spilled(batch: MappingBatch) -> MappingBatch:
@@ -595,23 +607,23 @@ def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: Engi
 
 
 def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
-                    dataflow: np.ndarray, analyses: ArrayAnalyses | None = None) -> SystolicScores:
+                    dataflow: np.ndarray, prepared: PreparedBatch | None = None) -> SystolicScores:
     """Cycles (compute, fill/drain, bandwidth stalls), energy and fit of every candidate in one pass.
 
     `dataflow` (B,) indexes DATAFLOW_CODES. Each operand is either streamed tile by tile as the mapping says
     (double-buffered on chip, so the next tile loads while this one computes) or kept whole on chip,
     whichever fits with the least outermost-level traffic (then least total traffic) - per candidate.
-    `analyses`: systolic_analyses of this batch, possibly on another arch with the same memory level names,
-    capacities and holds (only element counts and tile sizes are read from them, which those alone decide).
+    `prepared`: `systolic_prepare` of this batch, possibly on another arch with the same level layout (only
+    element counts, tile sizes and folds are read from it, which that layout alone decides with the candidates).
     """
-    roles = gemm_roles(einsum, workload.tensor_map)
-    analyses = analyses if analyses is not None else systolic_analyses(einsum, workload, arch, engine, batch,
-                                                                        dataflow)
+    prepared = prepared if prepared is not None else systolic_prepare(einsum, workload, arch, engine, batch,
+                                                                      dataflow)
+    analyses = prepared.analyses
     traffic = array_traffic(einsum, workload, arch, engine.rows, engine.cols, batch, analyses)
     busiest = engine.levels_transfer_cycles(traffic.level_read_bytes, traffic.level_write_bytes, arch).max(axis=1)
 
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
-    timing = systolic_timing(einsum, engine, roles, batch, dataflow)
+    timing = prepared.timing
     folds, t, per_fold = timing.folds, timing.temporal, timing.cycles_per_fold
     compute = (folds * t).astype(float) * clock_ratio
     hidden = hidden_fold_cycles(folds, t, engine.rows, engine.cols, dataflow == 0, engine.stationary_buffering)
