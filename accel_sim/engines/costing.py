@@ -495,27 +495,26 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     bits = analyses.bits
     on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
-    flows = [(v.read_elements, v.fill_elements, v.update_elements, v.write_elements)
-             for v in (analyses.streamed, analyses.collapsed)]
+    streamed, resident = ((v.read_elements, v.fill_elements, v.update_elements, v.write_elements)
+                          for v in (analyses.streamed, analyses.collapsed))
     fits, choice = analyses.ranking.choose(on_chip, capacity)
+    kept = (choice == RESIDENT)[:, None, :]
+    read, fill, update, write = (np.where(kept, r, s) for s, r in zip(streamed, resident))
     # a spill is chosen only where no choice without one fits: only those candidates need the spilled layout
     need = np.flatnonzero(~fits)
-    spill_flow = tuple(np.zeros_like(f) for f in flows[0])
     if len(need):
         spill = analyses.spilled_rows(need)
         staged = _staged(batch.rows(need), spill)
-        for full, part in zip(spill_flow, staged):
-            full[need] = part
         held = np.concatenate([analyses.held[:, need], spilled_occupancy(einsum, workload, arch, batch.rows(need),
                                                                          spill)[None]])
         moved = np.concatenate([analyses.moved[:, need], (sum(staged) * bits / 8)[None]])
         fits[need], choice[need] = residency_ranking(held, moved, (STREAMED, RESIDENT, SPILLED),
                                                      spilling=True).choose(on_chip, capacity)
-    flows.append(spill_flow)
+        picked = choice[need][:, None, :]
+        for full, s, r, part in zip((read, fill, update, write), streamed, resident, staged):
+            full[need] = np.where(picked == SPILLED, part, np.where(picked == RESIDENT, r[need], s[need]))
     fits &= (batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
 
-    picked = choice[:, None, :]
-    read, fill, update, write = (np.choose(picked, [flow[a] for flow in flows]) for a in range(4))
     read_bits = (read * bits).sum(axis=2)
     write_bits = ((fill + update + write) * bits).sum(axis=2)
     per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
