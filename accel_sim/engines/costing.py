@@ -299,21 +299,22 @@ def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch:
     tile loops sit at one level the axis folds ceil(prod of their sizes / axis size) times (SCALE-Sim's
     count) instead of the product of the per-rank tile counts.
     """
-    masks = _role_masks(einsum, roles, batch.rank_names)[dataflow]                   # (B, 3, R)
+    flow_masks = _role_masks(einsum, roles, batch.rank_names)                       # (3 dataflows, 3, R)
+    masks = flow_masks[dataflow]                                                     # (B, 3, R)
     per_rank = batch.temporal.prod(axis=1)                                           # (B, R)
     t = np.where(masks[:, 2], batch.temporal[:, -1, :], 1).prod(axis=1)
     folds = np.where(masks[:, 0] | masks[:, 1], 1, per_rank).prod(axis=1) // t
     for place in (0, 1):
-        folds = folds * axis_folds(einsum, engine, masks, batch, place)[0]
+        folds = folds * axis_folds(einsum, engine, flow_masks, dataflow, batch, place)[0]
     per_fold = np.where(dataflow == 0, t + engine.rows + engine.cols - 2, 2 * engine.rows + engine.cols + t - 2)
     return FoldTiming(folds, t, per_fold)
 
 
-def axis_folds(einsum: Einsum, engine: SystolicEngine, masks: np.ndarray, batch: MappingBatch, place: int
-               ) -> tuple[np.ndarray, np.ndarray]:
+def axis_folds(einsum: Einsum, engine: SystolicEngine, flow_masks: np.ndarray, dataflow: np.ndarray,
+               batch: MappingBatch, place: int) -> tuple[np.ndarray, np.ndarray]:
     """(folds, packed) of each candidate along one array axis (place 0: rows, 1: cols), as systolic_timing counts.
 
-    `masks` is `_role_masks` per candidate (B, 3, R). Folds are the product of the axis ranks' tile counts, or,
+    `flow_masks` is `_role_masks` (3 dataflows, 3, R), `dataflow` (B,) each candidate's code. Folds are the product of the axis ranks' tile counts, or,
     when their tile loops sit at one level and the spatial factors already reach the fewest folds any per-rank
     tiling does (`split_fold`, as the dataflow's own mapping), the im2col-flattened count ceil(prod of their
     sizes / axis size) if fewer: then `packed` is True and each fold holds ceil(prod of sizes / folds)
@@ -322,14 +323,14 @@ def axis_folds(einsum: Einsum, engine: SystolicEngine, masks: np.ndarray, batch:
     traffic and tiles stay those of 8, one mapping timed as another.
     """
     sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
-    on_axis = masks[:, place]
+    on_axis = flow_masks[dataflow, place]                                            # (B, R)
     axis = (engine.rows, engine.cols)[place]
     split = np.where(on_axis, batch.temporal.prod(axis=1), 1).prod(axis=1)
     levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
     fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), axis)
-    first, which = distinct_rows(on_axis)
+    # the ranks on an axis are the dataflow's: one least split per dataflow
     least = np.array([_least_split(tuple((r, einsum.sizes[r]) for r, on in zip(batch.rank_names, kind) if on), axis)
-                      for kind in on_axis[first]], dtype=np.int64)[which]
+                      for kind in flow_masks[:, place]], dtype=np.int64)[dataflow]
     packed = (levels_used <= 1) & (fused < split) & (split <= least)
     return np.where(packed, fused, split), packed
 

@@ -40,7 +40,7 @@ class SharedWork:
 
     defaults: Candidates | None = None
     space: SystolicSpace | None = None
-    per_row: dict[tuple, object] = field(default_factory=dict)   # a candidate's option indices and layout
+    per_row: dict[tuple, object] = field(default_factory=dict)   # a candidate's option indices, layout, neighbours
     built: dict[tuple, Candidates] = field(default_factory=dict)   # by (group, option and order indices)
     prepared: dict[int, tuple[Candidates, PreparedBatch]] = field(default_factory=dict)   # by id of the batch
     rows: dict[str, int] = field(default_factory=lambda: {"built": 0, "prepared": 0})
@@ -150,21 +150,27 @@ class SystolicMapspace:
 
     def locate(self, candidates: Candidates, i: int) -> np.ndarray | None:
         """Option indices of candidate `i`'s factors, or None when they are not options."""
-        found = self._per_row("locate", candidates, i,
-                              lambda: self.space.locate(int(candidates.group[i]), candidates.mappings, i))
+        found = self._kept(self._row_key("locate", candidates, i),
+                           lambda: self.space.locate(int(candidates.group[i]), candidates.mappings, i))
         return None if found is None else found.copy()
 
-    def _per_row(self, what: str, candidates: Candidates, i: int, compute: Callable[[], object]) -> object:
-        """`compute()`, an answer about candidate `i` that its dataflow and factors decide, kept in `work`."""
+    @staticmethod
+    def _row_key(what: str, candidates: Candidates, i: int) -> tuple:
+        """A key of candidate `i` by what decides answers about it: its dataflow and factors."""
         batch = candidates.mappings
-        key = (what, int(candidates.group[i]), batch.spatial[i].tobytes(), batch.temporal[i].tobytes())
+        return what, int(candidates.group[i]), batch.spatial[i].tobytes(), batch.temporal[i].tobytes()
+
+    def _kept(self, key: tuple, compute: Callable[[], object]) -> object:
+        """`compute()`, an answer that `key` and the structure decide, kept in `work` (callers do not modify it)."""
         if key not in self.work.per_row:
             self.work.per_row[key] = compute()
         return self.work.per_row[key]
 
     def neighbours(self, group: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One rank's factor option or one level's loop order changed."""
-        return self.space.neighbours(group, choice, order)
+        key = ("neighbours", group, choice.astype(np.int64).tobytes(), order.astype(np.int64).tobytes())
+        choices, orders = self._kept(key, lambda: self.space.neighbours(group, choice, order))
+        return choices.copy(), orders.copy()
 
     def near(self, group: int, choice: np.ndarray) -> list[np.ndarray]:
         """Per rank, the options within one factor move."""
@@ -202,17 +208,19 @@ class SystolicMapspace:
     def layout(self, candidates: Candidates, i: int) -> tuple[AxisLayout, ...]:
         """The axes whose folds the timing counts im2col-flattened (`costing.axis_folds`): their ranks packed
         ceil(prod of sizes / folds) per fold, not the per-rank spatial factors of the mapping."""
-        return self._per_row("layout", candidates, i, lambda: self._layout(candidates, i))
+        return self._kept(self._row_key("layout", candidates, i), lambda: self._layout(candidates, i))
 
     def _layout(self, candidates: Candidates, i: int) -> tuple[AxisLayout, ...]:
         """`layout`, computed."""
         one = candidates.rows(slice(i, i + 1))
         batch = one.mappings
         roles = gemm_roles(self.einsum, self.workload.tensor_map)
-        masks = _role_masks(self.einsum, roles, batch.rank_names)[one.group]
+        flow_masks = _role_masks(self.einsum, roles, batch.rank_names)
+        masks = flow_masks[one.group]
         out = []
         for place, axis in enumerate(("rows", "cols")):
-            folds, packed = (int(v[0]) for v in axis_folds(self.einsum, self.engine, masks, batch, place))
+            counted = axis_folds(self.einsum, self.engine, flow_masks, one.group, batch, place)
+            folds, packed = (int(v[0]) for v in counted)
             if not packed:
                 continue
             ranks = tuple(r for r, on in zip(batch.rank_names, masks[0, place]) if on)
