@@ -574,17 +574,19 @@ class ResidencyRanking:
 
     combos: np.ndarray      # int (C, T): the variant of each tensor, in itertools.product order
     ranked: np.ndarray      # int (B, C): combination indices, best first
-    occupancy: np.ndarray   # (B, C, L): bytes each combination keeps at each level
+    occupancy: np.ndarray   # (B, C, L): bytes the combination ranked[b, c] keeps at each level
 
     def choose(self, on_chip: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(fits (B,), choice (B, T)): the best combination that fits every on-chip level (off-chip levels hold
         whatever they are given); choice 0s where none fits."""
         limit = np.where(on_chip, capacity, np.inf)
-        ok = ~(self.occupancy > limit).any(axis=2)                                    # (B, C)
-        fits = ok.any(axis=1)
-        first = np.take_along_axis(ok, self.ranked, axis=1).argmax(axis=1)
-        best = self.ranked[np.arange(len(first)), first]
-        return fits, np.where(fits[:, None], self.combos[best], 0)
+        ok = np.ones(self.ranked.shape, dtype=bool)                                    # (B, C), ranked order
+        for level in np.flatnonzero(np.isfinite(limit)):   # nothing exceeds an infinite limit
+            ok &= ~(self.occupancy[:, :, level] > limit[level])
+        rows = np.arange(len(ok))
+        first = ok.argmax(axis=1)
+        fits = ok[rows, first]
+        return fits, np.where(fits[:, None], self.combos[self.ranked[rows, first]], 0)
 
 
 def residency_ranking(held: np.ndarray, moved: np.ndarray, variants: tuple[int, ...], spilling: bool = False
@@ -601,7 +603,8 @@ def residency_ranking(held: np.ndarray, moved: np.ndarray, variants: tuple[int, 
     spills = np.broadcast_to(np.array([float(c.count(SPILLED)) for c in combos]), (b, len(combos)))
     index = np.broadcast_to(np.arange(len(combos)), (b, len(combos)))
     ranked = np.lexsort((index, traffic.sum(axis=2), traffic[:, :, 0], spills), axis=1)
-    return ResidencyRanking(np.array(combos, dtype=np.int64).reshape(len(combos), n_t), ranked, occupancy)
+    return ResidencyRanking(np.array(combos, dtype=np.int64).reshape(len(combos), n_t), ranked,
+                            np.take_along_axis(occupancy, ranked[:, :, None], axis=1))
 
 
 def _staged(batch: MappingBatch, spill: LoopnestAnalysis) -> tuple[np.ndarray, ...]:
