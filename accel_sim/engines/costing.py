@@ -314,13 +314,13 @@ def axis_folds(einsum: Einsum, engine: SystolicEngine, flow_masks: np.ndarray, d
                batch: MappingBatch, place: int) -> tuple[np.ndarray, np.ndarray]:
     """(folds, packed) of each candidate along one array axis (place 0: rows, 1: cols), as systolic_timing counts.
 
-    `flow_masks` is `_role_masks` (3 dataflows, 3, R), `dataflow` (B,) each candidate's code. Folds are the product of the axis ranks' tile counts, or,
-    when their tile loops sit at one level and the spatial factors already reach the fewest folds any per-rank
-    tiling does (`split_fold`, as the dataflow's own mapping), the im2col-flattened count ceil(prod of their
-    sizes / axis size) if fewer: then `packed` is True and each fold holds ceil(prod of sizes / folds)
-    flattened elements, not the mapping's per-rank spatial factors. A mapping that unrolls less than it could
-    (k = 64 as 8 x 8 folds on 32 columns) runs its own folds: flattening it would time 2 folds while its
-    traffic and tiles stay those of 8, one mapping timed as another.
+    `flow_masks` is `_role_masks` (3 dataflows, 3, R), `dataflow` (B,) each candidate's code. Folds are the
+    product of the axis ranks' tile counts, or, when their tile loops sit at one level and the spatial factors
+    already reach the fewest folds any per-rank tiling does (`split_fold`, as the dataflow's own mapping), the
+    im2col-flattened count ceil(prod of their sizes / axis size) if fewer: then `packed` is True and each fold
+    holds ceil(prod of sizes / folds) flattened elements, not the mapping's per-rank spatial factors. A mapping
+    that unrolls less than it could (k = 64 as 8 x 8 folds on 32 columns) runs its own folds: flattening it would
+    time 2 folds while its traffic and tiles stay those of 8, one mapping timed as another.
     """
     sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
     on_axis = flow_masks[dataflow, place]                                            # (B, R)

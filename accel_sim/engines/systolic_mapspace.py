@@ -34,9 +34,9 @@ SHARED_ROWS = 4096  # candidates a structure keeps batches and prepared scores o
 @dataclass(eq=False)
 class SharedWork:
     """What only a mapspace's structure (`SystolicMapspace.structure_key`) decides, computed once and kept for every
-    mapspace with that structure: the default mappings, the factor options, single candidates' option indices
-    and spatial layouts, the batches built from option indices and the prepared part (`costing.PreparedBatch`) of the batches scored, the
-    last two up to SHARED_ROWS candidates each."""
+    mapspace with that structure: the default mappings, the factor options, single candidates' option indices,
+    spatial layouts and neighbour moves, the batches built from option indices and the prepared part
+    (`costing.PreparedBatch`) of the batches scored, the last two up to SHARED_ROWS candidates each."""
 
     defaults: Candidates | None = None
     space: SystolicSpace | None = None
