@@ -23,6 +23,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -149,20 +150,28 @@ def _per_mac_energy(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     tensors = workload.tensor_map
     a_acc, w_acc = gemm_operands(einsum, tensors)
     a_bits, w_bits = tensors[a_acc.tensor].bits, tensors[w_acc.tensor].bits
-    node = arch.technology_nm
+    mac_j, (inputs_j, weights_j, psums_j), wire_j, pitch_mm = _pe_energy_parts(a_bits, w_bits, arch.technology_nm,
+                                                                               engine)
     macs = einsum.macs
-    energy = {("mac", "compute"): macs * dtype_mac_energy_j(dtype_of_bits(a_bits, engine.number),
-                                                             dtype_of_bits(w_bits, engine.number), node_nm=node)}
+    energy = {("mac", "compute"): macs * mac_j}
     # each MAC reads its two operands from their PE stores and writes its partial sum
-    per_bit = {role: storage_energy_per_bit(*pe_store(engine, role, a_bits, w_bits), node)
-               for role in ("inputs", "weights", "psums")}
-    energy[("pe_registers", "read")] = macs * (per_bit["inputs"] * a_bits + per_bit["weights"] * w_bits)
-    energy[("pe_registers", "write")] = macs * per_bit["psums"] * ACCUMULATOR_BITS_INT
+    energy[("pe_registers", "read")] = macs * (inputs_j * a_bits + weights_j * w_bits)
+    energy[("pe_registers", "write")] = macs * psums_j * ACCUMULATOR_BITS_INT
     # every MAC passes its streamed operand and its partial sum (or second operand) one PE on
-    pitch_mm = math.sqrt(systolic_pe_area_mm2(engine, node))
-    energy[("array_wires", "transfer")] = macs * (a_bits + max(w_bits, ACCUMULATOR_BITS_INT)) \
-        * wire_energy_j_per_bit_mm(node) * pitch_mm
+    energy[("array_wires", "transfer")] = macs * (a_bits + max(w_bits, ACCUMULATOR_BITS_INT)) * wire_j * pitch_mm
     return energy
+
+
+@functools.lru_cache(maxsize=256)
+def _pe_energy_parts(a_bits: int, w_bits: int, node: float, engine: SystolicEngine
+                     ) -> tuple[float, tuple[float, float, float], float, float]:
+    """(J per multiply-add, J per bit of the PE stores of inputs, weights and psums, wire J per bit and mm, PE pitch
+    in mm); cached, as every scored batch asks again."""
+    mac_j = dtype_mac_energy_j(dtype_of_bits(a_bits, engine.number), dtype_of_bits(w_bits, engine.number),
+                               node_nm=node)
+    per_bit = tuple(storage_energy_per_bit(*pe_store(engine, role, a_bits, w_bits), node)
+                    for role in ("inputs", "weights", "psums"))
+    return mac_j, per_bit, wire_energy_j_per_bit_mm(node), math.sqrt(systolic_pe_area_mm2(engine, node))
 
 
 def systolic_cost_of(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
@@ -290,37 +299,38 @@ def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch:
     tile loops sit at one level the axis folds ceil(prod of their sizes / axis size) times (SCALE-Sim's
     count) instead of the product of the per-rank tile counts.
     """
-    masks = _role_masks(einsum, roles, batch.rank_names)[dataflow]                   # (B, 3, R)
+    flow_masks = _role_masks(einsum, roles, batch.rank_names)                       # (3 dataflows, 3, R)
+    masks = flow_masks[dataflow]                                                     # (B, 3, R)
     per_rank = batch.temporal.prod(axis=1)                                           # (B, R)
     t = np.where(masks[:, 2], batch.temporal[:, -1, :], 1).prod(axis=1)
     folds = np.where(masks[:, 0] | masks[:, 1], 1, per_rank).prod(axis=1) // t
     for place in (0, 1):
-        folds = folds * axis_folds(einsum, engine, masks, batch, place)[0]
+        folds = folds * axis_folds(einsum, engine, flow_masks, dataflow, batch, place)[0]
     per_fold = np.where(dataflow == 0, t + engine.rows + engine.cols - 2, 2 * engine.rows + engine.cols + t - 2)
     return FoldTiming(folds, t, per_fold)
 
 
-def axis_folds(einsum: Einsum, engine: SystolicEngine, masks: np.ndarray, batch: MappingBatch, place: int
-               ) -> tuple[np.ndarray, np.ndarray]:
+def axis_folds(einsum: Einsum, engine: SystolicEngine, flow_masks: np.ndarray, dataflow: np.ndarray,
+               batch: MappingBatch, place: int) -> tuple[np.ndarray, np.ndarray]:
     """(folds, packed) of each candidate along one array axis (place 0: rows, 1: cols), as systolic_timing counts.
 
-    `masks` is `_role_masks` per candidate (B, 3, R). Folds are the product of the axis ranks' tile counts, or,
-    when their tile loops sit at one level and the spatial factors already reach the fewest folds any per-rank
-    tiling does (`split_fold`, as the dataflow's own mapping), the im2col-flattened count ceil(prod of their
-    sizes / axis size) if fewer: then `packed` is True and each fold holds ceil(prod of sizes / folds)
-    flattened elements, not the mapping's per-rank spatial factors. A mapping that unrolls less than it could
-    (k = 64 as 8 x 8 folds on 32 columns) runs its own folds: flattening it would time 2 folds while its
-    traffic and tiles stay those of 8, one mapping timed as another.
+    `flow_masks` is `_role_masks` (3 dataflows, 3, R), `dataflow` (B,) each candidate's code. Folds are the
+    product of the axis ranks' tile counts, or, when their tile loops sit at one level and the spatial factors
+    already reach the fewest folds any per-rank tiling does (`split_fold`, as the dataflow's own mapping), the
+    im2col-flattened count ceil(prod of their sizes / axis size) if fewer: then `packed` is True and each fold
+    holds ceil(prod of sizes / folds) flattened elements, not the mapping's per-rank spatial factors. A mapping
+    that unrolls less than it could (k = 64 as 8 x 8 folds on 32 columns) runs its own folds: flattening it would
+    time 2 folds while its traffic and tiles stay those of 8, one mapping timed as another.
     """
     sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
-    on_axis = masks[:, place]
+    on_axis = flow_masks[dataflow, place]                                            # (B, R)
     axis = (engine.rows, engine.cols)[place]
     split = np.where(on_axis, batch.temporal.prod(axis=1), 1).prod(axis=1)
     levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
     fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), axis)
-    first, which = distinct_rows(on_axis)   # a few kinds of axis ranks among thousands of candidates
+    # the ranks on an axis are the dataflow's: one least split per dataflow
     least = np.array([_least_split(tuple((r, einsum.sizes[r]) for r, on in zip(batch.rank_names, kind) if on), axis)
-                      for kind in on_axis[first]], dtype=np.int64)[which]
+                      for kind in flow_masks[:, place]], dtype=np.int64)[dataflow]
     packed = (levels_used <= 1) & (fused < split) & (split <= least)
     return np.where(packed, fused, split), packed
 
@@ -334,10 +344,22 @@ def _least_split(ranks: tuple[tuple[str, int], ...], axis: int) -> int:
     return math.prod(fold_count(sizes[r], f) for r, f in factors.items())
 
 
-def systolic_analyses(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
-                      dataflow: np.ndarray) -> ArrayAnalyses:
-    """The loop-nest analyses of a batch (`array_analyses`): the part of systolic_scores that only tiles decide."""
-    return array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch, dataflow)
+@dataclass(frozen=True)
+class PreparedBatch:
+    """The part of `systolic_scores` that only the candidates, the einsum, the engine and the arch's level layout
+    decide (`spec.mapspace.layout_key`; not capacities, bandwidths, clocks or access energies): the loop-nest
+    analyses and the fold timing."""
+
+    analyses: ArrayAnalyses
+    timing: FoldTiming
+
+
+def systolic_prepare(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
+                     dataflow: np.ndarray) -> PreparedBatch:
+    """The loop-nest analyses (`array_analyses`) and fold timing (`systolic_timing`) of a batch."""
+    roles = gemm_roles(einsum, workload.tensor_map)
+    return PreparedBatch(array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch, dataflow),
+                         systolic_timing(einsum, engine, roles, batch, dataflow))
 
 
 def spilled(batch: MappingBatch) -> MappingBatch:
@@ -368,6 +390,32 @@ class ArrayAnalyses:
         """The spilled layout's analysis of the candidates at `rows` (an index array)."""
         return analyze(self.einsum, self.tensors, self.arch, self.axes, spilled(self.batch.rows(rows)),
                        pe_folds=self.folds[rows])
+
+    @property
+    def bits(self) -> np.ndarray:
+        """(T,) bits of an element of each tensor."""
+        return np.array([self.tensors[t].bits for t in self.batch.tensor_names], dtype=float)
+
+    @cached_property
+    def held(self) -> np.ndarray:
+        """(2, B, L, T) bytes each tensor's tiles take at each level, streamed (double-buffered on chip: one tile
+        streams in while the last is used) and resident."""
+        on_chip = np.array([not is_off_chip(lv) for lv in self.arch.memory])[None, :, None]
+        streamed, resident = (v.tile_elements * self.bits / 8 for v in (self.streamed, self.collapsed))
+        return np.stack([np.where(on_chip, 2 * streamed, streamed), resident])
+
+    @cached_property
+    def moved(self) -> np.ndarray:
+        """(2, B, L, T) bytes each tensor moves at each level (read, filled, updated, written), streamed and
+        resident."""
+        return np.stack([(v.read_elements + v.fill_elements + v.update_elements + v.write_elements) * self.bits / 8
+                         for v in (self.streamed, self.collapsed)])
+
+    @cached_property
+    def ranking(self) -> ResidencyRanking:
+        """The streamed and resident combinations ranked (`residency_ranking`): computed once, whatever capacities
+        then choose from it."""
+        return residency_ranking(self.held, self.moved, (STREAMED, RESIDENT))
 
 
 def array_analyses(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, batch: MappingBatch,
@@ -445,34 +493,29 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     """Per candidate, the choice per operand (streamed, resident, spilled) that fits with the fewest spilled
     operands, then the least outermost-level traffic, then the least total traffic, and its accesses, bytes and
     energy per level; `analyses` from `array_analyses`."""
-    tensors = workload.tensor_map
-    names = batch.tensor_names
-    bits = np.array([tensors[t].bits for t in names], dtype=float)
+    bits = analyses.bits
     on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
-    flows = [(v.read_elements, v.fill_elements, v.update_elements, v.write_elements)
-             for v in (analyses.streamed, analyses.collapsed)]
-    # per (variant, tensor): on-chip bytes per level (streamed tiles double-buffered) and traffic bytes
-    held = [_held_bytes(analyses.streamed, bits, on_chip), _held_bytes(analyses.collapsed, bits, on_chip, False)]
-    fits, choice = _choose(np.stack(held), np.stack([sum(f) for f in flows]) * bits / 8, on_chip, capacity,
-                           (STREAMED, RESIDENT))
+    streamed, resident = ((v.read_elements, v.fill_elements, v.update_elements, v.write_elements)
+                          for v in (analyses.streamed, analyses.collapsed))
+    fits, choice = analyses.ranking.choose(on_chip, capacity)
+    kept = (choice == RESIDENT)[:, None, :]
+    read, fill, update, write = (np.where(kept, r, s) for s, r in zip(streamed, resident))
     # a spill is chosen only where no choice without one fits: only those candidates need the spilled layout
     need = np.flatnonzero(~fits)
-    spill_flow = tuple(np.zeros_like(f) for f in flows[0])
     if len(need):
         spill = analyses.spilled_rows(need)
         staged = _staged(batch.rows(need), spill)
-        for full, part in zip(spill_flow, staged):
-            full[need] = part
-        fits[need], choice[need] = _choose(
-            np.stack([h[need] for h in held] + [spilled_occupancy(einsum, workload, arch, batch.rows(need), spill)]),
-            np.stack([sum(f)[need] for f in flows] + [sum(staged)]) * bits / 8, on_chip, capacity,
-            (STREAMED, RESIDENT, SPILLED), spilling=True)
-    flows.append(spill_flow)
+        held = np.concatenate([analyses.held[:, need], spilled_occupancy(einsum, workload, arch, batch.rows(need),
+                                                                         spill)[None]])
+        moved = np.concatenate([analyses.moved[:, need], (sum(staged) * bits / 8)[None]])
+        fits[need], choice[need] = residency_ranking(held, moved, (STREAMED, RESIDENT, SPILLED),
+                                                     spilling=True).choose(on_chip, capacity)
+        picked = choice[need][:, None, :]
+        for full, s, r, part in zip((read, fill, update, write), streamed, resident, staged):
+            full[need] = np.where(picked == SPILLED, part, np.where(picked == RESIDENT, r[need], s[need]))
     fits &= (batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
 
-    picked = choice[:, None, :]
-    read, fill, update, write = (np.choose(picked, [flow[a] for flow in flows]) for a in range(4))
     read_bits = (read * bits).sum(axis=2)
     write_bits = ((fill + update + write) * bits).sum(axis=2)
     per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
@@ -523,46 +566,45 @@ def spilled_occupancy(einsum: Einsum, workload: Workload, arch: Arch, batch: Map
     return (kept + np.where(on_chip, stage, 0)) * bits / 8
 
 
-def _held_bytes(analysis: LoopnestAnalysis, bits: np.ndarray, on_chip: np.ndarray, double: bool = True
-                ) -> np.ndarray:
-    """(B, L, T) bytes each tensor's tiles take at each level; `double`: on chip a tile streams in while the last
-    one is used (double-buffered)."""
-    tiles = analysis.tile_elements * bits / 8
-    return np.where(on_chip[None, :, None], 2 * tiles, tiles) if double else tiles
+@dataclass(frozen=True)
+class ResidencyRanking:
+    """Per candidate, the combinations of operand variants (one per tensor) best first - fewest spilled operands,
+    then least outermost-level traffic, then least total traffic, ties to the first combination - and the bytes
+    each keeps per level: what `array_traffic` chooses from once it knows the capacities (`choose`)."""
+
+    combos: np.ndarray      # int (C, T): the variant of each tensor, in itertools.product order
+    ranked: np.ndarray      # int (B, C): combination indices, best first
+    occupancy: np.ndarray   # (B, C, L): bytes the combination ranked[b, c] keeps at each level
+
+    def choose(self, on_chip: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fits (B,), choice (B, T)): the best combination that fits every on-chip level (off-chip levels hold
+        whatever they are given); choice 0s where none fits."""
+        limit = np.where(on_chip, capacity, np.inf)
+        ok = np.ones(self.ranked.shape, dtype=bool)                                    # (B, C), ranked order
+        for level in np.flatnonzero(np.isfinite(limit)):   # nothing exceeds an infinite limit
+            ok &= ~(self.occupancy[:, :, level] > limit[level])
+        rows = np.arange(len(ok))
+        first = ok.argmax(axis=1)
+        fits = ok[rows, first]
+        return fits, np.where(fits[:, None], self.combos[self.ranked[rows, first]], 0)
 
 
-def _choose(held: np.ndarray, moved: np.ndarray, on_chip: np.ndarray, capacity: np.ndarray,
-            variants: tuple[int, ...], spilling: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(fits (B,), choice (B, T)): per candidate the combination of `variants` (one per tensor) that fits with the
-    fewest spilled operands, then the least outermost-level traffic, then the least total traffic (ties: the
-    first combination). `held` and `moved` are (V, B, L, T) bytes per variant; `spilling`: only combinations
-    with a spill (the caller found none without one fitting)."""
+def residency_ranking(held: np.ndarray, moved: np.ndarray, variants: tuple[int, ...], spilling: bool = False
+                      ) -> ResidencyRanking:
+    """The `ResidencyRanking` of combinations of `variants` (one per tensor); `held` and `moved` are (V, B, L, T)
+    bytes per variant; `spilling`: only combinations with a spill (the caller found none without one fitting)."""
     _, b, _, n_t = held.shape
+    combos = [c for c in itertools.product(variants, repeat=n_t) if not spilling or SPILLED in c]
     # per (variant, tensor) one contiguous (B, L) array: a combination's bytes are T of them added in tensor order
     held_vt = [[np.ascontiguousarray(held[v, :, :, t]) for t in range(n_t)] for v in range(len(held))]
     moved_vt = [[np.ascontiguousarray(moved[v, :, :, t]) for t in range(n_t)] for v in range(len(moved))]
-    limit = np.where(on_chip, capacity, np.inf)     # off-chip levels hold whatever they are given
-    best_spills, best_outer, best_total = (np.full(b, np.inf) for _ in range(3))
-    choice = np.zeros((b, n_t), dtype=np.int64)
-    fits = np.zeros(b, dtype=bool)
-    for combo in itertools.product(variants, repeat=n_t):   # ties go to the first combo
-        spills = float(combo.count(SPILLED))
-        if spilling and not spills:
-            continue
-        occupancy = sum(held_vt[v][t] for t, v in enumerate(combo))                  # (B, L)
-        ok = ~(occupancy > limit).any(axis=1)
-        traffic = sum(moved_vt[v][t] for t, v in enumerate(combo))                    # (B, L)
-        outer, total = traffic[:, 0], traffic.sum(axis=1)
-        # lexicographically less in (spills, outermost-level traffic, total traffic) than the best so far
-        less = (spills < best_spills) | ((spills == best_spills)
-                                         & ((outer < best_outer) | ((outer == best_outer) & (total < best_total))))
-        better = ok & (~fits | less)
-        choice[better] = combo
-        best_spills[better] = spills
-        best_outer = np.where(better, outer, best_outer)
-        best_total = np.where(better, total, best_total)
-        fits |= ok
-    return fits, choice
+    occupancy = np.stack([sum(held_vt[v][t] for t, v in enumerate(c)) for c in combos], axis=1)   # (B, C, L)
+    traffic = np.stack([sum(moved_vt[v][t] for t, v in enumerate(c)) for c in combos], axis=1)    # (B, C, L)
+    spills = np.broadcast_to(np.array([float(c.count(SPILLED)) for c in combos]), (b, len(combos)))
+    index = np.broadcast_to(np.arange(len(combos)), (b, len(combos)))
+    ranked = np.lexsort((index, traffic.sum(axis=2), traffic[:, :, 0], spills), axis=1)
+    return ResidencyRanking(np.array(combos, dtype=np.int64).reshape(len(combos), n_t), ranked,
+                            np.take_along_axis(occupancy, ranked[:, :, None], axis=1))
 
 
 def _staged(batch: MappingBatch, spill: LoopnestAnalysis) -> tuple[np.ndarray, ...]:
@@ -595,23 +637,23 @@ def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: Engi
 
 
 def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
-                    dataflow: np.ndarray, analyses: ArrayAnalyses | None = None) -> SystolicScores:
+                    dataflow: np.ndarray, prepared: PreparedBatch | None = None) -> SystolicScores:
     """Cycles (compute, fill/drain, bandwidth stalls), energy and fit of every candidate in one pass.
 
     `dataflow` (B,) indexes DATAFLOW_CODES. Each operand is either streamed tile by tile as the mapping says
     (double-buffered on chip, so the next tile loads while this one computes) or kept whole on chip,
     whichever fits with the least outermost-level traffic (then least total traffic) - per candidate.
-    `analyses`: systolic_analyses of this batch, possibly on another arch with the same memory level names,
-    capacities and holds (only element counts and tile sizes are read from them, which those alone decide).
+    `prepared`: `systolic_prepare` of this batch, possibly on another arch with the same level layout (only
+    element counts, tile sizes and folds are read from it, which that layout alone decides with the candidates).
     """
-    roles = gemm_roles(einsum, workload.tensor_map)
-    analyses = analyses if analyses is not None else systolic_analyses(einsum, workload, arch, engine, batch,
-                                                                        dataflow)
+    prepared = prepared if prepared is not None else systolic_prepare(einsum, workload, arch, engine, batch,
+                                                                      dataflow)
+    analyses = prepared.analyses
     traffic = array_traffic(einsum, workload, arch, engine.rows, engine.cols, batch, analyses)
     busiest = engine.levels_transfer_cycles(traffic.level_read_bytes, traffic.level_write_bytes, arch).max(axis=1)
 
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
-    timing = systolic_timing(einsum, engine, roles, batch, dataflow)
+    timing = prepared.timing
     folds, t, per_fold = timing.folds, timing.temporal, timing.cycles_per_fold
     compute = (folds * t).astype(float) * clock_ratio
     hidden = hidden_fold_cycles(folds, t, engine.rows, engine.cols, dataflow == 0, engine.stationary_buffering)

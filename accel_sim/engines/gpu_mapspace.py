@@ -11,7 +11,7 @@ first over the ranks of M and of N, and K / S of the reduction).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -185,9 +185,9 @@ class GpuMapspace:
         """Size of `pair_neighbours`."""
         return len(self.splits)
 
-    def prepare(self, candidates: Candidates) -> None:
-        """Nothing is worth keeping between scorings."""
-        return None
+    def shared(self, shelf: MutableMapping[tuple, object]) -> GpuMapspace:
+        """Itself: nothing is worth keeping between scorings."""
+        return self
 
     def _split_indices(self, candidates: Candidates) -> np.ndarray:
         """Split index per candidate (from its mapping)."""
@@ -197,7 +197,7 @@ class GpuMapspace:
         split = batch.temporal[:, 0, batch.rank_names.index(self.split_rank)]
         return np.searchsorted(self.splits, split)[:, None]
 
-    def score(self, candidates: Candidates, prepared: object | None = None) -> KernelScores:
+    def score(self, candidates: Candidates) -> KernelScores:
         """Exact kernel costs of every candidate (`gpu_kernel.kernel_scores`)."""
         tiles = self.tile_arrays(candidates.group, self._split_indices(candidates))
         keeps = level_roles(self.problem, self.workload, self.einsum, self.arch, self.resident)

@@ -7,20 +7,19 @@ Groups are dataflow codes (DATAFLOW_CODES).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping as MappingType
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Callable, Iterator, Mapping as MappingType, MutableMapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.engines.costing import (DATAFLOW_CODES, SystolicScores, _role_masks, axis_folds, implied_batch,
-                                       systolic_analyses, systolic_cost_of, systolic_scores, unfit_error)
+from accel_sim.engines.costing import (DATAFLOW_CODES, PreparedBatch, SystolicScores, _role_masks, axis_folds,
+                                       implied_batch, systolic_cost_of, systolic_prepare, systolic_scores, unfit_error)
 from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.engines.systolic_space import SystolicSpace, systolic_space
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_count
-from accel_sim.spec.mapspace import AxisLayout, Candidates, MapperSpec, ProxyFound, mapping_key
+from accel_sim.spec.mapspace import AxisLayout, Candidates, MapperSpec, ProxyFound, layout_key, mapping_key
 
 if TYPE_CHECKING:
     from accel_sim.engines.systolic import SystolicEngine
@@ -29,12 +28,38 @@ if TYPE_CHECKING:
     from accel_sim.spec.workload import Einsum, Workload
 
 
+SHARED_ROWS = 4096  # candidates a structure keeps batches and prepared scores of: a local search's (~3 KiB each)
+
+
+@dataclass(eq=False)
+class SharedWork:
+    """What only a mapspace's structure (`SystolicMapspace.structure_key`) decides, computed once and kept for every
+    mapspace with that structure: the default mappings, the factor options, single candidates' option indices,
+    spatial layouts and neighbour moves, the batches built from option indices and the prepared part
+    (`costing.PreparedBatch`) of the batches scored, the last two up to SHARED_ROWS candidates each."""
+
+    defaults: Candidates | None = None
+    space: SystolicSpace | None = None
+    per_row: dict[tuple, object] = field(default_factory=dict)   # a candidate's option indices, layout, neighbours
+    built: dict[tuple, Candidates] = field(default_factory=dict)   # by (group, option and order indices)
+    prepared: dict[int, tuple[Candidates, PreparedBatch]] = field(default_factory=dict)   # by id of the batch
+    rows: dict[str, int] = field(default_factory=lambda: {"built": 0, "prepared": 0})
+
+    def keep(self, store: str, key: object, value: object, rows: int) -> None:
+        """`value` under `key` in the dict named `store`, if that dict still has room for `rows` candidates."""
+        if self.rows[store] + rows <= SHARED_ROWS:
+            getattr(self, store)[key] = value
+            self.rows[store] += rows
+
+
 @dataclass(frozen=True, eq=False)
 class SystolicMapspace:
     """A contraction on a systolic engine within an arch, as the mapper sees it (`spec.mapspace.Mapspace`).
 
     Cheap to build: the factor options (`space`) are computed on first use, so a re-score of a cached mapping
-    or the 'dataflow' method never builds them.
+    or the 'dataflow' method never builds them. What only the structure decides lives in `work`, which `shared`
+    hands to the mapspaces of other designs with the same structure (designs that differ in capacities,
+    bandwidths, clocks or energies): they score the same candidates from the same loop nests.
     """
 
     einsum: Einsum
@@ -42,6 +67,7 @@ class SystolicMapspace:
     arch: Arch
     engine: SystolicEngine
     pins: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()   # ((rank, ((slot, factor), ...)), ...)
+    work: SharedWork = field(default_factory=SharedWork)
 
     @property
     def settings(self) -> MapperSpec:
@@ -64,22 +90,36 @@ class SystolicMapspace:
         shape, names = self.workload.shape_key(self.einsum)
         return (shape, self.engine, mapping_key(self.arch), self.pins), names
 
-    @cached_property
-    def _defaults(self) -> Candidates:
-        batch, flows = implied_batch(self.einsum, self.workload, self.arch, self.engine)
-        return Candidates(batch, flows)
+    def structure_key(self) -> tuple:
+        """What decides the candidates and their prepared scores: the einsum's shape and tensors, the engine, the
+        arch's level layout (not capacities, bandwidths or energies: `spec.mapspace.layout_key`) and the pins."""
+        shape, names = self.workload.shape_key(self.einsum)
+        return shape, names, self.engine, layout_key(self.arch), self.pins
+
+    def shared(self, shelf: MutableMapping[tuple, object]) -> SystolicMapspace:
+        """This mapspace with the `SharedWork` of its structure on `shelf` (left there if it is the first)."""
+        key = self.structure_key()
+        work = shelf.get(key)
+        if work is None:
+            shelf[key] = work = self.work
+        return self if work is self.work else replace(self, work=work)
 
     def defaults(self) -> Candidates:
         """The mapping each allowed dataflow implies (SCALE-Sim's folds: what `SystolicEngine.cost` runs)."""
-        return self._defaults
+        if self.work.defaults is None:
+            self.work.defaults = Candidates(*implied_batch(self.einsum, self.workload, self.arch, self.engine))
+        return self.work.defaults
 
-    @cached_property
+    @property
     def space(self) -> SystolicSpace:
         """The factor options and loop orders (unpinned, they include the implied mappings' uneven splits)."""
-        seeds = None if self.pinned else self._defaults
-        return systolic_space(self.einsum, self.workload, self.arch, self.engine,
-                              {rank: dict(slots) for rank, slots in self.pins} or None,
-                              None if seeds is None else seeds.mappings, None if seeds is None else seeds.group)
+        if self.work.space is None:
+            seeds = None if self.pinned else self.defaults()
+            self.work.space = systolic_space(self.einsum, self.workload, self.arch, self.engine,
+                                             {rank: dict(slots) for rank, slots in self.pins} or None,
+                                             None if seeds is None else seeds.mappings,
+                                             None if seeds is None else seeds.group)
+        return self.work.space
 
     def label(self, group: int) -> str:
         """'os dataflow' | 'ws dataflow' | 'is dataflow'."""
@@ -90,8 +130,14 @@ class SystolicMapspace:
         return self.space.size(group)
 
     def candidates(self, group: int, choice: np.ndarray, order: np.ndarray) -> Candidates:
-        """Candidates from option indices `choice` (B, R) and order indices `order` (B, L) of one dataflow."""
-        return Candidates(self.space.batch(group, choice, order), np.full(len(choice), group, dtype=np.int64))
+        """Candidates from option indices `choice` (B, R) and order indices `order` (B, L) of one dataflow (the same
+        object for the same indices while `work` has room, so that its prepared scores are found again)."""
+        key = (group, choice.shape, order.shape, choice.astype(np.int64).tobytes(), order.astype(np.int64).tobytes())
+        found = self.work.built.get(key)
+        if found is None:
+            found = Candidates(self.space.batch(group, choice, order), np.full(len(choice), group, dtype=np.int64))
+            self.work.keep("built", key, found, len(found))
+        return found
 
     def enumerate(self, chunk: int) -> Iterator[Candidates]:
         """Every mapping, in batches of at most `chunk`."""
@@ -104,11 +150,27 @@ class SystolicMapspace:
 
     def locate(self, candidates: Candidates, i: int) -> np.ndarray | None:
         """Option indices of candidate `i`'s factors, or None when they are not options."""
-        return self.space.locate(int(candidates.group[i]), candidates.mappings, i)
+        found = self._kept(self._row_key("locate", candidates, i),
+                           lambda: self.space.locate(int(candidates.group[i]), candidates.mappings, i))
+        return None if found is None else found.copy()
+
+    @staticmethod
+    def _row_key(what: str, candidates: Candidates, i: int) -> tuple:
+        """A key of candidate `i` by what decides answers about it: its dataflow and factors."""
+        batch = candidates.mappings
+        return what, int(candidates.group[i]), batch.spatial[i].tobytes(), batch.temporal[i].tobytes()
+
+    def _kept(self, key: tuple, compute: Callable[[], object]) -> object:
+        """`compute()`, an answer that `key` and the structure decide, kept in `work` (callers do not modify it)."""
+        if key not in self.work.per_row:
+            self.work.per_row[key] = compute()
+        return self.work.per_row[key]
 
     def neighbours(self, group: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One rank's factor option or one level's loop order changed."""
-        return self.space.neighbours(group, choice, order)
+        key = ("neighbours", group, choice.astype(np.int64).tobytes(), order.astype(np.int64).tobytes())
+        choices, orders = self._kept(key, lambda: self.space.neighbours(group, choice, order))
+        return choices.copy(), orders.copy()
 
     def near(self, group: int, choice: np.ndarray) -> list[np.ndarray]:
         """Per rank, the options within one factor move."""
@@ -123,15 +185,21 @@ class SystolicMapspace:
         """Size of `pair_neighbours`."""
         return self.space.pair_count(group, subsets)
 
-    def prepare(self, candidates: Candidates) -> tuple:
-        """The loop-nest analyses of the candidates (only `key()`'s parts of the arch decide them)."""
-        return systolic_analyses(self.einsum, self.workload, self.arch, self.engine, candidates.mappings,
-                                 candidates.group)
-
-    def score(self, candidates: Candidates, prepared: object | None = None) -> SystolicScores:
+    def score(self, candidates: Candidates) -> SystolicScores:
         """Fold timing, loop-nest traffic, energy and fit of every candidate (`costing.systolic_scores`)."""
         return systolic_scores(self.einsum, self.workload, self.arch, self.engine, candidates.mappings,
-                               candidates.group, analyses=prepared)
+                               candidates.group, self._prepared(candidates))
+
+    def _prepared(self, candidates: Candidates) -> PreparedBatch:
+        """The batch's loop nests and fold timing (`costing.systolic_prepare`), kept in `work` while it has room
+        (by the batch's identity: the entry holds the batch, so its id stays its own)."""
+        found = self.work.prepared.get(id(candidates))
+        if found is not None and found[0] is candidates:
+            return found[1]
+        prepared = systolic_prepare(self.einsum, self.workload, self.arch, self.engine, candidates.mappings,
+                                    candidates.group)
+        self.work.keep("prepared", id(candidates), (candidates, prepared), len(candidates))
+        return prepared
 
     def cost_of(self, candidates: Candidates, scores: SystolicScores, i: int) -> Cost:
         """Candidate `i` as a Cost."""
@@ -140,13 +208,19 @@ class SystolicMapspace:
     def layout(self, candidates: Candidates, i: int) -> tuple[AxisLayout, ...]:
         """The axes whose folds the timing counts im2col-flattened (`costing.axis_folds`): their ranks packed
         ceil(prod of sizes / folds) per fold, not the per-rank spatial factors of the mapping."""
+        return self._kept(self._row_key("layout", candidates, i), lambda: self._layout(candidates, i))
+
+    def _layout(self, candidates: Candidates, i: int) -> tuple[AxisLayout, ...]:
+        """`layout`, computed."""
         one = candidates.rows(slice(i, i + 1))
         batch = one.mappings
         roles = gemm_roles(self.einsum, self.workload.tensor_map)
-        masks = _role_masks(self.einsum, roles, batch.rank_names)[one.group]
+        flow_masks = _role_masks(self.einsum, roles, batch.rank_names)
+        masks = flow_masks[one.group]
         out = []
         for place, axis in enumerate(("rows", "cols")):
-            folds, packed = (int(v[0]) for v in axis_folds(self.einsum, self.engine, masks, batch, place))
+            counted = axis_folds(self.einsum, self.engine, flow_masks, one.group, batch, place)
+            folds, packed = (int(v[0]) for v in counted)
             if not packed:
                 continue
             ranks = tuple(r for r, on in zip(batch.rank_names, masks[0, place]) if on)

@@ -54,6 +54,16 @@ def _divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
+def unique_rows(a: np.ndarray) -> np.ndarray:
+    """The distinct rows of a 2-D integer array in lexicographic order (as np.unique(a, axis=0), by one lexsort)."""
+    if len(a) == 0:
+        return a
+    ordered = a[np.lexsort(a.T[::-1])]
+    new = np.ones(len(ordered), dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    return ordered[new]
+
+
 def spatial_choices(size: int, axis: int) -> list[int]:
     """Spatial factors for a rank on an axis of `axis` PEs: divisors that fit plus the most even uneven split."""
     choices = [d for d in _divisors(size) if d <= axis]
@@ -231,7 +241,7 @@ def systolic_space(einsum: Einsum, workload: Workload, arch: Arch, engine: Systo
                 mine = include_flows == d
                 spatial_in = include.spatial[mine][:, :, ri].prod(axis=1)[:, None]
                 rows_.append(np.concatenate([spatial_in, include.temporal[mine][:, :, ri]], axis=1))
-            opts = np.unique(np.concatenate(rows_, axis=0), axis=0)
+            opts = unique_rows(np.concatenate(rows_, axis=0))
             keep = np.ones(len(opts), dtype=bool)
             for slot, factor in pinned.get(rank, {}).items():
                 col = 0 if slot in ("rows", "cols") else 1 + levels.index(slot)

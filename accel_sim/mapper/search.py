@@ -18,6 +18,12 @@ small batch), so its costs are exact for the new bandwidths and clocks. The reus
 optimum for the new bandwidths, clock or energies. A search on an arch equal to the one the mapping was found
 on returns the cached result itself, identical to an uncached run. This is what lets a sweep over bandwidths
 and clocks map each layer of a network once per array configuration.
+
+A design that differs in a capacity is a new problem and is searched again, but not from scratch: the cache's
+`shelf` keeps, per mapspace structure (the key without capacities), the work that structure alone decides - the
+legal candidates and the part of their scores that capacities, bandwidths, clocks and energies do not change
+(`Mapspace.shared`; for a systolic array, the loop-nest analyses and fold timing). The search then scores the same
+candidates with the same exact scorer, so its result is identical to an uncached one; only the work is shared.
 """
 from __future__ import annotations
 
@@ -25,7 +31,8 @@ import itertools
 import multiprocessing
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
@@ -45,6 +52,7 @@ Method = Literal["cpsat", "local", "exhaustive", "random", "dataflow"]
 METHODS: tuple[str, ...] = ("cpsat", "local", "exhaustive", "random", "dataflow")
 CHUNK = 20_000  # candidates per scored batch: about 0.3 GB of loop-nest arrays at 7 ranks and 4 levels
 CACHE_LIMIT = 8192  # entries (einsum shapes x array configs); the oldest go first, so long sessions stay bounded
+SHELF_LIMIT = 32  # structures whose shared work a cache keeps (~3 KiB per kept candidate): a design's distinct shapes
 PAIR_LIMIT = 20_000  # two-step moves are tried when they are at most this many candidates (one chunk)
 DESCENT_ROUNDS = 20  # local-search moves per start after the solver
 STARTS = 8  # best exactly-scored solver solutions that local search starts from
@@ -97,25 +105,57 @@ class MappedCost:
 
 @dataclass(frozen=True)
 class _Cached:
-    """A search's outcome kept for reuse: the arch it ran on, its result, and the re-scoring batch.
-
-    The batch is the winner (row 0) and, unpinned, the default mappings, with its prepared scoring part
-    (`Mapspace.prepare`), which only the key decides.
-    """
+    """A search's outcome kept for reuse: the arch it ran on, its result, and the re-scoring batch (the winner,
+    row 0, and, unpinned, the default mappings)."""
 
     arch: Arch
     result: SearchResult
     candidates: Candidates
-    prepared: object
     tensors: tuple[str, ...]   # the searched einsum's tensors in shape-key order (a hit renames the cost's records)
 
 
+class Shelf(MutableMapping):
+    """At most `limit` entries, the least recently stored or got (`get`) going first: where mapspaces keep the work
+    their structure decides (`Mapspace.shared`)."""
+
+    def __init__(self, limit: int = SHELF_LIMIT) -> None:
+        self.limit = limit
+        self._items: OrderedDict[tuple, object] = OrderedDict()
+
+    def get(self, key: tuple, default: object = None) -> object:
+        """The entry under `key` (now the most recently used), else `default`."""
+        if key not in self._items:
+            return default
+        self._items.move_to_end(key)
+        return self._items[key]
+
+    def __getitem__(self, key: tuple) -> object:
+        return self._items[key]
+
+    def __setitem__(self, key: tuple, value: object) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        if len(self._items) > self.limit:
+            self._items.popitem(last=False)
+
+    def __delitem__(self, key: tuple) -> None:
+        del self._items[key]
+
+    def __iter__(self) -> Iterator[tuple]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class MapperCache:
-    """Searched mappings kept across einsums and designs (see the module docstring); the oldest go first."""
+    """Searched mappings kept across einsums and designs (see the module docstring); the oldest go first. Its
+    `shelf` keeps what the mapspaces' structures decide, for mapspaces of other designs (`Mapspace.shared`)."""
 
     def __init__(self, limit: int = CACHE_LIMIT) -> None:
         self.limit = limit
         self._entries: dict[tuple, _Cached] = {}
+        self.shelf = Shelf()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -197,12 +237,15 @@ def search(space: Mapspace, objective: str = "edp", method: Method = "cpsat", ti
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     problem, tensors = space.key()
     key = (problem, objective, method, time_limit_s, seed)
-    cached = cache.get(key) if cache is not None else None
+    cached = None
+    if cache is not None:
+        space = space.shared(cache.shelf)
+        cached = cache.get(key)
     if cached is not None:
         return _reuse(cached, space, objective, tensors)
     result, keep = _search(space, objective, method, time_limit_s, seed)
     if cache is not None:
-        cache.put(key, _Cached(space.arch, result, keep, space.prepare(keep), tensors))
+        cache.put(key, _Cached(space.arch, result, keep, tensors))
     return result
 
 
@@ -308,7 +351,7 @@ def _rescore(cached: _Cached, space: Mapspace, objective: str) -> SearchResult:
     """The cached winner (and, unpinned, the default mappings) scored exactly on `space`'s arch; best kept."""
     start = time.perf_counter()
     candidates = cached.candidates
-    scores = space.score(candidates, cached.prepared)
+    scores = space.score(candidates)
     values = scores.objective(objective)
     i = int(np.argmin(values))  # ties go to the cached winner (row 0)
     if not np.isfinite(values[i]):  # cannot happen with equal capacities; raise as a search would

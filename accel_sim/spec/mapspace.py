@@ -12,7 +12,7 @@ the factors it pins.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -63,9 +63,15 @@ def pins_for(spec: MapperSpec, ranks: set[str]) -> dict[str, dict[str, int]]:
     return pinned
 
 
+def layout_key(arch: Arch) -> tuple:
+    """The parts of an arch that decide a mapping's loop nest (which levels keep which tensor, and so its tiles and
+    element counts): per level, name, technology and what it holds (roles and name patterns)."""
+    return tuple((lv.name, lv.technology, lv.holds, lv.tensors) for lv in arch.memory)
+
+
 def mapping_key(arch: Arch) -> tuple:
-    """The parts of an arch that decide which mappings are legal: per level, name, capacity, technology, holds."""
-    return tuple((lv.name, lv.capacity_bytes, lv.technology, lv.holds) for lv in arch.memory)
+    """The parts of an arch that decide which mappings are legal: its `layout_key` and each level's capacity."""
+    return layout_key(arch), tuple(lv.capacity_bytes for lv in arch.memory)
 
 
 @dataclass(frozen=True)
@@ -197,11 +203,14 @@ class Mapspace(Protocol):
         """Size of `pair_neighbours`."""
         ...
 
-    def prepare(self, candidates: Candidates) -> object:
-        """The part of scoring that only `key()` decides (reused when a cached mapping is re-scored)."""
+    def shared(self, shelf: MutableMapping[tuple, object]) -> Mapspace:
+        """This mapspace, keeping on `shelf` the work that only its structure decides (its candidates, and the part
+        of their scores that capacities, bandwidths, clocks and energies leave unchanged) under a key of that
+        structure, and reusing what the mapspace of another design or einsum with the same structure left there.
+        Every result equals the unshared one's; an engine with nothing worth sharing returns `self`."""
         ...
 
-    def score(self, candidates: Candidates, prepared: object | None = None) -> Scores:
+    def score(self, candidates: Candidates) -> Scores:
         """Exact scores of every candidate in one vectorized pass."""
         ...
 

@@ -8,7 +8,7 @@ smallest, EDP one in between: a real choice whose optimum brute force over t fin
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -128,10 +128,10 @@ class ToySpace:
     def pair_count(self, group: int, subsets: list[np.ndarray] | None = None) -> int:
         return len(self.tiles)
 
-    def prepare(self, candidates: Candidates) -> None:
-        return None
+    def shared(self, shelf: MutableMapping[tuple, object]) -> ToySpace:
+        return self
 
-    def score(self, candidates: Candidates, prepared: object | None = None) -> ToyScores:
+    def score(self, candidates: Candidates) -> ToyScores:
         s = self.einsum.sizes
         t = candidates.mappings.temporal[:, 1, rank_names(self.einsum).index("m")].astype(float)
         cycles, energy = _cycles_energy(s["m"], s["n"], s["k"], t)

@@ -101,3 +101,31 @@ def test_evaluate_shares_a_given_cache_across_calls(problem):
     assert filled == len(workload.distinct_contractions())
     evaluate(load_arch("tpu_v1", overrides + ("memory.weight_memory.bandwidth=8 GB/s",)), workload, cache=cache)
     assert len(cache) == filled
+
+
+def test_capacity_variants_share_the_structure_work_with_identical_results(problem):
+    """Designs that differ only in a buffer capacity are searched again, but from the work their shared structure
+    left on the cache's shelf (one entry, no batch prepared twice); each result equals an uncached search's
+    exactly (mapping, cost, score)."""
+    cache = MapperCache()
+    _run(*problem, extra=("memory.unified_buffer.capacity=24 MiB",), cache=cache)
+    (work,) = cache.shelf.values()
+    prepared = dict(work.prepared)
+    for capacity in ("4 MiB", "8 MiB", "16 MiB"):
+        extra = (f"memory.unified_buffer.capacity={capacity}",)
+        shared, fresh = _run(*problem, extra=extra, cache=cache), _run(*problem, extra=extra)
+        assert not shared.stats.reused
+        assert (shared.mapping, shared.cost, shared.score, shared.variant) == \
+            (fresh.mapping, fresh.cost, fresh.score, fresh.variant)
+    assert len(cache.shelf) == 1 and work.prepared.keys() == prepared.keys()
+
+
+def test_shelf_drops_the_least_recently_used():
+    """A Shelf at its limit drops the entry used longest ago (reading an entry counts as a use)."""
+    from accel_sim.mapper.search import Shelf
+
+    shelf = Shelf(2)
+    shelf[("a",)], shelf[("b",)] = 1, 2
+    assert shelf.get(("a",)) == 1
+    shelf[("c",)] = 3
+    assert set(shelf) == {("a",), ("c",)}
