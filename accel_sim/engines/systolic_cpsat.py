@@ -69,7 +69,7 @@ def _log_round(v: np.ndarray) -> np.ndarray:
 
 def _exp_table(top: int, scale: float, up: bool = False) -> list[int]:
     values = scale * np.exp2(np.arange(top + 1) / S)
-    return [int(v) for v in (np.ceil(values) if up else np.round(values))]
+    return (np.ceil(values) if up else np.round(values)).astype(np.int64).tolist()
 
 
 def _linear(x: list[list[cp_model.IntVar]], coeffs: list[np.ndarray]) -> tuple[cp_model.LinearExpr, int, int]:
@@ -88,12 +88,13 @@ def _exp_of(model: cp_model.CpModel, expr: cp_model.LinearExpr, lo: int, hi: int
     values, most of which (mappings thousands of times the optimum) a cap leaves out.
     """
     lo = max(lo, 0)
+    table = _exp_table(max(hi, lo), scale, up)
     if cap is not None:
-        hi = min(hi, max(lo, int(np.searchsorted(_exp_table(max(hi, lo), scale, up), cap, side="right")) - 1))
+        hi = min(hi, max(lo, int(np.searchsorted(table, cap, side="right")) - 1))
+        table = table[:max(hi, lo) + 1]
     index = model.new_int_var(lo, max(hi, lo), "")
     model.add(index == expr)
-    table = _exp_table(max(hi, lo), scale, up)
-    value = model.new_int_var(min(table[lo:]), max(table[lo:]), "")
+    value = model.new_int_var(table[lo], table[-1], "")
     model.add_element(index, table, value)
     return value
 
