@@ -11,6 +11,11 @@ which keeps them linear:
   level's traffic time (tile x the iterations of every loop above it, CoSA's bound that loop order refines);
 - energy proxy: that traffic at each level's per-bit energies; EDP proxy: latency + energy, both
   normalized to the dataflow-implied mapping (1e6 units each).
+Before the model is built, options another option of the same rank dominates (no larger in any coefficient the
+proxy reads: `undominated`) are dropped, and once a hint's value V is known every term of the goal is capped at
+1.1 V (no term of a goal exceeds it), which cuts the element tables to the octaves around the optimum; neither
+changes the proxy's optimum or bound, and both shrink what presolve has to expand (ResNet-18 on tpu_like: 11
+of 12 layers proven optimal within 0.05 s of deterministic time, against none before).
 The solver proves an optimum of the proxy (or reports its bound and gap); the near-optimal solutions
 (within 10% of the proxy optimum, at most MAX_SOLUTIONS) are expanded over loop orders and scored exactly
 by the engine in one batch, and the mapper (`accel_sim.mapper.search`) refines the best of them by exact local
@@ -20,6 +25,7 @@ worker, a fixed seed and a deterministic-time limit.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,9 +46,15 @@ UNIT = 1_000_000       # proxy units of the reference mapping's cycles and energ
 MAX_SOLUTIONS = 24     # near-optimal solutions expanded over orders and scored exactly
 WALL_FACTOR = 2       # the limit is CP-SAT's deterministic time (same answer on a busy machine); wall <= 2x
 NEAR = 1.10            # near-optimal: proxy within 10% of the best found
-PRESOLVE_SPACE = 10**6  # mappings up to which a hinted solve still presolves
+PROBING = 0            # presolve probing off: on conv-sized models it takes most of a solve and rarely fixes much;
+PRESOLVE_ROUNDS = 1    # presolve rounds of a large model (no symmetry detection either): ResNet-18's main solves
+#                        take 15% less CPU with the same 11 of 12 layers proven
+USUAL_ROUNDS = 3       # CP-SAT's default max_presolve_iterations
+FULL_PRESOLVE = 10**5  # factor-option combinations (after `undominated`) up to which presolve runs its usual rounds:
+#                        on small models it is what proves the optimum (one round leaves issue 15's conv unsolved)
 MIN_SOLVE = 0.03       # deterministic s the main solve gets at least: loading a complete hint takes about 0.03 s
-MIN_SOLVE_WALL = 0.25  # and wall s, so a loaded machine does not stop it before the hint is in
+MIN_SOLVE_WALL = 1.0   # and wall s: presolve's work is not deterministic time, and a loaded machine must not stop
+#                        it before the hint is in (the hint is then the FEASIBLE answer, with the bound so far)
 HINTS_TRIED = 4        # hint candidates checked against the model per dataflow (the proxy's capacity test is
 HINT_TIME = 0.05       # conservative, so an exactly-fitting mapping may be outside it); deterministic s each
 
@@ -57,7 +69,7 @@ def _log_round(v: np.ndarray) -> np.ndarray:
 
 def _exp_table(top: int, scale: float, up: bool = False) -> list[int]:
     values = scale * np.exp2(np.arange(top + 1) / S)
-    return [int(v) for v in (np.ceil(values) if up else np.round(values))]
+    return (np.ceil(values) if up else np.round(values)).astype(np.int64).tolist()
 
 
 def _linear(x: list[list[cp_model.IntVar]], coeffs: list[np.ndarray]) -> tuple[cp_model.LinearExpr, int, int]:
@@ -68,14 +80,21 @@ def _linear(x: list[list[cp_model.IntVar]], coeffs: list[np.ndarray]) -> tuple[c
     return expr, lo, hi
 
 
-def _exp_of(model: cp_model.CpModel, expr: cp_model.LinearExpr, lo: int, hi: int, scale: float, up: bool = False
-            ) -> cp_model.IntVar:
-    """A variable equal to scale * 2^(expr / S) (element table over the expression's range)."""
+def _exp_of(model: cp_model.CpModel, expr: cp_model.LinearExpr, lo: int, hi: int, scale: float, up: bool = False,
+            cap: int | None = None) -> cp_model.IntVar:
+    """A variable equal to scale * 2^(expr / S) (element table over the expression's range), at most `cap`.
+
+    A cap cuts the index's domain where the value exceeds it: presolve's cost grows with the table's distinct
+    values, most of which (mappings thousands of times the optimum) a cap leaves out.
+    """
     lo = max(lo, 0)
+    table = _exp_table(max(hi, lo), scale, up)
+    if cap is not None:
+        hi = min(hi, max(lo, int(np.searchsorted(table, cap, side="right")) - 1))
+        table = table[:max(hi, lo) + 1]
     index = model.new_int_var(lo, max(hi, lo), "")
     model.add(index == expr)
-    table = _exp_table(max(hi, lo), scale, up)
-    value = model.new_int_var(min(table[lo:]), max(table[lo:]), "")
+    value = model.new_int_var(table[lo], table[-1], "")
     model.add_element(index, table, value)
     return value
 
@@ -150,16 +169,17 @@ def buffer_capacity(model: cp_model.CpModel, space: SystolicSpace, d: int, x: li
             expr, lo, hi = _tile_log_expr(model, x, dims)
             tiles[(li, ti)] = (expr, lo, hi)
             if not is_off_chip(level):
-                parts.append(_exp_of(model, expr, lo, hi, 2 * tensors[name].bits / 8, up=True))
+                parts.append(_exp_of(model, expr, lo, hi, 2 * tensors[name].bits / 8, up=True,
+                                     cap=int(level.capacity_bytes)))
         if parts and not is_off_chip(level):
             model.add(sum(parts) <= int(level.capacity_bytes))
     return tiles
 
 
 def array_cycles(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, engine: SystolicEngine,
-                 arch: Arch, ref_cycles: float) -> cp_model.IntVar:
+                 arch: Arch, ref_cycles: float, cap: int | None = None) -> cp_model.IntVar:
     """Temporal iterations plus fill/drain per fold (folds = iterations / streamed rows), in proxy units; with a
-    double-buffered stationary operand, max(iterations, folds x rows)."""
+    double-buffered stationary operand, max(iterations, folds x rows). Each part is at most `cap`."""
     total_c, time_c = [], []
     for r, opts in enumerate(space.options[d]):
         total_c.append(_log_round(opts[:, 1:].prod(axis=1)))
@@ -169,23 +189,25 @@ def array_cycles(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list,
     total, lo, hi = _linear(x, total_c)
     folds, flo, fhi = _linear(x, [t - s for t, s in zip(total_c, time_c)])
     scale = ratio * UNIT / ref_cycles
-    iterations = _exp_of(model, total, lo, hi, scale)
+    iterations = _exp_of(model, total, lo, hi, scale, cap=cap)
     cycles = model.new_int_var(0, 2**50, "")
     if engine.stationary_buffering == "double":
         # pipelined folds (engines/systolic.py hidden_fold_cycles): each fold costs max(T, R), so the array takes
         # max(iterations, folds x R) plus one fold's fill, a constant the proxy leaves out; `cycles` only bounds
         # the minimized latency from below, so two lower bounds state the max
         model.add(cycles >= iterations)
-        model.add(cycles >= _exp_of(model, folds, min(flo, 0), fhi, scale * engine.rows))
+        model.add(cycles >= _exp_of(model, folds, min(flo, 0), fhi, scale * engine.rows, cap=cap))
         return cycles
-    fill = _exp_of(model, folds, min(flo, 0), fhi, scale * overhead)
+    fill = _exp_of(model, folds, min(flo, 0), fhi, scale * overhead, cap=cap)
     model.add(cycles == iterations + fill)
     return cycles
 
 
 def traffic(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, tiles: dict, workload: Workload,
-            arch: Arch, engine: SystolicEngine, ref_cycles: float, ref_energy: float) -> tuple[list, list]:
-    """(per-level traffic time, energy terms) in proxy units: each kept tile times the loops above its level."""
+            arch: Arch, engine: SystolicEngine, ref_cycles: float, ref_energy: float,
+            caps: tuple[int | None, int | None] = (None, None)) -> tuple[list, list]:
+    """(per-level traffic time, energy terms) in proxy units: each kept tile times the loops above its level;
+    each time term at most caps[0], each energy term at most caps[1]."""
     tensors = workload.tensor_map
     n_l = len(arch.memory)
     energy_bit = [level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory]
@@ -203,10 +225,103 @@ def traffic(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, tile
                                        (child, energy_bit[child][1], (0.0, bits / 8))):
                 cycles_per_element = engine.transfer_cycles(*moved, arch.memory[li], arch)
                 level_time[li].append(_exp_of(model, expr + outer, lo + olo, hi + ohi,
-                                              cycles_per_element * UNIT / ref_cycles))
+                                              cycles_per_element * UNIT / ref_cycles, cap=caps[0]))
                 if per_bit > 0:
-                    energy.append(_exp_of(model, expr + outer, lo + olo, hi + ohi, bits * per_bit * UNIT / ref_energy))
+                    energy.append(_exp_of(model, expr + outer, lo + olo, hi + ohi, bits * per_bit * UNIT / ref_energy,
+                                          cap=caps[1]))
     return level_time, energy
+
+
+def undominated(space: SystolicSpace, d: int, einsum: Einsum, workload: Workload, arch: Arch
+                ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per rank: the options no other option dominates in the proxy, and for each option the position (among
+    those kept) of one that dominates it or is it.
+
+    Every term and constraint of the proxy is nondecreasing in each linear form it reads (spatial factors on an
+    array axis, log iterations and folds, each windowed tile dimension, each level's uncapped tile log and
+    tile-plus-outer-loops log), and each form is a sum over ranks; an option no larger than another in all of
+    its rank's coefficients is as good and fits wherever the other does, so dropping the other keeps the
+    proxy's optimum and bound (ties keep the first).
+    """
+    tensors = workload.tensor_map
+    n_r, n_l = len(space.rank_names), len(arch.memory)
+    opts = space.options[d]
+    cols: list[list[np.ndarray]] = [[] for _ in range(n_r)]
+
+    def add(coeffs: list[np.ndarray]) -> None:
+        for r in range(n_r):
+            cols[r].append(coeffs[r])
+
+    zero = [np.zeros(len(o), np.int64) for o in opts]
+    add([o[:, 0] if space.places[d, r] in (ROWS, COLS) else zero[r] for r, o in enumerate(opts)])
+    total = [_log_round(o[:, 1:].prod(axis=1)) for o in opts]
+    add(total)
+    add([t - (_log_round(o[:, -1]) if space.places[d, r] == TIME else 0) for r, (t, o) in enumerate(zip(total, opts))])
+    for ti, name in enumerate(space.tensor_names):
+        kept = [li for li in range(n_l) if not space.bypass[li, ti]]
+        for li in kept:
+            dims = _tile_logs(space, d, einsum, name, li, tensors[name].shape)
+            for coeffs, cap in dims:
+                if cap is not None:
+                    add(coeffs)
+            plain = [sum((c[r] for c, cap in dims if cap is None), zero[r]) for r in range(n_r)]
+            if not is_off_chip(arch.memory[li]):
+                add(plain)
+            if li != kept[0]:
+                add([p + _log_round(o[:, 1:1 + li].prod(axis=1)) for p, o in zip(plain, opts)])
+    keep, where = [], []
+    for r in range(n_r):
+        kept_r, where_r = _pareto(np.stack(cols[r], axis=1))
+        keep.append(kept_r)
+        where.append(where_r)
+    return keep, where
+
+
+def _pareto(sig: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows of `sig` no other row is no larger than, and for every row the position among those of one no larger
+    than it), ties keeping the first.
+
+    Rows are visited by increasing sum (a row that beats another has a smaller sum, or an equal one and comes
+    first), so each is checked against the rows kept so far only: n x kept comparisons, not n^2.
+    """
+    order = np.lexsort((np.arange(len(sig)), sig.sum(axis=1)))
+    kept: list[int] = []
+    front = np.empty((0, sig.shape[1]), dtype=sig.dtype)
+    where = np.empty(len(sig), dtype=np.int64)
+    for i in order:
+        hit = np.flatnonzero((front <= sig[i]).all(axis=1)) if len(kept) else ()
+        if len(hit):
+            where[i] = hit[0]
+            continue
+        where[i] = len(kept)
+        kept.append(int(i))
+        front = sig[kept]
+    positions = np.argsort(kept)            # report the kept rows in index order, and positions among them
+    rank = np.empty(len(kept), dtype=np.int64)
+    rank[positions] = np.arange(len(kept))
+    return np.array(kept, dtype=np.int64)[positions], rank[where]
+
+
+def _model(space: SystolicSpace, d: int, einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+           objective: str, reference: tuple[float, float], caps: tuple[int | None, int | None]
+           ) -> tuple[cp_model.CpModel, list, cp_model.LinearExpr]:
+    """(model, choice booleans, goal) of dataflow `d`: latency terms at most caps[0], energy terms caps[1]."""
+    ref_cycles, ref_energy = reference
+    model = cp_model.CpModel()
+    x = choose_options(model, space, d)
+    pe_count(model, space, d, x)
+    tiles = buffer_capacity(model, space, d, x, einsum, workload, arch)
+    cycles = array_cycles(model, space, d, x, engine, arch, ref_cycles, caps[0])
+    level_time, energy = traffic(model, space, d, x, tiles, workload, arch, engine, ref_cycles, ref_energy, caps)
+    latency = model.new_int_var(0, 2**50, "latency")
+    model.add(latency >= cycles)
+    for terms in level_time:
+        if terms:
+            model.add(latency >= sum(terms))
+    energy_sum = sum(energy) if energy else 0
+    goal = {"latency": latency, "energy": energy_sum}.get(objective, latency + energy_sum)
+    model.minimize(goal)
+    return model, x, goal
 
 
 def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
@@ -225,32 +340,32 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
         if any(len(o) == 0 for o in space.options[d]):
             statuses.append("INFEASIBLE")
             continue
-        model = cp_model.CpModel()
-        x = choose_options(model, space, d)
-        pe_count(model, space, d, x)
-        tiles = buffer_capacity(model, space, d, x, einsum, workload, arch)
-        cycles = array_cycles(model, space, d, x, engine, arch, ref_cycles)
-        level_time, energy = traffic(model, space, d, x, tiles, workload, arch, engine, ref_cycles, ref_energy)
-        latency = model.new_int_var(0, 2**50, "latency")
-        model.add(latency >= cycles)
-        for terms in level_time:
-            if terms:
-                model.add(latency >= sum(terms))
-        energy_sum = sum(energy) if energy else 0
-        goal = {"latency": latency, "energy": energy_sum}.get(objective, latency + energy_sum)
-        model.minimize(goal)
-        hinted = _complete_hint(model, x, (hints or {}).get(d, [])[:HINTS_TRIED], seed)
-        hinted_flows += hinted
-        # with a complete hint on a large space, presolve is skipped: on conv-sized models its probing and
-        # element expansion take all of a tight limit (and several times it in wall time) before the hinted
-        # solution is loaded; small spaces keep it, it is what proves their optimum
-        presolve = not hinted or space.size(d) <= PRESOLVE_SPACE
-        status, choices, value, bound = _run(model, x, goal, time_limit_s / len(space.dataflows), seed, presolve)
+        keep, where = undominated(space, d, einsum, workload, arch)
+        kept = replace(space, options=tuple(tuple(o[k] for o, k in zip(space.options[d], keep)) if f == d else opts
+                                             for f, opts in enumerate(space.options)))
+        shape = (kept, d, einsum, workload, arch, engine, objective, (ref_cycles, ref_energy))
+        model, x, goal = _model(*shape, (None, None))
+        tried = [np.array([w[c] for w, c in zip(where, choice)]) for choice in (hints or {}).get(d, [])[:HINTS_TRIED]]
+        hint = _complete_hint(model, x, tried, seed)
+        hinted_flows += hint is not None
+        hinted = None
+        if hint is not None:
+            # no term of the goal exceeds the goal, so none of a mapping within NEAR of the optimum exceeds NEAR x
+            # the hint's value: that cap cuts the element tables to the few octaves around the optimum (the same
+            # optimum, bound and near-optimal set; the model is rebuilt, variable for variable, and re-hinted)
+            cap = int(hint[1] * NEAR) + 1
+            caps = (None if objective == "energy" else cap, None if objective == "latency" else cap)
+            model, x, goal = _model(*shape, caps)
+            for i, value in enumerate(hint[0]):
+                model.add_hint(model.get_int_var_from_proto_index(i), value)
+            hinted = (tuple(int(np.argmax([hint[0][v.index] for v in xs])) for xs in x), hint[1])
+        rounds = PRESOLVE_ROUNDS if math.prod(len(k) for k in keep) > FULL_PRESOLVE else USUAL_ROUNDS
+        status, choices, value, bound = _run(model, x, goal, time_limit_s / len(space.dataflows), seed, hinted, rounds)
         statuses.append(status)
         if choices:
             objectives.append(value)
             bounds.append(bound)
-            pick, order = _expand(space, d, choices)
+            pick, order = _expand(space, d, [tuple(int(k[c]) for k, c in zip(keep, choice)) for choice in choices])
             flows.append(np.full(len(pick), d, dtype=np.int64))
             picks.append(pick)
             orders.append(order)
@@ -265,8 +380,10 @@ def solve(space: SystolicSpace, einsum: Einsum, workload: Workload, arch: Arch, 
     return ProxyFound(np.concatenate(flows), np.concatenate(picks), np.concatenate(orders), stats)
 
 
-def _complete_hint(model: cp_model.CpModel, x: list, candidates: list[np.ndarray], seed: int) -> bool:
-    """Hint every variable with the first candidate choice the model admits; False when none does.
+def _complete_hint(model: cp_model.CpModel, x: list, candidates: list[np.ndarray], seed: int
+                   ) -> tuple[list[int], float] | None:
+    """Hint every variable with the first candidate choice the model admits; (every variable's value, the
+    goal's value) of that hint, or None when no candidate fits.
 
     A hint of the choice booleans alone leaves CP-SAT to complete the auxiliary log/element variables, which
     it often cannot do within a tight limit; solving with the choice fixed (propagation only) completes it.
@@ -283,12 +400,10 @@ def _complete_hint(model: cp_model.CpModel, x: list, candidates: list[np.ndarray
         solver.parameters.max_deterministic_time = HINT_TIME
         if solver.solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             model.clear_hints()
-            for i in range(len(model.proto.variables)):
-                var = model.get_int_var_from_proto_index(i)
-                model.add_hint(var, solver.value(var))
-            return True
+            values = [solver.value(model.get_int_var_from_proto_index(i)) for i in range(len(model.proto.variables))]
+            return values, solver.objective_value
     model.clear_hints()
-    return False
+    return None
 
 
 class _Collector(cp_model.CpSolverSolutionCallback):
@@ -304,11 +419,19 @@ class _Collector(cp_model.CpSolverSolutionCallback):
             self.stop_search()
 
 
-def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int, presolve: bool = True
+def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int,
+         hinted: tuple[tuple[int, ...], float] | None = None, rounds: int = USUAL_ROUNDS
          ) -> tuple[str, list[tuple[int, ...]], float, float]:
-    """Optimize, then enumerate near-optimal solutions; (status, choices, objective, bound)."""
+    """Optimize, then enumerate near-optimal solutions; (status, choices, objective, bound).
+
+    `hinted` is the hint's (choice, goal value): should the limit end before the presolved model has loaded it
+    (UNKNOWN), the hint is still a solution, so the result is FEASIBLE with it and the solver's proven bound.
+    `rounds`: presolve rounds of the main solve.
+    """
     solver = cp_model.CpSolver()
-    solver.parameters.cp_model_presolve = presolve
+    solver.parameters.cp_model_probing_level = PROBING
+    solver.parameters.max_presolve_iterations = rounds
+    solver.parameters.symmetry_level = 0
     solver.parameters.max_deterministic_time = max(time_limit_s * 0.8, MIN_SOLVE)
     solver.parameters.max_time_in_seconds = max(WALL_FACTOR * time_limit_s * 0.8, MIN_SOLVE_WALL)
     solver.parameters.num_workers = 1
@@ -316,9 +439,13 @@ def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int,
     collector = _Collector(x, 10**9)
     status = solver.solve(model, collector)
     name = solver.status_name(status)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if status == cp_model.UNKNOWN and hinted is not None:
+        collector.found.append(hinted[0])
+        name, value, bound = "FEASIBLE", hinted[1], min(solver.best_objective_bound, hinted[1])
+    elif status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return name, [], math.nan, math.nan
-    value, bound = solver.objective_value, solver.best_objective_bound
+    else:
+        value, bound = solver.objective_value, solver.best_objective_bound
     model.add(goal <= int(value * NEAR) + 1)
     model.clear_objective()
     near = cp_model.CpSolver()
@@ -327,6 +454,8 @@ def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int,
     near.parameters.num_workers = 1
     near.parameters.random_seed = seed
     near.parameters.enumerate_all_solutions = True
+    # no presolve: the enumeration gets a fifth of the limit, and on conv-sized models presolve took most of it
+    near.parameters.cp_model_presolve = False
     more = _Collector(x, MAX_SOLUTIONS)
     near.solve(model, more)
     choices = list(dict.fromkeys(collector.found[-MAX_SOLUTIONS:] + more.found))
