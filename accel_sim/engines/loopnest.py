@@ -371,12 +371,22 @@ def gemm_view(einsum: Einsum, workload: Workload) -> GemmView:
 
 
 @functools.lru_cache(maxsize=1024)
-def _balanced(size: int) -> np.ndarray:
-    """Tile sizes worth trying for a rank: ceil(size / n) for every fold count n (the smallest per count); cached
-    (layers share rank sizes), so read-only."""
-    out = np.unique(fold_count(size, np.arange(1, size + 1, dtype=np.int64)))
-    out.setflags(write=False)
-    return out
+def _balanced(size: int, limit: int) -> tuple[np.ndarray, int]:
+    """(the tile sizes worth trying for a rank on an axis of `limit` PEs, and how many there are without the limit):
+    ceil(size / n) for every fold count n (the smallest per count), those up to `limit`; cached (layers share rank
+    sizes), so read-only.
+
+    A tile size v is some ceil(size / n) exactly when ceil(size / ceil(size / v)) == v, so the kept ones cost
+    O(limit), not O(size) (a 10^12 rank would need terabytes); the full count, ceil(size / n) = floor((size - 1)
+    / n) + 1, is the classic 2 isqrt(m) - [isqrt(m) (isqrt(m) + 1) > m] distinct floor(m / n), plus n = size.
+    """
+    tiles = np.arange(1, min(size, limit) + 1, dtype=np.int64)
+    tiles = tiles[fold_count(size, fold_count(size, tiles)) == tiles]
+    tiles.setflags(write=False)
+    m = size - 1
+    root = math.isqrt(m)
+    total = 1 if m == 0 else 2 * root - (root * (root + 1) > m) + 1
+    return tiles, total
 
 
 def split_fold(ranks: Sequence[str], sizes: MappingType[str, int], capacity: int) -> dict[str, int]:
@@ -389,8 +399,11 @@ def split_fold(ranks: Sequence[str], sizes: MappingType[str, int], capacity: int
     """
     if not ranks:
         return {}
-    candidates = [_balanced(sizes[r]) for r in ranks]
-    if math.prod(len(c) for c in candidates) <= 1_000_000:
+    # factors over the capacity never fit, so only those up to it are tried; the branch still counts them all,
+    # as it always has, so which branch runs (and so the answer) does not depend on the bound
+    balanced = [_balanced(sizes[r], capacity) for r in ranks]
+    candidates = [tiles for tiles, _ in balanced]
+    if math.prod(total for _, total in balanced) <= 1_000_000:
         grids = np.meshgrid(*candidates, indexing="ij")
         factors = np.stack([g.ravel() for g in grids], axis=1)
         folds = np.prod(fold_count(np.array([sizes[r] for r in ranks]), factors), axis=1)
