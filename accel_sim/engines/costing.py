@@ -256,28 +256,50 @@ def collapsed(batch: MappingBatch) -> MappingBatch:
     A rank's loops merge into one; ranks keep the nesting of their outermost non-unit loop, so the loops the
     PEs see run in the same order and only the memory levels' tiles grow to whole tensors.
     """
+    return _collapsed_batch(batch, *_collapsed_loops(batch))
+
+
+def _collapsed_loops(batch: MappingBatch) -> tuple[np.ndarray, np.ndarray]:
+    """(factors, order), int (B, R) each: the innermost level's loops of `collapsed(batch)` (the levels above
+    have none), so candidates can be told apart before their collapsed batches are built."""
+    b, n_l, n_r = batch.temporal.shape
+    # loop slot of each rank per level: the inverse permutation of `order`, one flat scatter
+    position = np.empty(b * n_l * n_r, dtype=np.int64)
+    position[(np.arange(b * n_l) * n_r)[:, None] + batch.order.reshape(-1, n_r)] = np.arange(n_r)
+    # a rank sorts by (outermost non-unit level, its slot there): the least l * R + slot over its non-unit loops
+    nested = np.arange(n_l)[:, None] * n_r + position.reshape(b, n_l, n_r)
+    key = np.where(batch.temporal > 1, nested, n_l * n_r).min(axis=1)
+    key[key == n_l * n_r] = -1   # no non-unit loop: outermost, in rank order
+    return batch.temporal.prod(axis=1), np.argsort(key, axis=1, kind="stable")
+
+
+def _collapsed_batch(batch: MappingBatch, factors: np.ndarray, order: np.ndarray) -> MappingBatch:
+    """`batch` with the innermost level's loops `factors` and `order` (B, R) and unit loops above
+    (`_collapsed_loops`)."""
     b, n_l, n_r = batch.temporal.shape
     temporal = np.ones_like(batch.temporal)
-    temporal[:, -1, :] = batch.temporal.prod(axis=1)
-    position = np.empty_like(batch.order)
-    np.put_along_axis(position, batch.order, np.arange(n_r)[None, None, :], axis=2)   # (B, L, R): loop slot
-    nonunit = batch.temporal > 1
-    first = np.where(nonunit.any(axis=1), nonunit.argmax(axis=1), -1)                # (B, R) outermost level
-    slot = np.take_along_axis(position, np.maximum(first, 0)[:, None, :], axis=1)[:, 0, :]
-    key = np.where(first < 0, -1, first * n_r + slot)
-    order = np.tile(np.arange(n_r, dtype=np.int64), (b, n_l, 1))
-    order[:, -1, :] = np.argsort(key, axis=1, kind="stable")
-    return MappingBatch(batch.rank_names, batch.level_names, batch.axis_names, batch.tensor_names, temporal, order,
+    temporal[:, -1, :] = factors
+    loops = np.tile(np.arange(n_r, dtype=np.int64), (b, n_l, 1))
+    loops[:, -1, :] = order
+    return MappingBatch(batch.rank_names, batch.level_names, batch.axis_names, batch.tensor_names, temporal, loops,
                         batch.spatial, batch.bypass, batch.fanout)
 
 
 def _role_masks(einsum: Einsum, roles: tuple, ranks: tuple[str, ...]) -> np.ndarray:
-    """bool (3 dataflows, 3 places [rows, cols, time], R): the ranks each dataflow puts in each place."""
-    named = dict(zip("MNK", roles[:3]))
+    """bool (3 dataflows, 3 places [rows, cols, time], R): the ranks each dataflow puts in each place (read-only:
+    shared by every batch of the einsum)."""
+    return _role_masks_of(tuple(roles[:3]), tuple(ranks))
+
+
+@functools.lru_cache(maxsize=1024)
+def _role_masks_of(roles: tuple[tuple[str, ...], ...], ranks: tuple[str, ...]) -> np.ndarray:
+    """`_role_masks` of the (M, N, K) ranks `roles`; cached, as every scored batch asks it again."""
+    named = dict(zip("MNK", roles))
     out = np.zeros((len(DATAFLOW_CODES), 3, len(ranks)), dtype=bool)
     for d, flow in enumerate(DATAFLOW_CODES):
         for place, role in enumerate(SYSTOLIC_ROLES[flow]):
             out[d, place] = [r in named[role] for r in ranks]
+    out.flags.writeable = False
     return out
 
 
@@ -304,14 +326,16 @@ def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch:
     per_rank = batch.temporal.prod(axis=1)                                           # (B, R)
     t = np.where(masks[:, 2], batch.temporal[:, -1, :], 1).prod(axis=1)
     folds = np.where(masks[:, 0] | masks[:, 1], 1, per_rank).prod(axis=1) // t
+    nonunit = batch.temporal > 1
     for place in (0, 1):
-        folds = folds * axis_folds(einsum, engine, flow_masks, dataflow, batch, place)[0]
+        folds = folds * axis_folds(einsum, engine, flow_masks, dataflow, batch, place, (per_rank, nonunit))[0]
     per_fold = np.where(dataflow == 0, t + engine.rows + engine.cols - 2, 2 * engine.rows + engine.cols + t - 2)
     return FoldTiming(folds, t, per_fold)
 
 
 def axis_folds(einsum: Einsum, engine: SystolicEngine, flow_masks: np.ndarray, dataflow: np.ndarray,
-               batch: MappingBatch, place: int) -> tuple[np.ndarray, np.ndarray]:
+               batch: MappingBatch, place: int, loops: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """(folds, packed) of each candidate along one array axis (place 0: rows, 1: cols), as systolic_timing counts.
 
     `flow_masks` is `_role_masks` (3 dataflows, 3, R), `dataflow` (B,) each candidate's code. Folds are the
@@ -320,17 +344,20 @@ def axis_folds(einsum: Einsum, engine: SystolicEngine, flow_masks: np.ndarray, d
     im2col-flattened count ceil(prod of their sizes / axis size) if fewer: then `packed` is True and each fold
     holds ceil(prod of sizes / folds) flattened elements, not the mapping's per-rank spatial factors. A mapping
     that unrolls less than it could (k = 64 as 8 x 8 folds on 32 columns) runs its own folds: flattening it would
-    time 2 folds while its traffic and tiles stay those of 8, one mapping timed as another.
+    time 2 folds while its traffic and tiles stay those of 8, one mapping timed as another. `loops`: the batch's
+    (per-rank temporal products (B, R), non-unit factors (B, L, R)) when the caller has them.
     """
+    per_rank, nonunit = loops if loops is not None else (batch.temporal.prod(axis=1), batch.temporal > 1)
     sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
-    on_axis = flow_masks[dataflow, place]                                            # (B, R)
+    kinds = flow_masks[:, place]                                                     # (3 dataflows, R)
+    on_axis = kinds[dataflow]                                                        # (B, R)
     axis = (engine.rows, engine.cols)[place]
-    split = np.where(on_axis, batch.temporal.prod(axis=1), 1).prod(axis=1)
-    levels_used = ((batch.temporal > 1) & on_axis[:, None, :]).any(axis=2).sum(axis=1)
-    fused = fold_count(np.where(on_axis, sizes, 1).prod(axis=1), axis)
-    # the ranks on an axis are the dataflow's: one least split per dataflow
+    split = np.where(on_axis, per_rank, 1).prod(axis=1)
+    levels_used = (nonunit & on_axis[:, None, :]).any(axis=2).sum(axis=1)
+    # the ranks on an axis are the dataflow's: one fused count and one least split per dataflow
+    fused = fold_count(np.where(kinds, sizes, 1).prod(axis=1), axis)[dataflow]
     least = np.array([_least_split(tuple((r, einsum.sizes[r]) for r, on in zip(batch.rank_names, kind) if on), axis)
-                      for kind in flow_masks[:, place]], dtype=np.int64)[dataflow]
+                      for kind in kinds], dtype=np.int64)[dataflow]
     packed = (levels_used <= 1) & (fused < split) & (split <= least)
     return np.where(packed, fused, split), packed
 
@@ -431,13 +458,14 @@ def array_analyses(einsum: Einsum, workload: Workload, arch: Arch, rows: int, co
     # candidates that differ only in how a rank's loops split over the levels collapse alike: analyse each
     # distinct collapsed candidate once (a search's neighbours share a few dozen). `collapsed` leaves only the
     # innermost level's factors and order free
-    resident = collapsed(batch)
+    factors, order = _collapsed_loops(batch)
     b = len(batch)
-    first, inverse = distinct_rows(np.concatenate([resident.temporal[:, -1], resident.order[:, -1],
-                                                   resident.spatial.reshape(b, -1), resident.bypass.reshape(b, -1),
-                                                   resident.fanout[:, None], folds[:, None]], axis=1))
+    first, inverse = distinct_rows(np.concatenate([factors, order, batch.spatial.reshape(b, -1),
+                                                   batch.bypass.reshape(b, -1), batch.fanout[:, None],
+                                                   folds[:, None]], axis=1))
+    resident = _collapsed_batch(batch.rows(first), factors[first], order[first])
     axes = {"rows": rows, "cols": cols}
-    both = analyze(einsum, workload.tensor_map, arch, axes, concat_batches([batch, resident.rows(first)]),
+    both = analyze(einsum, workload.tensor_map, arch, axes, concat_batches([batch, resident]),
                    pe_folds=np.concatenate([folds, folds[first]]))
     return ArrayAnalyses(einsum, workload.tensor_map, arch, axes, batch, folds, both.rows(slice(0, b)),
                          both.rows(b + inverse))
@@ -450,18 +478,34 @@ def distinct_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     varying = data[:, (data != data[:1]).any(axis=0)]
     low = varying.min(axis=0, initial=0)
     spans = [int(s) for s in varying.max(axis=0, initial=0) - low + 1]
-    if math.prod(spans) < 2 ** 62:   # each row as one integer in mixed radix: one sort finds the distinct rows
-        radix = np.array([math.prod(spans[:j]) for j in range(len(spans))], dtype=np.int64)
-        _, first, inverse = np.unique((varying - low) @ radix if len(spans) else np.zeros(len(data), np.int64),
-                                      return_index=True, return_inverse=True)
-        return first, inverse.reshape(-1)
+    if max(spans, default=1) >= 2 ** 62:
+        return _distinct_bytes(varying)
+    # each row as a few integers in mixed radix (columns grouped to fit 62 bits); groups beyond the first are
+    # numbered densely and folded in pairwise, so the running code stays below len(data) ** 2
+    groups, start = [], 0
+    for j in range(1, len(spans) + 1):
+        if j == len(spans) or math.prod(spans[start:j + 1]) >= 2 ** 62:
+            radix = np.array([math.prod(spans[start:i]) for i in range(start, j)], dtype=np.int64)
+            groups.append((varying[:, start:j] - low[start:j]) @ radix)
+            start = j
+    code = groups[0] if groups else np.zeros(len(data), np.int64)
+    for part in groups[1:]:
+        _, dense = np.unique(code, return_inverse=True)
+        labels, part_dense = np.unique(part, return_inverse=True)
+        code = dense.reshape(-1) * len(labels) + part_dense.reshape(-1)
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def _distinct_bytes(varying: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`distinct_rows` of rows compared as bytes (a column spanning 62 bits or more)."""
     width = varying.shape[1] * 8
     raw = np.ascontiguousarray(varying).tobytes()
     seen: dict[bytes, int] = {}
-    inverse = np.fromiter((seen.setdefault(raw[i * width:(i + 1) * width], len(seen)) for i in range(len(data))),
-                          dtype=np.int64, count=len(data))
+    inverse = np.fromiter((seen.setdefault(raw[i * width:(i + 1) * width], len(seen)) for i in range(len(varying))),
+                          dtype=np.int64, count=len(varying))
     first = np.zeros(len(seen), dtype=np.int64)
-    first[inverse[::-1]] = np.arange(len(data) - 1, -1, -1)
+    first[inverse[::-1]] = np.arange(len(varying) - 1, -1, -1)
     return first, inverse
 
 

@@ -120,3 +120,31 @@ def test_distinct_rows_finds_each_rows_first_occurrence_and_maps_every_row_back(
             assert not (key[:row] == key[row]).all(axis=1).any()
     first, inverse = distinct_rows(np.array([[4, 4], [4, 4]]))
     assert list(first) == [0] and list(inverse) == [0, 0]
+
+
+def test_distinct_rows_of_keys_wider_than_62_bits_in_narrow_columns() -> None:
+    """Columns that fit 62 bits one by one but not together: grouped codes, still each row's first occurrence."""
+    rng = np.random.default_rng(3)
+    key = rng.integers(0, 2 ** 21, (300, 5))[rng.integers(0, 40, 300)]   # 40 distinct rows, repeated
+    first, inverse = distinct_rows(key)
+    assert len(first) == len(np.unique(key, axis=0))
+    np.testing.assert_array_equal(key[first][inverse], key)
+    for row in first:
+        assert not (key[:row] == key[row]).all(axis=1).any()
+
+
+def test_collapsed_keeps_the_nesting_of_each_ranks_outermost_non_unit_loop() -> None:
+    """Per candidate, by its definition: unit ranks first in rank order, then ranks by (level, slot) of their
+    outermost non-unit loop; every factor of a rank at the innermost level."""
+    arch, work = _arch(4096, 2048), gemm(12, 8, 16)
+    batch = _sampled(arch.engines[0].mapspace(work.einsums[0], work, arch), 300).mappings
+    got = collapsed(batch)
+    for i in range(len(batch)):
+        temporal, order = batch.temporal[i], batch.order[i]
+        def outermost(r: int) -> tuple[int, int]:   # noqa: E306
+            levels = [lv for lv in range(temporal.shape[0]) if temporal[lv, r] > 1]
+            return (-1, r) if not levels else (levels[0], list(order[levels[0]]).index(r))
+        expected = sorted(range(len(batch.rank_names)), key=outermost)
+        assert list(got.order[i, -1]) == expected
+        np.testing.assert_array_equal(got.temporal[i, -1], temporal.prod(axis=0))
+        assert (got.temporal[i, :-1] == 1).all()
