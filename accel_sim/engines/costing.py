@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -248,6 +248,17 @@ class SystolicScores:
     def objective(self, objective: str) -> np.ndarray:
         """Cycles, joules or their product per candidate (non-fitting candidates: +inf)."""
         return fitting_objective(self.total_cycles, self.energy_j, self.fits, objective)
+
+    def rows(self, rows: slice | np.ndarray) -> SystolicScores:
+        """The scores of some of the candidates (a slice or an index array; every array alike)."""
+        return SystolicScores(*(getattr(self, f.name)[rows] for f in fields(self)))
+
+
+def candidate_key(batch: MappingBatch, group: np.ndarray) -> np.ndarray:
+    """int (B, K): one row per candidate that equal candidates (factors, orders, bypasses, fan-out, group) share."""
+    b = len(batch)
+    return np.concatenate([batch.temporal.reshape(b, -1), batch.order.reshape(b, -1), batch.spatial.reshape(b, -1),
+                           batch.bypass.reshape(b, -1), batch.fanout[:, None], group[:, None]], axis=1)
 
 
 def collapsed(batch: MappingBatch) -> MappingBatch:

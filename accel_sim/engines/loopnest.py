@@ -173,7 +173,10 @@ def _nest(einsum: Einsum, batch: MappingBatch) -> _Nest:
     # Partial last tiles (imperfect factors): over a full sweep of a rank its tiles hold `size` elements,
     # not (tiles x tile extent); scale each count by size / (outer iterations x extent per visit) per rank.
     total = inner[0]                                                                            # (R, B)
-    outer = np.concatenate([total // inner, total[None]])
+    # iterations of the levels above each level (exact products: total // inner without the division)
+    outer = np.empty((n_l + 1, n_r, b), dtype=np.int64)
+    outer[0] = 1
+    np.cumprod(temporal, axis=0, out=outer[1:])
     union_share = np.minimum(1.0, sizes / (outer * union_tile))                                # (L+1, R, B)
     # An instance's tile is the union tile above the fan-out and one element at the PEs; below the fan-out
     # it is each PE's own tile, whose extent per visit spans the spatial factors again.
@@ -207,7 +210,7 @@ def _keeping(einsum: Einsum, batch: MappingBatch, nest: _Nest, pe_folds: np.ndar
     n_t = len(names)
     indexing = [set(access.ranks) for access in (access_of(einsum, t) for t in names)]
     relevant = np.array([[r in ranks for r in batch.rank_names] for ranks in indexing])        # (T, R)
-    changes = _changes(nest.ordered, np.stack([rel.take(nest.order) for rel in relevant]))   # (T, L+1, B)
+    changes = _changes(nest.ordered, relevant.take(nest.order, axis=1))                       # (T, L+1, B)
     if pe_folds is not None:
         np.maximum(changes[:, n_l], pe_folds, out=changes[:, n_l])
     # distinct tile positions: the loops above a level that index the tensor, in whatever order
@@ -259,11 +262,11 @@ def _element_counts(einsum: Einsum, tensors: MappingType[str, Tensor], batch: Ma
         own = (footprint * nest.instances) * nest.inst_share[:, rel].prod(axis=1)
         union = union_footprint * nest.union_share[:, rel].prod(axis=1)
         active = (keep.kept[ti] & keep.has_parent[ti])[:n_l]
-        below_me = keep.child[ti]
+        below_me = keep.child[ti] * b + cols   # flat index of the child's entry in an (L+1, B) array
 
         def up(values: np.ndarray) -> np.ndarray:
             """Each kept level's share of its child's traffic `values` (L+1, B); 0 where not kept."""
-            return np.where(above, values[below_me, cols], 0)
+            return np.where(above, values.reshape(-1).take(below_me), 0)
 
         ch, pos = keep.changes[ti], keep.positions[ti]
         if name == einsum.output.tensor:

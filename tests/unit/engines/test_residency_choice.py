@@ -148,3 +148,20 @@ def test_collapsed_keeps_the_nesting_of_each_ranks_outermost_non_unit_loop() -> 
         assert list(got.order[i, -1]) == expected
         np.testing.assert_array_equal(got.temporal[i, -1], temporal.prod(axis=0))
         assert (got.temporal[i, :-1] == 1).all()
+
+
+def test_a_batch_with_repeated_candidates_scores_each_as_on_its_own() -> None:
+    """The mapspace scores each distinct candidate once and maps the scores back: every field bit-identical to
+    scoring the whole batch as it is."""
+    from dataclasses import fields
+
+    from accel_sim.engines.costing import systolic_scores
+
+    arch, work = _arch(192, 96), gemm(12, 8, 16)
+    einsum, engine = work.einsums[0], arch.engines[0]
+    sampled = _sampled(engine.mapspace(einsum, work, arch), 100)
+    candidates = sampled.rows(np.random.default_rng(1).integers(0, len(sampled), 500))   # repeats
+    got = engine.mapspace(einsum, work, arch).score(candidates)
+    whole = systolic_scores(einsum, work, arch, engine, candidates.mappings, candidates.group)
+    for f in fields(whole):
+        np.testing.assert_array_equal(getattr(got, f.name), getattr(whole, f.name))
