@@ -650,16 +650,25 @@ def residency_ranking(held: np.ndarray, moved: np.ndarray, variants: tuple[int, 
     bytes per variant; `spilling`: only combinations with a spill (the caller found none without one fitting)."""
     _, b, _, n_t = held.shape
     combos = [c for c in itertools.product(variants, repeat=n_t) if not spilling or SPILLED in c]
-    # per (variant, tensor) one contiguous (B, L) array: a combination's bytes are T of them added in tensor order
-    held_vt = [[np.ascontiguousarray(held[v, :, :, t]) for t in range(n_t)] for v in range(len(held))]
-    moved_vt = [[np.ascontiguousarray(moved[v, :, :, t]) for t in range(n_t)] for v in range(len(moved))]
-    occupancy = np.stack([sum(held_vt[v][t] for t, v in enumerate(c)) for c in combos], axis=1)   # (B, C, L)
-    traffic = np.stack([sum(moved_vt[v][t] for t, v in enumerate(c)) for c in combos], axis=1)    # (B, C, L)
-    spills = np.broadcast_to(np.array([float(c.count(SPILLED)) for c in combos]), (b, len(combos)))
-    index = np.broadcast_to(np.arange(len(combos)), (b, len(combos)))
-    ranked = np.lexsort((index, traffic.sum(axis=2), traffic[:, :, 0], spills), axis=1)
-    return ResidencyRanking(np.array(combos, dtype=np.int64).reshape(len(combos), n_t), ranked,
-                            np.take_along_axis(occupancy, ranked[:, :, None], axis=1))
+    code = np.array(combos, dtype=np.int64).reshape(len(combos), n_t)                  # (C, T)
+
+    def per_combo(values: np.ndarray) -> np.ndarray:
+        """(B, C, L): each combination's bytes, its T tensors' variants gathered and added in tensor order."""
+        by_tensor = values.transpose(3, 1, 0, 2)                                        # (T, B, V, L)
+        out = by_tensor[0][:, code[:, 0]]
+        for t in range(1, n_t):
+            out += by_tensor[t][:, code[:, t]]
+        return out
+
+    occupancy, traffic = per_combo(held), per_combo(moved)
+    # lexsort is stable: ties keep the combinations' order without an index key, and without a spill-count key
+    # where every combination spills alike
+    keys = (traffic.sum(axis=2), traffic[:, :, 0])
+    spills = np.array([float(c.count(SPILLED)) for c in combos])
+    if (spills != spills[0]).any():
+        keys += (np.broadcast_to(spills, (b, len(combos))),)
+    ranked = np.lexsort(keys, axis=1)
+    return ResidencyRanking(code, ranked, np.take_along_axis(occupancy, ranked[:, :, None], axis=1))
 
 
 def _staged(batch: MappingBatch, spill: LoopnestAnalysis) -> tuple[np.ndarray, ...]:
