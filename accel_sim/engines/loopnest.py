@@ -59,17 +59,51 @@ class LoopnestAnalysis:
     fill_elements: np.ndarray      # int64 (B, L, T): written into the level from its parent
     update_elements: np.ndarray    # int64 (B, L, T): partial sums written from inner onto an earlier value
     write_elements: np.ndarray     # int64 (B, L, T): first writes of output elements from inner
-    occupancy_bytes: np.ndarray    # float (B, L): kept tiles' bytes per instance, x2 where double-buffered
-    fits: np.ndarray               # bool (B, L): occupancy within the level's capacity
-    level_read_bytes: np.ndarray   # float (B, L): bytes read out of the level (an engine's
-    level_write_bytes: np.ndarray  # float (B, L): bytes written into it     levels_transfer_cycles -> cycles)
-    level_energy_j: np.ndarray     # float (B, L): access energy at the level's per-bit read/write energies
     iterations: np.ndarray         # int64 (B,): real points of the iteration space the mapping runs
     macs: np.ndarray               # int64 (B,): iterations for a contraction, else 0
     padded_iterations: np.ndarray  # int64 (B,): points including the padding of imperfect factors
     compute_cycles: np.ndarray     # int64 (B,): temporal iterations (one operation per PE per cycle)
     used_pes: np.ndarray           # int64 (B,): product of the spatial factors
     pes: int                       # PEs of the engine (product of the axis sizes)
+    # per tensor and per level (tuples, not arrays: every candidate shares them): the byte and energy totals
+    # below derive from them on first use, as the systolic scorer reads only the element counts
+    bits: tuple[float, ...]                     # (T,) bits of an element
+    doubled: tuple[float, ...]                  # (L,) 2 where double-buffered, else 1
+    capacity: tuple[float, ...]                 # (L,) bytes (inf: unbounded)
+    energy_per_bit: tuple[tuple[float, float], ...]   # (L,) read and write joules per bit
+
+    @functools.cached_property
+    def occupancy_bytes(self) -> np.ndarray:
+        """float (B, L): kept tiles' bytes per instance, x2 where double-buffered."""
+        return (self.tile_elements * np.array(self.bits)).sum(axis=2) / 8 * np.array(self.doubled)
+
+    @property
+    def fits(self) -> np.ndarray:
+        """bool (B, L): occupancy within the level's capacity."""
+        return self.occupancy_bytes <= np.array(self.capacity)
+
+    @functools.cached_property
+    def _level_bits(self) -> tuple[np.ndarray, np.ndarray]:
+        """(read, written) bits (B, L) at each level; every sum adds whole numbers of bits, exact in any order."""
+        bits = np.array(self.bits)
+        return ((self.read_elements * bits).sum(axis=2),
+                ((self.fill_elements + self.update_elements + self.write_elements) * bits).sum(axis=2))
+
+    @property
+    def level_read_bytes(self) -> np.ndarray:
+        """float (B, L): bytes read out of the level (an engine's levels_transfer_cycles -> cycles)."""
+        return self._level_bits[0] / 8
+
+    @property
+    def level_write_bytes(self) -> np.ndarray:
+        """float (B, L): bytes written into the level."""
+        return self._level_bits[1] / 8
+
+    @property
+    def level_energy_j(self) -> np.ndarray:
+        """float (B, L): access energy at the level's per-bit read/write energies."""
+        read_e, write_e = np.array(self.energy_per_bit).T
+        return self._level_bits[0] * read_e + self._level_bits[1] * write_e
 
     @property
     def spatial_utilization(self) -> np.ndarray:
@@ -296,25 +330,19 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
     """
     nest = _nest(einsum, batch)
     counts, tiles = _element_counts(einsum, tensors, batch, nest, _keeping(einsum, batch, nest, pe_folds))
-    # back to candidate-major (B, L, T); every sum below adds whole numbers of bits, exact in any order
+    # back to candidate-major (B, L, T)
     read, fill, update, write = np.rint(counts, out=counts).transpose(0, 3, 2, 1).astype(np.int64, order="C")
     tile_elements = np.ascontiguousarray(tiles.transpose(2, 1, 0))
-    bits = np.array([tensors[t].bits for t in batch.tensor_names], dtype=np.float64)
-    doubled = np.array([2.0 if m.name in double_buffered else 1.0 for m in arch.memory])
-    occupancy = (tile_elements * bits).sum(axis=2) / 8 * doubled
-    capacity = np.array([np.inf if m.capacity_bytes is None else m.capacity_bytes for m in arch.memory])
-    read_bits = (read * bits).sum(axis=2)
-    write_bits = ((fill + update + write) * bits).sum(axis=2)
-    read_e, write_e = np.array([level_energy_per_bit(m, arch.technology_nm) for m in arch.memory]).T
-
     coverage = nest.total * nest.spatial
     iterations = np.minimum(coverage, nest.sizes).prod(axis=0)
     pes = math.prod(axes[a] for a in batch.axis_names)
     return LoopnestAnalysis(
-        batch.level_names, batch.tensor_names, tile_elements, read, fill, update, write, occupancy,
-        occupancy <= capacity, read_bits / 8, write_bits / 8, read_bits * read_e + write_bits * write_e, iterations,
+        batch.level_names, batch.tensor_names, tile_elements, read, fill, update, write, iterations,
         iterations if einsum.op == "mac" else np.zeros_like(iterations), coverage.prod(axis=0),
-        nest.total.prod(axis=0), nest.used_pes, pes)
+        nest.total.prod(axis=0), nest.used_pes, pes, tuple(float(tensors[t].bits) for t in batch.tensor_names),
+        tuple(2.0 if m.name in double_buffered else 1.0 for m in arch.memory),
+        tuple(np.inf if m.capacity_bytes is None else float(m.capacity_bytes) for m in arch.memory),
+        tuple(tuple(float(e) for e in level_energy_per_bit(m, arch.technology_nm)) for m in arch.memory))
 
 
 # ---------------------------------------------------------------------------------------------
