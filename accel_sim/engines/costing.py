@@ -493,12 +493,14 @@ def distinct_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return _distinct_bytes(varying)
     # each row as a few integers in mixed radix (columns grouped to fit 62 bits); groups beyond the first are
     # numbered densely and folded in pairwise, so the running code stays below len(data) ** 2
-    groups, start = [], 0
-    for j in range(1, len(spans) + 1):
-        if j == len(spans) or math.prod(spans[start:j + 1]) >= 2 ** 62:
-            radix = np.array([math.prod(spans[start:i]) for i in range(start, j)], dtype=np.int64)
-            groups.append((varying[:, start:j] - low[start:j]) @ radix)
-            start = j
+    groups, start, radix = [], 0, [1]
+    for j, span in enumerate(spans):
+        if radix[-1] * span >= 2 ** 62:   # column j starts the next group
+            groups.append((varying[:, start:j] - low[start:j]) @ np.array(radix[:-1], dtype=np.int64))
+            start, radix = j, [1]
+        radix.append(radix[-1] * span)
+    if len(spans):
+        groups.append((varying[:, start:] - low[start:]) @ np.array(radix[:-1], dtype=np.int64))
     code = groups[0] if groups else np.zeros(len(data), np.int64)
     for part in groups[1:]:
         _, dense = np.unique(code, return_inverse=True)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from accel_sim.spec.workload import Einsum, Workload
 
 
+DISTINCT_SHARE = 0.9  # a batch whose distinct candidates are at most this share of it is scored deduplicated
 SHARED_ROWS = 4096  # candidates a structure keeps batches and prepared scores of: a local search's (~3 KiB each)
 
 
@@ -200,9 +201,10 @@ class SystolicMapspace:
         found = self.work.prepared.get(id(candidates))
         if found is not None and found[0] is candidates:
             return found[1]
-        # a search's merged neighbourhoods repeat candidates (up to a third of a CP-SAT descent's): score each once
+        # a search's merged neighbourhoods repeat candidates (up to a third of a CP-SAT descent's): score each once,
+        # where enough repeat to pay for mapping every score back (a sweep re-scores a kept batch on each design)
         first, inverse = distinct_rows(candidate_key(candidates.mappings, candidates.group))
-        distinct = candidates if len(first) == len(candidates) else candidates.rows(first)
+        distinct = candidates if len(first) > DISTINCT_SHARE * len(candidates) else candidates.rows(first)
         entry = (None if distinct is candidates else inverse, distinct,
                  systolic_prepare(self.einsum, self.workload, self.arch, self.engine, distinct.mappings,
                                   distinct.group))
