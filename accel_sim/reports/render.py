@@ -69,6 +69,10 @@ class FigureWorker:
             return
         try:
             context = multiprocessing.get_context("fork")
+            # Python's documented idiom for a fork without exec (see `gc.freeze`): the objects alive now (modules,
+            # classes, pydantic schemas: most of them for the rest of the run) leave the collector's generations, so
+            # neither the child's pages nor this process's one full collection of a run walk them (0.01-0.02 s CPU)
+            gc.freeze()
             parent_end, child_end = context.Pipe()
             process = context.Process(target=_serve, args=(child_end,), daemon=True)
             process.start()
