@@ -1,4 +1,4 @@
 """`python -m accel_sim.cli`: the `accel-sim` console script."""
-from accel_sim.cli import main
+from accel_sim.cli import console
 
-raise SystemExit(main())
+console()

@@ -53,8 +53,7 @@ def jsonable(value: object) -> object:
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
-    if hasattr(value, "item"):
-        value = value.item()
+    value = _plain(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
@@ -88,10 +87,18 @@ def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = N
 
 def write_csv(rows: Sequence[dict[str, object]], path: Path) -> None:
     """Rows of equal keys as a CSV file, numbers as Python prints them (no pandas import on the CLI path)."""
+    fields = list(rows[0]) if rows else []
     with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({k: v.item() if hasattr(v, "item") else v for k, v in row.items()} for row in rows)
+        # a plain writer over each row's values in the header's order: DictWriter's per-row key checks cost a
+        # quarter of writing Llama-2-7B's 837 rows (the same bytes)
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(fields)
+        writer.writerows([_plain(row[k]) for k in fields] for row in rows)
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python number it holds (printed as Python prints it); anything else as it is."""
+    return value.item() if hasattr(value, "item") else value
 
 
 def print_run(result: Result, out_dir: Path, rows: int | None) -> None:

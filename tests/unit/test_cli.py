@@ -183,3 +183,25 @@ def test_search_names_the_engines_when_none_can_be_searched(capsys: pytest.Captu
                             ("nope", "has no engine named 'nope'. Fix: use one of: mxu, activation_unit")):
         assert main(["search", "tpu_v1", "workloads/gemm.einsum.yaml", "--engine", engine]) == 2
         assert message in capsys.readouterr().err
+
+
+CONSOLE_PROBE = """
+import atexit
+from accel_sim import cli
+
+def fake_main():
+    atexit.register(lambda: print(" and the exit handler it registered ran", end=""))
+    print("main printed, unflushed", end="")
+    return 3
+
+cli.main = fake_main
+cli.console()
+"""
+
+
+def test_console_exits_with_main_code_after_its_exit_handlers_and_flushes_stdout() -> None:
+    """The console entry point skips the interpreter's teardown, but only after the exit handlers registered while
+    main ran and a flush of stdout (piped output is block-buffered): nothing printed or registered is lost."""
+    done = subprocess.run([sys.executable, "-c", CONSOLE_PROBE], capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "main printed, unflushed and the exit handler it registered ran"
