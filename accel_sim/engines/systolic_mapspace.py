@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.engines.costing import (DATAFLOW_CODES, PreparedBatch, SystolicScores, _role_masks, axis_folds,
-                                       candidate_key, distinct_rows, implied_batch, systolic_cost_of, systolic_prepare,
-                                       systolic_scores, unfit_error)
+from accel_sim.engines.costing import (PreparedBatch, SystolicScores, candidate_key, implied_batch, systolic_cost_of,
+                                       systolic_prepare, systolic_scores, unfit_error)
+from accel_sim.engines.fold_timing import DATAFLOW_CODES, axis_folds, role_masks
+from accel_sim.engines.rows import distinct_rows
 from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.engines.systolic_space import SystolicSpace, systolic_space
 from accel_sim.errors import InfeasibleError
@@ -216,7 +217,7 @@ class SystolicMapspace:
         return systolic_cost_of(self.einsum, self.workload, self.arch, self.engine, scores, i)
 
     def layout(self, candidates: Candidates, i: int) -> tuple[AxisLayout, ...]:
-        """The axes whose folds the timing counts im2col-flattened (`costing.axis_folds`): their ranks packed
+        """The axes whose folds the timing counts im2col-flattened (`fold_timing.axis_folds`): their ranks packed
         ceil(prod of sizes / folds) per fold, not the per-rank spatial factors of the mapping."""
         return self._kept(self._row_key("layout", candidates, i), lambda: self._layout(candidates, i))
 
@@ -225,7 +226,7 @@ class SystolicMapspace:
         one = candidates.rows(slice(i, i + 1))
         batch = one.mappings
         roles = gemm_roles(self.einsum, self.workload.tensor_map)
-        flow_masks = _role_masks(self.einsum, roles, batch.rank_names)
+        flow_masks = role_masks(self.einsum, roles, batch.rank_names)
         masks = flow_masks[one.group]
         out = []
         for place, axis in enumerate(("rows", "cols")):

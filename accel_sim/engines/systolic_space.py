@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.engines.costing import DATAFLOW_CODES
+from accel_sim.engines.fold_timing import DATAFLOW_CODES
 from accel_sim.engines.loopnest import SYSTOLIC_ROLES, gemm_roles
+from accel_sim.engines.rows import unique_rows
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_count
 from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
@@ -52,16 +53,6 @@ def ordered_factorizations(n: int, slots: int) -> np.ndarray:
 def _divisors(n: int) -> list[int]:
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
-
-
-def unique_rows(a: np.ndarray) -> np.ndarray:
-    """The distinct rows of a 2-D integer array in lexicographic order (as np.unique(a, axis=0), by one lexsort)."""
-    if len(a) == 0:
-        return a
-    ordered = a[np.lexsort(a.T[::-1])]
-    new = np.ones(len(ordered), dtype=bool)
-    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    return ordered[new]
 
 
 def spatial_choices(size: int, axis: int) -> list[int]:

@@ -1,4 +1,4 @@
-"""The residency choice of the systolic scorer (costing.array_traffic) equals its definition evaluated eagerly.
+"""The residency choice of the systolic scorer (residency.array_traffic) equals its definition evaluated eagerly.
 
 array_traffic analyses the spilled layout only for candidates where no choice without a spill fits, and each
 distinct collapsed (all-resident) candidate once. The reference here analyses all three layouts of every
@@ -15,8 +15,9 @@ import pytest
 from builders import gemm
 
 from accel_sim.energy.components import is_off_chip
-from accel_sim.engines.costing import (_staged, array_analyses, array_traffic, collapsed, distinct_rows,
-                                       spilled, spilled_occupancy)
+from accel_sim.engines.residency import (_staged, array_analyses, array_traffic, collapsed, spilled,
+                                         spilled_occupancy)
+from accel_sim.engines.rows import distinct_rows
 from accel_sim.engines.loopnest import analyze
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.mapspace import Candidates

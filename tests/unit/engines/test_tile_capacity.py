@@ -10,7 +10,7 @@ only the weights. The mapping is the dataflow's own (`mapper: method: dataflow`)
 - `buf` of 64 B holds no double-buffered slice: W is staged through it without reuse, so DRAM serves all 1,024
   elements the PEs consume, and every one is filled into and read out of `buf`.
 - A staging buffer still holds what the array takes in one cycle, twice over (one cycle read out while the next
-  arrives, `costing.spilled_occupancy`): W enters the output-stationary array along its top edge, one element
+  arrives, `residency.spilled_occupancy`): W enters the output-stationary array along its top edge, one element
   per column a cycle, 4 B, so `buf` needs 2 x 4 = 8 B. At 8 B W is staged as at 64 B; at 7 B no mapping runs
   (an InfeasibleError naming `buf`, 7 bytes and the 8 it needs).
 - Z is written once: 256 B. DRAM is the busiest level (compute is 16 x 16 = 256 cycles plus 16 x 6 of fill and
@@ -24,7 +24,8 @@ from builders import gemm
 from hypothesis import given, settings, strategies as st
 
 from accel_sim import evaluate
-from accel_sim.engines.costing import DATAFLOW_CODES, array_analyses, array_traffic
+from accel_sim.engines.fold_timing import DATAFLOW_CODES
+from accel_sim.engines.residency import array_analyses, array_traffic
 from accel_sim.errors import InfeasibleError
 from accel_sim.mapper.search import best_cost
 from accel_sim.spec.arch import Arch

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from accel_sim.engines.costing import implied_batch, systolic_scores
 from accel_sim.engines.loopnest import analyze
 from accel_sim.engines.systolic_mapspace import systolic_mapspace
-from accel_sim.engines.systolic_space import ordered_factorizations, spatial_choices, unique_rows
+from accel_sim.engines.rows import unique_rows
+from accel_sim.engines.systolic_space import ordered_factorizations, spatial_choices
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_plan
 from accel_sim.mapper.search import best_index, search

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accel_sim.engines.costing import DATAFLOW_CODES, systolic_cost_of, systolic_scores
+from accel_sim.engines.costing import systolic_cost_of, systolic_scores
+from accel_sim.engines.fold_timing import DATAFLOW_CODES
 from accel_sim.evaluate import evaluate
 from accel_sim.io.load import load_arch, load_workload
 from accel_sim.mapper import MapperCache, search
