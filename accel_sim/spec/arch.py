@@ -21,7 +21,7 @@ from accel_sim.spec.cpu import Cpu
 from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
 from accel_sim.spec.fields import (ACTIVATION_ROLES, SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
                                    PositiveInt, MemoryTechnology, PhyKind, SquareMillimetres, HoldsEntry, TensorRole,
-                                   located, memory_kind, unique_names)
+                                   located, memory_kind, named_entries)
 
 if TYPE_CHECKING:
     from accel_sim.engines import AnyEngine
@@ -201,9 +201,8 @@ class Arch(BaseModel):
     @field_validator("memory", mode="after")
     @classmethod
     def _check_memory(cls, levels: tuple[MemoryLevel, ...]) -> tuple[MemoryLevel, ...]:
-        if not levels:
-            raise ValueError("no memory levels. Fix: list at least one level, outermost (e.g. DRAM) first")
-        unique_names(levels, "memory level", "memory")
+        named_entries(levels, "memory level", "memory",
+                      "no memory levels. Fix: list at least one level, outermost (e.g. DRAM) first")
         outer: tuple[int, MemoryLevel] | None = None
         for index, level in enumerate(levels):
             if level.capacity_bytes is None:
@@ -220,11 +219,8 @@ class Arch(BaseModel):
     @field_validator("engines", mode="after")
     @classmethod
     def _check_engines(cls, engines: tuple[EngineBase, ...]) -> tuple[EngineBase, ...]:
-        if not engines:
-            raise ValueError("no engines. Fix: add at least one engine, e.g. {name: mxu, kind: systolic, "
-                             "rows: 128, cols: 128}")
-        unique_names(engines, "engine", "engines")
-        return engines
+        return named_entries(engines, "engine", "engines", "no engines. Fix: add at least one engine, e.g. "
+                                                           "{name: mxu, kind: systolic, rows: 128, cols: 128}")
 
     @model_validator(mode="after")
     def _cpu_engines_are_cores(self) -> Arch:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, NonNegativeInt, field_validator, model_validator
 
-from accel_sim.spec.fields import SPEC_CONFIG, BytesPerSecond, Hertz, PositiveInt, Seconds, unique_names
+from accel_sim.spec.fields import SPEC_CONFIG, BytesPerSecond, Hertz, PositiveInt, Seconds, named_entries
 
 
 class CoreCluster(BaseModel):
@@ -52,11 +52,9 @@ class Cpu(BaseModel):
     @field_validator("clusters", mode="after")
     @classmethod
     def _clusters_given(cls, clusters: tuple[CoreCluster, ...]) -> tuple[CoreCluster, ...]:
-        if not clusters:
-            raise ValueError("a cpu needs at least one core cluster. Fix: list clusters, e.g. {name: p0, cores: 4, "
-                             "clock: 3.49 GHz, simd_pipes: 4}")
-        unique_names(clusters, "cluster", "clusters")
-        return clusters
+        return named_entries(clusters, "cluster", "clusters", "a cpu needs at least one core cluster. Fix: list "
+                                                              "clusters, e.g. {name: p0, cores: 4, clock: 3.49 GHz, "
+                                                              "simd_pipes: 4}")
 
     @property
     def physical_cores(self) -> int:

@@ -166,6 +166,14 @@ def located(message: str, *at: str | int) -> PydanticCustomError:
     return PydanticCustomError("spec_invalid", message, {"at": at})
 
 
+def named_entries(items: tuple[Any, ...], what: str, key: str, if_empty: str) -> tuple[Any, ...]:
+    """`items` when there is at least one (else ValueError `if_empty`, its fix included) and no two share a name."""
+    if not items:
+        raise ValueError(if_empty)
+    unique_names(items, what, key)
+    return items
+
+
 def unique_names(items: tuple[Any, ...], what: str, key: str) -> None:
     first: dict[str, int] = {}
     for index, item in enumerate(items):
