@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from accel_sim.errors import ConfigError, InfeasibleError
+from accel_sim.errors import InfeasibleError
 
 if TYPE_CHECKING:
     from accel_sim.evaluate import Result
@@ -20,8 +20,6 @@ def evaluate_files(arch: str, workload: str, overrides: Sequence[str], strict: b
     loaded_workload = load_workload(workload, strict=strict, overrides=workload_overrides)
     try:
         return evaluate(loaded_arch, loaded_workload)
-    except ConfigError:
-        raise  # already names its file and key path
     except InfeasibleError as exc:
         # placement and mapping work on loaded specs and cannot know which files the user gave
         given = f" (with --set {', '.join(overrides)})" if overrides else ""
