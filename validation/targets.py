@@ -92,26 +92,44 @@ _PEER_GAP = ("issue 15: capacity binds (tiles that do not fit are staged from th
              "partial sums outgrow the buffer one halving before our 8-bit outputs (1)")
 
 _CALL_FLOOR = ("LLMCompass's harness (software_model/matmul.py, run_on_gpu) times the median of time.time() around one "
-               "torch.bmm and torch.cuda.synchronize(): Python dispatch, cuBLAS's host-side heuristic, launch, kernel "
-               "and the synchronize wake-up; the 21 us the runs set is the constant LLMCompass's own simulator adds "
-               "(ae/figure5/ab/test_matmul.py: + 2.1e-5). Measured less ours is 6.6, 7.2, 9.2, 8.8 and 7.8 us at "
-               "N = K = 64 to 1,024, about constant rather than growing with the tiles, and the 8192 x 64 x 64 call "
-               "(a 2 us kernel here) takes 29.6 us: the harness's per-call floor is about 28 us, not 21. Host-side "
-               "call overhead is no kernel mechanism, and no source we have measures this harness's floor alone")
-_STATIC_SERVING = ("LMDeploy v0.1.0a1's static benchmark (benchmark/profile_generation.py) divides concurrency x 128 "
-                   "tokens by the time from starting the first of `concurrency` Python threads to joining the last, so "
-                   "the slowest session's first-token wait is in it: at batch 32 FTL max is 0.725 s of the 1.917 s, "
-                   "and the 127 later tokens take (1.917 - 0.725) / 127 = 9.4 ms per step against our 9.5 ms; at "
-                   "batch 64 (FTL max 0.21 s of 1.972 s) they take 13.9 ms against our 10.4 ms, while the per-token "
-                   "latencies the 64 streaming threads record spread (50 % 12 ms, 75 % 18 ms, 95 % 28 ms). Thread "
-                   "start-up and per-thread streaming are host work of the harness, not kernels; the median-latency "
-                   "rows are within 20 %")
-_VLLM_017 = ("vLLM 0.1.7 (the FlightLLM demo's pinned version, Sept. 2023) runs the model eagerly: CUDA graphs came "
-             "with vllm-project/vllm PR 1926 (Dec. 2023), so every kernel of a step is launched from Python. It takes "
-             "11.19 ms per token where our A100 kernels take 8.7 ms. vLLM's own measurement of that host cost (PR 1440: "
-             "Llama-2-7B, batch 1, 100 output tokens in 1.2 s eager, 1.05 s with CUDA graphs, 1.5 ms per token; the "
-             "GPU is not stated) accounts for most of the 2.5 ms, but is of a later vLLM on an unnamed GPU, so it is "
-             "not a constant we can put in a config")
+               "torch.bmm and torch.cuda.synchronize(): Python dispatch, cuBLAS's host-side setup, launch, kernel and "
+               "the synchronize wake-up. The 21 us the runs set is the constant LLMCompass's own simulator adds to every "
+               "A100 matmul (ae/figure5/ab/test_matmul.py: + 2.1e-5); its Matmul.gpu_kernel_launch_overhead() times a "
+               "1 x 1 x 1 torch.bmm in the same way (median of 50), and test_matmul.py calls it once and discards the "
+               "value, so the floor on the CSV's host is not recorded. Such a floor already holds a tiny kernel's GPU "
+               "time. Measured less ours is 6.6, 7.2, 9.2, 8.8 and 7.8 us at N = K = 64 to 1,024, about constant "
+               "rather than growing with the tiles (the 8192 x 64 x 64 call, a 2 us kernel here, takes 29.6 us): "
+               "either a host path heavier than the 1 x 1 x 1 call's or cuBLAS kernels for these skinny shapes that "
+               "take longer than our CTA-tile model; no source we have separates the two (an Nsight Systems trace of "
+               "these calls on an A100 would), so no constant is added")
+_STATIC_SERVING = ("LMDeploy v0.1.0a1's static benchmark (benchmark/profile_generation.py, default --test-round 10, "
+                   "as benchmark/benchmark-7b.sh runs it) starts `concurrency` Python threads, each running 10 "
+                   "sessions in turn of a one-token prompt ('hi', no BOS: lmdeploy/tokenizer.py) and 128 output tokens, "
+                   "and divides concurrency x 10 x 128 tokens by the time from the first thread's start to the last "
+                   "one's join. The kernel work of a session is its 128 decode steps, which we model: with one prompt "
+                   "token LlamaBatch::ContextDecode (run only for sessions missing more than one token) prefills "
+                   "nothing, and a session's first token is its first decode step. At batch 32 the run takes 19.17 s, "
+                   "1.917 s per round of sessions, 15.0 ms per token, where the tokens the threads record take 11 ms "
+                   "(50 %) to 13 ms (95 %) after first tokens of 0.079 s on average, about 1.5 to 1.7 s of each round "
+                   "unless the slowest 1 % (over 21 ms) are far slower; "
+                   "at batch 64, 19.72 s, 15.4 ms per token, the recorded latencies spread (50 % 12 ms, 75 % 18 ms, "
+                   "95 % 28 ms) while our step is 10.4 ms. The rest is host work of the harness, not kernels: each "
+                   "thread's create_instance (a C++ model instance per thread), a new forward thread per session "
+                   "(turbomind.py stream_infer), and 32 or 64 streaming threads and their output callbacks "
+                   "under one Python interpreter lock; no source times them. The median-latency rows are within 20 %")
+_VLLM_017 = ("vLLM 0.1.7 (the FlightLLM demo's pinned version, Sept. 2023) runs the model eagerly (CUDA graphs came "
+             "with vllm-project/vllm PR 1926, Dec. 2023), and the demo's timer (profile/run.py) spans whole "
+             "llm.generate calls: decode time = generate(513 tokens) - generate(1 token), so each of the 512 tokens "
+             "pays one LLMEngine.step: the scheduler, the step's input tensors built on the host and copied over, "
+             "a forward of 12 kernels per layer launched from Python (vllm 0.1.7 model_executor/models/llama.py: "
+             "RMSNorm, QKV GEMM, rotary, reshape_and_cache, single_query_cached_kv_attention, o_proj GEMM, residual "
+             "add, RMSNorm, gate_up GEMM, silu_and_mul, down GEMM, residual add; 384 per step, with the embedding, "
+             "final norm, LM head and sampler about 400), the greedy token brought back to the host (sampler.py "
+             ".tolist()) and its incremental detokenization (llm_engine.py _decode_sequence). It takes 11.19 ms per "
+             "token where our A100 kernels take 8.7 ms: 2.5 ms, about 6 us per kernel launched. The one "
+             "measurement of that host cost we found (PR 1440: Llama-2-7B, batch 1, 100 output tokens in 1.2 s "
+             "eager, 1.05 s with CUDA graphs) is of a later vLLM on an unnamed GPU and host; no per-op or per-step "
+             "host time of vLLM 0.1.7 is published, so no constant is added")
 _NEUPIMS_GPU = ("NeuPIMs' GPU-only system is not described in any source we could read (the abstract gives the ratio; the "
                 "artifact has no GPU baseline), so the row runs our A100 SXM4 80GB as a stand-in. The published ratios "
                 "put GPU-only 1.25x below NPU-only (3 / 2.4), while our A100, with twice the NPU's 1 TB/s and 88 % of "
@@ -119,9 +137,9 @@ _NEUPIMS_GPU = ("NeuPIMs' GPU-only system is not described in any source we coul
                 "at kernel-level efficiency, by a mechanism (a smaller GPU, or a serving stack's attention kernels) "
                 "that the text we have does not name (validation/versus_gpu.py)")
 _FLIGHTLLM_GPU = ("the error is the GPU side's: our VHK158 decodes within 0.5 % of the profiler (103.0 vs 103.5 tokens/s) "
-                  "while our A100 is 28 % faster than vLLM 0.1.7, whose host work per step (about 2.5 ms: Python "
-                  "scheduling and sampling, every kernel launched from Python) the engine does not describe (the "
-                  "'vLLM 0.1.7 in the FlightLLM demo' gpu row)")
+                  "while our A100 is 28 % faster than vLLM 0.1.7, whose host work per token (about 2.5 ms: "
+                  "scheduling, input preparation, about 400 kernels launched from Python, sampling and "
+                  "detokenization) the engine does not describe (the 'vLLM 0.1.7 in the FlightLLM demo' gpu row)")
 _FLIGHTLLM_PAPER = (_FLIGHTLLM_GPU + "; and the paper's 1.2x is above the demo's own ratios over Fig. 12's six cases "
                     "(1.03 to 1.16, mean 1.10): its GPU runs were slower than the demo's, or its 1.2x aggregates otherwise")
 
