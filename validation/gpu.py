@@ -20,14 +20,19 @@ Published figures, by group (targets: validation/targets.py, GEMM and attention 
 - Decode, A100 80GB [LD]: LMDeploy v0.1.0a1 (TurboMind), Llama-2-7B fp16, static inference with a 1-token prompt
   and 128 output tokens (docs/en/benchmark/a100_fp16.md): throughput (output tokens/s) at batch 1, 16, 32, 64,
   and the median per-token latency (the 50 % column: 9, 10, 11, 12 ms), batch / latency tokens/s. The KV cache
-  then holds 64 positions on average (`DECODE_KV`). [GF] gpt-fast on an A100 80GB power-limited to 330 W, bf16,
-  batch 1: 104.9 tokens/s (../shared/targets.md; its 200 generated tokens average 100 cached positions).
+  then holds 64 positions on average (`DECODE_KV`). The throughput is benchmark/profile_generation.py's: each of
+  `batch` Python threads runs 10 such sessions in turn, and the tokens are divided by the wall time from the first
+  thread's start to the last one's join; a session's kernel work is its 128 decode steps (one prompt token, so
+  TurboMind's context decoder has nothing to prefill), the rest is host work of the harness (targets.py).
+  [GF] gpt-fast on an A100 80GB power-limited to 330 W, bf16, batch 1: 104.9 tokens/s (../shared/targets.md; its
+  200 generated tokens average 100 cached positions).
   [FD] vLLM 0.1.7 (fp16, tensor parallel 1) in the FlightLLM demo (FlightLLM/flightllm_test_demo,
   profile/README.md and profile/run.py, column GPU-opt): a 128-token prompt, then 512 tokens decoded in 5,727.0 ms,
-  89.4 tokens/s (384 cached positions on average, `FLIGHTLLM_KV`). The demo does not name its GPU (its README
-  asks for "A100/V100"); 5,727.0 / 512 = 11.19 ms per token is below the time a V100 or V100S needs only to read
-  Llama-2-7B's 13.5 GB of fp16 weights (V100S: 1,134 GB/s, 11.9 ms), so it is an A100, of unstated memory size:
-  ours is the 80GB SXM4 config.
+  89.4 tokens/s (384 cached positions on average, `FLIGHTLLM_KV`); the decode time is llm.generate of 513 tokens
+  less llm.generate of 1, so it holds vLLM's whole engine step per token, host work included (targets.py). The demo does
+  not name its GPU (its README asks for "A100/V100"); 5,727.0 / 512 = 11.19 ms per token is below the time a V100
+  or V100S needs only to read Llama-2-7B's 13.5 GB of fp16 weights (V100S: 1,134 GB/s, 11.9 ms), so it is an A100,
+  of unstated memory size: ours is the 80GB SXM4 config.
 
 Modelled mechanisms (engines/gpu.py): CTA tiles and split-K chosen by the mapper, waves over the SMs and the
 tail wave, occupancy, L2 reuse, achievable bandwidths, launch and drain per kernel; FlashAttention as the 1-pass
