@@ -14,14 +14,18 @@ Vitis HLS schedules it (UG1399, "Loop Pipelining" and "Loop Latency"): a loop pi
 (trip - 1) x II + depth cycles, an unpipelined loop runs trip x its iteration's latency, and an iteration's latency
 is the operators on its critical path (`ops`, `HLS_OPERATOR_CYCLES`) plus the sub-loops it runs one after another
 plus one off-chip round trip for each port it waits on (`waits`: a read whose data the iteration consumes, or a
-write whose response it awaits). So a pipelined loop pays a round trip once, however many requests it has in
-flight, and an unpipelined loop (or one an HLS tool cannot pipeline) pays it on every iteration.
+write whose response it awaits). So an unpipelined loop (or one an HLS tool cannot pipeline) pays a round trip on
+every iteration, and a pipelined loop pays it once while its port can keep every iteration's request in flight;
+a port that holds fewer (`Port.outstanding`) stalls the loop until a response frees a slot (`issue_cycle`). A
+non-blocking read (TAPA's `read(nullptr)`, an hls::stream `read_nb`) waits on nothing and is not listed.
 """
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, NonNegativeInt, model_validator
 
@@ -46,10 +50,28 @@ HLS_OPERATOR_CYCLES: dict[str, int] = {
     # a block RAM read without the output register: data one clock after the address (UG573, "Block RAM
     # Attributes": read latency 1 with DOA_REG = 0)
     "bram_read": 1,
-    # Vitis HLS's pipelined 32-bit remainder by a 4-bit divisor (`x % 6` of an int): the core
-    # srem_32ns_4ns_32_36, 36 stages, as Vitis HLS names and builds it (one stage per dividend bit plus four)
-    "srem32": 36,
 }
+# Vitis HLS builds `%` as a pipelined divider core whose result comes one cycle per dividend bit plus three after
+# its operands, whether the divisor is a variable or a compile-time constant (it does not strength-reduce a constant
+# divisor to a multiply). Its generated module lists (`.autopilot/db/*.tcl` of Vitis HLS projects in public
+# repositories) read `srem_32ns_3ns_2_36_seq_1 ... TYPE srem ... LATENCY 35` for an int line-buffer index `% 3`,
+# `srem_32ns_4ns_32_36_seq_1 ... LATENCY 35` for `% 5`, and `urem_6ns_3ns_2_10_1 ... LATENCY 9` once the tool has
+# narrowed the dividend to 6 bits (the name's stage count is LATENCY + 1, as `mac_muladd_..._4_1 ... LATENCY 3` for
+# the 3-register DSP above); AMD's note on the modulo operator in Vitis HLS (2022, as translated at
+# xilinx.eetrend.com/content/2022/100559048.html) likewise finds SREM/UREM cores of very high latency for `%`,
+# including the index arithmetic of an array partitioned by a factor of 3. A loop names a remainder `srem<bits>`
+# or `urem<bits>` by its dividend's width after any narrowing (`srem32` for an int).
+REMAINDER_LATENCY_OVER_BITS = 3
+
+
+def operator_cycles(op: str) -> int:
+    """Cycles `op` adds to an iteration's critical path: HLS_OPERATOR_CYCLES, or a `srem<bits>`/`urem<bits>` core."""
+    if op in HLS_OPERATOR_CYCLES:
+        return HLS_OPERATOR_CYCLES[op]
+    match = re.fullmatch(r"[su]rem([1-9][0-9]?)", op)
+    if match is None:
+        raise KeyError(op)
+    return int(match.group(1)) + REMAINDER_LATENCY_OVER_BITS
 
 
 class Loop(BaseModel):
@@ -71,10 +93,11 @@ class Loop(BaseModel):
         if self.ii is not None and self.body:
             raise located(f"loop '{self.name}' is pipelined (ii) and has sub-loops; Vitis HLS unrolls every loop "
                           f"inside a pipelined one. Fix: drop its ii, or fold the sub-loops into its ops", "body")
-        unknown = [op for op in self.ops if op not in HLS_OPERATOR_CYCLES]
+        unknown = [op for op in self.ops if not _known(op)]
         if unknown:
             raise located(f"loop '{self.name}' names operators {unknown} with no cited latency. Fix: use "
-                          f"{sorted(HLS_OPERATOR_CYCLES)}", "ops")
+                          f"{sorted(HLS_OPERATOR_CYCLES)}, or srem<bits>/urem<bits> for a remainder of a "
+                          f"<bits>-wide dividend (e.g. srem32)", "ops")
         return self
 
 
@@ -84,27 +107,75 @@ class LoopNest(Loop):
     einsums: tuple[str, ...] = Field(min_length=1)
 
 
-def loop_cycles(loop: Loop, round_trip: float) -> float:
-    """Latency of `loop` (cycles) when one off-chip round trip takes `round_trip` cycles (UG1399 loop latency)."""
-    iteration = (sum(HLS_OPERATOR_CYCLES[op] for op in loop.ops) + round_trip * len(loop.waits)
-                 + sum(loop_cycles(inner, round_trip) for inner in loop.body))
+def _known(op: str) -> bool:
+    try:
+        operator_cycles(op)
+    except KeyError:
+        return False
+    return True
+
+
+def issue_cycle(i: int, ii: float, round_trip: float, in_flight: float) -> float:
+    """Cycle at which a pipelined loop starts iteration `i` when each iteration holds one of `in_flight` request
+    slots of its port from its issue until its response, `round_trip` cycles later.
+
+    Iteration i starts II after iteration i - 1 and not before iteration i - N's response frees its slot:
+    s_i = max(s_(i-1) + II, s_(i-N) + L) with s_0 = 0. By induction s_i = floor(i / N) x P + (i mod N) x II with
+    P = max(L, N x II): N iterations issue back to back, then the next N wait for the first N's responses. With
+    N x II >= L this is i x II (the port never stalls the loop); with an unbounded port (N = inf) likewise.
+    """
+    if math.isinf(in_flight) or in_flight * ii >= round_trip:
+        return i * ii
+    n = int(in_flight)
+    return (i // n) * round_trip + (i % n) * ii
+
+
+def loop_cycles(loop: Loop, round_trip: float, in_flight: Mapping[str, float] | None = None) -> float:
+    """Latency of `loop` (cycles) when one off-chip round trip takes `round_trip` cycles and the port of each tensor
+    keeps `in_flight[tensor]` requests outstanding (absent: unbounded): UG1399 loop latency, (trip - 1) x II + depth
+    for a pipelined loop whose ports keep up, its last iteration's `issue_cycle` + depth where one does not."""
+    in_flight = in_flight or {}
+    iteration = (sum(operator_cycles(op) for op in loop.ops) + round_trip * len(loop.waits)
+                 + sum(loop_cycles(inner, round_trip, in_flight) for inner in loop.body))
     iteration = max(iteration, 1.0)  # an iteration takes at least one state
-    if loop.ii is not None:
-        return (loop.trip - 1) * loop.ii + iteration
-    return loop.trip * iteration
+    if loop.ii is None:
+        return loop.trip * iteration
+    slots = min((in_flight.get(t, math.inf) for t in loop.waits), default=math.inf)
+    return issue_cycle(loop.trip - 1, loop.ii, round_trip, slots) + iteration
 
 
 def _waited(loop: Loop) -> set[str]:
     return set(loop.waits).union(*(_waited(inner) for inner in loop.body))
 
 
+# Requests a Vitis HLS m_axi port keeps outstanding before the design stalls: num_read_outstanding and
+# num_write_outstanding, 16 each by default (UG1399, "Options for Controlling AXI4 Burst Behavior", pragma HLS
+# interface). A TAPA async_mmap port issues every address its kernel pushes with no count of its own (TAPA
+# tapa/assets/verilog/async_mmap.v: ARVALID is its address buffer's empty_n), so its bound is the memory system's.
+# A slot holds one of the loop's requests; where Vitis HLS bursts a pipelined loop's consecutive reads (UG1399,
+# "AXI Burst Transfers", max_read_burst_length = 16 beats by default) each of its 16 requests carries 16 of the
+# loop's reads: describe such a port with `outstanding: 256`.
+M_AXI_OUTSTANDING = 16
+PortInterface = Literal["m_axi", "async_mmap"]
+
+
 class Port(BaseModel):
-    """A kernel's port to one off-chip tensor: bytes per beat and the channel it is bound to."""
+    """A kernel's port to one off-chip tensor: bytes per beat, the channel it is bound to, its interface (an HLS
+    m_axi adapter or TAPA's async_mmap) and the requests it keeps in flight (default: the interface's)."""
 
     model_config = SPEC_CONFIG
 
     width_bytes: PositiveInt = Field(alias="width")
     channel: NonNegativeInt = 0
+    interface: PortInterface = "m_axi"
+    outstanding: PositiveInt | None = None
+
+    @property
+    def in_flight(self) -> float:
+        """Requests the port keeps outstanding: `outstanding`, else 16 for m_axi, unbounded for async_mmap."""
+        if self.outstanding is not None:
+            return float(self.outstanding)
+        return float(M_AXI_OUTSTANDING) if self.interface == "m_axi" else math.inf
 
 
 class Kernel(BaseModel):
@@ -206,7 +277,7 @@ def _compute_cycles(kernel: Kernel, einsum: Einsum, engine: FpgaEngine, arch: Ar
         raise InfeasibleError(f"loop nest '{nest.name}' of kernel '{kernel.name}' waits on off-chip requests but "
                               f"{engine.fpga.name} gives no measured round trip. Fix: give the device's offchip "
                               f"latency with its source")
-    return loop_cycles(nest, round_trip_cycles(engine, arch))
+    return loop_cycles(nest, round_trip_cycles(engine, arch), {t: p.in_flight for t, p in kernel.ports.items()})
 
 
 def channel_bytes_per_cycle(engine: FpgaEngine, arch: Arch) -> float:

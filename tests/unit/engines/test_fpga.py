@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from accel_sim.engines.fpga import macs_per_dsp, ram_blocks
 from accel_sim.engines.fpga.timing import passes, unit_for
-from accel_sim.engines.fpga.kernels import Loop, loop_cycles
+from accel_sim.engines.fpga.kernels import Loop, Port, issue_cycle, loop_cycles, operator_cycles
 from accel_sim.errors import ConfigError, InfeasibleError
 from accel_sim.io.arch import arch_from_doc
 from accel_sim.io.einsum import parse_cascade
@@ -340,3 +340,67 @@ def test_a_loop_nest_that_waits_needs_a_measured_round_trip() -> None:
                    "loops": [{"name": "n", "einsums": ["gemm"], "trip": 4, "waits": ["W"]}]}])
     with pytest.raises(InfeasibleError, match="no measured round trip"):
         a.engines[0].cost(w.einsums[0], w, a)
+
+
+# --- outstanding requests per port and remainder cores (engines/fpga/kernels.py) --------------------------------
+def test_a_port_with_too_few_request_slots_stalls_a_pipelined_loop() -> None:
+    """100 reads at II = 1 whose data the loop waits for, round trip L = 30 cycles. With N >= 30 requests in flight
+    the port never stalls: the last read issues at cycle 99 and its data is back 30 later, 99 + 30 = 129 cycles.
+    With N = 10 slots the first 10 issue back to back and each next 10 wait for the previous 10's responses:
+    iteration i starts at floor(i / 10) x 30 + (i mod 10), the last (i = 99) at 9 x 30 + 9 = 279, done at 309.
+    At II = 4 the same 10 slots cover 40 >= 30 cycles: no stall, 99 x 4 + 30 = 426."""
+    fetch = Loop(trip=100, ii=1, waits=("W",))
+    assert loop_cycles(fetch, 30.0, {"W": 32.0}) == 129
+    assert loop_cycles(fetch, 30.0, {"W": math.inf}) == 129
+    assert loop_cycles(fetch, 30.0) == 129
+    assert loop_cycles(fetch, 30.0, {"W": 10.0}) == 309
+    assert loop_cycles(Loop(trip=100, ii=4, waits=("W",)), 30.0, {"W": 10.0}) == 426
+    # a port the loop does not wait on does not stall it
+    assert loop_cycles(fetch, 30.0, {"X": 1.0}) == 129
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 200), st.integers(1, 4), st.integers(1, 60), st.integers(1, 40))
+def test_issue_cycle_solves_the_request_slot_recurrence(i: int, ii: int, round_trip: int, slots: int) -> None:
+    """The closed form equals the recurrence s_i = max(s_(i-1) + II, s_(i-N) + L), s_0 = 0, iterated directly."""
+    s = [0]
+    for k in range(1, i + 1):
+        s.append(max(s[k - 1] + ii, s[k - slots] + round_trip if k >= slots else 0))
+    assert issue_cycle(i, ii, round_trip, slots) == s[i]
+
+
+def test_port_requests_in_flight_default_by_interface() -> None:
+    """An HLS m_axi port keeps num_read_outstanding = 16 requests (UG1399 default); TAPA's async_mmap counts none
+    itself (unbounded here); `outstanding` overrides either."""
+    assert Port(width=32).in_flight == 16
+    assert Port(width=32, interface="async_mmap").in_flight == math.inf
+    assert Port(width=32, interface="async_mmap", outstanding=4).in_flight == 4
+
+
+def test_a_kernel_loop_nest_waits_on_its_ports_outstanding_requests() -> None:
+    """GEMV 1 x 32 x 16 (int16, W 1024 B: 40.96 cycles through a 25 B/cycle channel) whose nest is one pipelined
+    loop of 64 reads at II = 1 waiting on W, round trip 100 ns at 200 MHz = 20 cycles. Through an async_mmap port
+    (no slot count): 63 + 20 = 83 cycles. Through an m_axi port with its 16 slots (16 < 20): the last read starts at
+    floor(63 / 16) x 20 + 15 = 75 and ends at 95."""
+    w = gemm(1, 32, 16, a_bits=16, w_bits=16, out_bits=16)
+    device = {**DEVICE, "offchip": {**DEVICE["offchip"], "latency": "100 ns"}}
+
+    def cost(interface: str) -> float:
+        nest = {"name": "n", "einsums": ["gemm"], "trip": 64, "ii": 1, "waits": ["W"]}
+        a = hls_arch([{"name": "k", "einsums": ["gemm"], "parallelism": 32,
+                       "ports": {"W": {"width": 64, "interface": interface}}, "loops": [nest]}], device=device)
+        return a.engines[0].cost(w.einsums[0], w, a).total_cycles
+
+    assert cost("async_mmap") == pytest.approx(83)
+    assert cost("m_axi") == pytest.approx(95)
+
+
+def test_a_remainder_takes_one_cycle_per_dividend_bit_plus_three() -> None:
+    """Vitis HLS's remainder cores: srem_32ns_3ns_2_36 (LATENCY 35) for an int % 3, urem_6ns_3ns_2_10 (LATENCY 9)
+    for a 6-bit dividend; a constant divisor gets the same core. Other names stay refused."""
+    assert operator_cycles("srem32") == 35
+    assert operator_cycles("urem6") == 9
+    assert Loop(trip=2, ii=1, ops=("urem6",)).ops == ("urem6",)
+    for bad in ("srem", "rem32", "srem0"):
+        with pytest.raises(ValueError, match="no cited latency"):
+            Loop(trip=2, ops=(bad,))
