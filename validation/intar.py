@@ -7,7 +7,10 @@ benchmark/{mlp,cnn-4L}/{sequential,spatial}/README.md, "Vitis HW ... Cycle count
 713,144. Each design is described from its HLS source as kernels with their parallelism, DSPs and per-tensor
 ports bound to HBM channels, and FIFOs between the dataflow tasks (arch_configs/fpga/intar_*.yaml); the CNN
 designs and the sequential MLP also give their HLS loop nests, with the off-chip round trips their loops wait on
-(engines/fpga/kernels.py `Loop`; the MLP dataflow's II = 1 loops stream and keep the parallelism model). The
+(engines/fpga/kernels.py `Loop`; the MLP dataflow's II = 1 loops stream and keep the parallelism model). Every
+off-chip argument is a TAPA async_mmap, whose kernel pushes addresses and pops data itself: the sequential MLP's
+weight reads are non-blocking (`read(nullptr)`) and wait on nothing, the CNN's row fetches and output writes wait
+for their data and write responses. The
 workloads are workloads/intar/*.einsum.yaml. Ours are the engine-clock cycles of `accel-sim run`.
 
 Run: python -m validation.intar

@@ -143,19 +143,25 @@ _FLIGHTLLM_GPU = ("the error is the GPU side's: our VHK158 decodes within 0.5 % 
 _FLIGHTLLM_PAPER = (_FLIGHTLLM_GPU + "; and the paper's 1.2x is above the demo's own ratios over Fig. 12's six cases "
                     "(1.03 to 1.16, mean 1.10): its GPU runs were slower than the demo's, or its 1.2x aggregates otherwise")
 
-_INTAR_BLOCKING = ("the MLP's weight loop writes each address and reads its data in the same II = 1 iteration, so each "
-                   "step of 32 MACs waits one HBM round trip: at Shuhai's idle page-hit latency (106.7 ns, 31 cycles "
-                   "at 288 MHz) our step takes 35 cycles where the board's takes 15.3 (1,374,935 cycles / 90,112 "
-                   "steps), under half of one round trip; the board's reads overlap across steps, or reach data "
-                   "nearer than the HBM, in a way the HLS source does not show and no schedule report records")
-_INTAR_LOOPS = ("each CNN output's critical path holds the line-buffer row index `(row_cycle_index + ... + kr) % 6` "
-                "(% 3 or % 12 in some layers), an int remainder that Vitis HLS builds as a 36-stage divider core, "
-                "so our conv iteration is 40 cycles deep (remainder 36, block RAM read 1, DSP multiply 3), paid "
-                "every 2 outputs in layers 3 and 4. The dataflow count, and the sequential count less its 32,704 "
-                "round trips (every output beat awaits its write response, every row fetch its first read: 31 "
-                "cycles each at 290 MHz), both imply an iteration of about 20 to 24 cycles, as if the tool had "
-                "narrowed the remainder (its operands are small); only the schedule report, absent from the "
-                "repository, would show it")
+_INTAR_SCHEDULE = ("the MLP's weight loop reads its data with TAPA's non-blocking read(nullptr) (read_nb), so no step "
+                   "of 32 MACs waits on the HBM, and its async_mmap ports keep any number of requests in flight: each "
+                   "step is the FSM schedule of the unpipelined layer_inner_16 body, ours the DSP multiply (3 cycles) "
+                   "and the 2-trip weight loop at II = 1 (2), the board's 15.3 (1,374,935 cycles / 90,112 steps). Not "
+                   "counted, with no cited cycle count: the states Vitis HLS adds entering and leaving a sub-loop it "
+                   "cannot flatten (UG1399, 'Imperfect Nested Loops', gives none), the 16-product adder tree and the "
+                   "variable-index update of sum[jj*2+k]; only the schedule report, absent from the repository, would "
+                   "show them")
+_INTAR_LOOPS = ("each CNN output's critical path holds the line-buffer row index `(row_cycle_index + ... + kr) % 6` (%"
+                " 3 or % 12 in some layers), an int remainder that Vitis HLS builds as a divider core with one cycle "
+                "per dividend bit plus three, a constant divisor included (its generated cores read srem_32ns_3ns_2_36"
+                " ... LATENCY 35 for an int % 3: no strength reduction to a multiply), so our conv iteration is 39 "
+                "cycles deep (remainder 35, block RAM read 1, DSP multiply 3), paid every 2 outputs in layers 3 and 4."
+                " The dataflow count, and the sequential count less its 32,704 round trips (every output beat awaits "
+                "its write response, every row fetch its first read: 31 cycles each at 290 MHz), both imply an "
+                "iteration of about 20 to 24 cycles, as if the tool had narrowed the dividend (row_cycle_index is "
+                "itself a remainder, so a few bits would hold it: a 5-bit dividend takes 8 cycles); whether Vitis HLS "
+                "2021.2 narrowed this loop-carried int only the schedule report, absent from the repository, would "
+                "show")
 _INTAR_FIFOS = (_INTAR_LOOPS + "; and the depth-2 FIFOs between the tasks hold less than a row of their tensors, so "
                 "the four tasks act as one stage and run their rows in turn")
 _INTAR_RATIO = "the ratio of two cycle rows, one of them a named gap"
@@ -229,9 +235,9 @@ TARGETS: dict[str, Target] = {
         "norms on a MISC unit beside LD/MM under wait/release dependencies; our overlay runs the 156 ms of SFU "
         "operators one at a time after the GEMMs, whose 922 ms match the stream's 928 (validation/flightllm_notes.md)")),
     "flightllm: VHK158 one SLR, decode (ms/token)": _t(0.15, _FLIGHTLLM_VHK),
-    "intar: MLP sequential (cycles)": _t(0.25, _INTAR, _INTAR_BLOCKING),
+    "intar: MLP sequential (cycles)": _t(0.25, _INTAR, _INTAR_SCHEDULE),
     "intar: MLP dataflow (cycles)": _t(0.25, _INTAR),
-    "intar: MLP dataflow speed-up over sequential (x)": _t(0.25, _INTAR, f"{_INTAR_RATIO} ({_INTAR_BLOCKING})"),
+    "intar: MLP dataflow speed-up over sequential (x)": _t(0.25, _INTAR, f"{_INTAR_RATIO} ({_INTAR_SCHEDULE})"),
     "intar: CNN-4L sequential (cycles)": _t(0.25, _INTAR, _INTAR_LOOPS),
     "intar: CNN-4L dataflow (cycles)": _t(0.25, _INTAR, _INTAR_FIFOS),
     "intar: CNN-4L dataflow speed-up over sequential (x)": _t(0.25, _INTAR, f"{_INTAR_RATIO} ({_INTAR_LOOPS})"),
