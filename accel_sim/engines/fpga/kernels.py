@@ -149,9 +149,11 @@ def _waited(loop: Loop) -> set[str]:
 
 
 # Requests a Vitis HLS m_axi port keeps outstanding before the design stalls: num_read_outstanding and
-# num_write_outstanding, 16 each by default (UG1399, "Options for Controlling AXI4 Burst Behavior", pragma HLS
-# interface). A TAPA async_mmap port issues every address its kernel pushes with no count of its own (TAPA
-# tapa/assets/verilog/async_mmap.v: ARVALID is its address buffer's empty_n), so its bound is the memory system's.
+# num_write_outstanding (UG1399, "Controlling AXI4 Burst Behavior"), 16 each by default, as the m_axi adapters
+# Vitis HLS generates instantiate them (`.NUM_READ_OUTSTANDING( 16 ), .NUM_WRITE_OUTSTANDING( 16 ),
+# .MAX_READ_BURST_LENGTH( 16 )` in generated top-level Verilog in public repositories). A TAPA async_mmap port
+# issues every address its kernel pushes with no count of its own (TAPA tapa/assets/verilog/async_mmap.v: ARVALID
+# is its burst address buffer's empty_n), so its bound is the memory system's.
 # A slot holds one of the loop's requests; where Vitis HLS bursts a pipelined loop's consecutive reads (UG1399,
 # "AXI Burst Transfers", max_read_burst_length = 16 beats by default) each of its 16 requests carries 16 of the
 # loop's reads: describe such a port with `outstanding: 256`.
