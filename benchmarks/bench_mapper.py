@@ -14,15 +14,21 @@ Runs, in one process (ZigZag in a subprocess of its own venv):
    best objective, its proven bound and the relative gap;
 4. (unless --no-random) the mapper against random search given ten times the mapper's wall time, per einsum of
    ResNet-50 and BERT-base (issue 4 asks the mapper to be at least as good on >= 90%).
+5. after 3, the mappers under ONE cost model: per distinct ResNet-18 layer, ZigZag's chosen mapping (its loop
+   order, the loops each memory level holds and its spatial unrolling, from its dump in .bench/zigzag_<arch>/)
+   translated into our candidate form by benchmarks/zigzag_mapping.py (which says why that direction and what the
+   translation changes) and costed by our exact scorer, beside our CP-SAT mapping costed by the same scorer;
+   EDP per layer, the ratio ZigZag's/ours (>= 1: ours equal or better) and the network's EDP.
 ZigZag needs a venv: `python -m venv /tmp/zzvenv && /tmp/zzvenv/bin/pip install zigzag-dse six` (3.9.1 imports
 `six` without declaring it, and its command line crashes); point ZIGZAG_PYTHON at its interpreter.
 EDPs of the two tools come from different cost models (ZigZag's per-access energies vs ours), so their ratio
-compares the models as much as the mappers; the time ratio is the mapper comparison.
+compares the models as much as the mappers; the time ratio and item 5 compare the mappers.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import subprocess
@@ -94,7 +100,8 @@ def network_search(arch, workload, method: str, time_limit_s: float, jobs: int =
     wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     return {"wall_s": wall, "cpu_s": cpu, "candidates": candidates, "cycles": cycles, "energy_j": energy,
             "edp": cycles * energy, "statuses": statuses,
-            "layers": [(e.name, count, r.stats) for (e, count), r in zip(distinct, results)]}
+            "layers": [(e.name, count, r.stats) for (e, count), r in zip(distinct, results)],
+            "results": list(zip(distinct, results))}
 
 
 def print_gaps(layers: list) -> None:
@@ -145,6 +152,48 @@ def zigzag(arch_name: str) -> dict | str:
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     result["edp"] = result["energy_pj"] * result["latency_cycles"]
     return result
+
+
+def common_model(arch_name: str, arch, workload, run: dict) -> None:
+    """ZigZag's chosen mapping of every distinct ResNet-18 layer (its dump in .bench/zigzag_<arch>/), translated
+    into our candidate form (benchmarks/zigzag_mapping.py), beside our CP-SAT mapping, both costed by our exact
+    scorer: per layer and for the network (EDP = total cycles x total joules, each layer times its repeats)."""
+    from benchmarks.zigzag_mapping import LEVELS, best_translation, choice_for, load_choices
+
+    choices = load_choices(ROOT / ".bench" / f"zigzag_{arch_name}")
+    engine = next(e for e in arch.engines if e.kind == "systolic")
+    print(f"\nResNet-18 on {arch_name}, the two mappers' choices under ONE cost model (ours; EDP in J x cycles): "
+          f"ZigZag's LOMA mapping translated into our candidate form vs our CP-SAT mapping (2 processes)")
+    print("layer | ZigZag layer | repeats | dataflow | ZigZag's mapping: cycles | energy uJ | EDP | ours: cycles | "
+          "energy uJ | EDP | EDP ratio ZigZag's/ours | outside our mapper's space")
+    totals = np.zeros(4)
+    wins = rows = 0
+    notes: list[str] = []
+    for (einsum, count), r in run["results"]:
+        choice = choice_for(choices, einsum, workload)
+        if choice is None:
+            print(f"{einsum.name} | - | {count} | no ZigZag dump for this layer: not compared")
+            continue
+        space = engine.mapspace(einsum, workload, arch)
+        tr, _, scores = best_translation(choice, space, LEVELS[arch_name])
+        zc, ze = float(scores.total_cycles[0]), float(scores.energy_j[0])
+        oc, oe = r.cost.total_cycles, r.cost.total_energy_j
+        fits = bool(scores.fits[0])
+        ratio = zc * ze / (oc * oe) if fits else math.inf
+        totals += count * np.array([zc, ze, oc, oe])
+        rows += 1
+        wins += ratio >= 1 - 1e-9
+        print(f"{einsum.name} | {choice.layer} | {count} | {tr.dataflow} | {zc:,.0f} | {ze * 1e6:.2f} | "
+              f"{zc * ze:.4g}{'' if fits else ' (does not fit)'} | {oc:,.0f} | {oe * 1e6:.2f} | {oc * oe:.4g} | "
+              f"{ratio:.3f} | {', '.join(tr.outside) or 'inside'}")
+        notes += [f"  {einsum.name}: {n}" for n in tr.notes]
+    zz_edp, our_edp = totals[0] * totals[1], totals[2] * totals[3]
+    print(f"network | | | | {totals[0]:,.0f} | {totals[1] * 1e6:.1f} | {zz_edp:.4g} | {totals[2]:,.0f} | "
+          f"{totals[3] * 1e6:.1f} | {our_edp:.4g} | {zz_edp / our_edp:.3f} |")
+    print(f"ours equal or better on {wins}/{rows} distinct layers; network EDP ratio ZigZag's/ours "
+          f"{zz_edp / our_edp:.3f}")
+    print("what the translation changed or could not keep, per layer (benchmarks/zigzag_mapping.py):")
+    print("\n".join(notes))
 
 
 def random_comparison(arch, workloads, time_limit_s: float) -> tuple[int, int, float]:
@@ -205,17 +254,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nResNet-18 | ZigZag LOMA wall s | CPU s | ours (cpsat) processes | wall s | CPU s | "
               f"CPU ratio ZigZag/ours (target {TARGET:g}x) | ZigZag EDP (pJ x cycles) | ours EDP (pJ x cycles) | "
               f"EDP ratio ours/ZigZag")
+        dumped = []   # examples whose ZigZag run (and so its per-layer dump) completed
         for arch_name in arches:
             zz = zigzag(arch_name)
             if isinstance(zz, str):
                 print(f"{arch_name}: {zz}")
                 continue
+            dumped.append(arch_name)
             for jobs, mine in ours[arch_name].items():
                 edp_ours = mine["energy_j"] * 1e12 * mine["cycles"]
                 ratio = zz["cpu_s"] / mine["cpu_s"]
                 print(f"{arch_name} | {zz['wall_s']:.1f} | {zz['cpu_s']:.1f} | {jobs} | {mine['wall_s']:.2f} | "
                       f"{mine['cpu_s']:.2f} | {ratio:.1f}x ({ratio / TARGET:.2f} of the target) | {zz['edp']:.4g} | "
                       f"{edp_ours:.4g} | {edp_ours / zz['edp']:.3g}")
+        for arch_name in dumped:
+            common_model(arch_name, arches[arch_name], resnet18, ours[arch_name][2])
     if not args.no_random:
         bert_full = build("bert-base", weight_bits=8, act_bits=8)
         wins, total, worst = random_comparison(load_arch(CONFIGS["tpu_like"]),
