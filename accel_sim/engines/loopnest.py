@@ -91,7 +91,7 @@ class LoopnestAnalysis:
         """float (B, L, T): bytes of each kept tile per instance (`tile_bits`)."""
         return self.tile_elements * self.tile_bits / 8
 
-    @property
+    @functools.cached_property
     def widened_bits(self) -> np.ndarray:
         """float (B, 4, L, T): bits the accumulator-width elements move beyond the tensor's width."""
         return self.wide_elements * (np.array(self.wide_bits) - np.array(self.bits))
@@ -306,12 +306,12 @@ READ, FILL, UPDATE, WRITE = range(4)   # action axis of `_element_counts`
 
 def _element_counts(einsum: Einsum, tensors: MappingType[str, Tensor], batch: MappingBatch, nest: _Nest,
                     keep: _Keeping) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(counts (4 actions, T, L, B) of elements read, filled, updated and written, the open partial sums among
-    them (same shape), tiles (T, L, B) where kept)."""
+    """(counts (4 actions, T, L, B) of elements read, filled, updated and written, the output's open partial
+    sums among them (4, L, B), tiles (T, L, B) where kept)."""
     b, n_l, _ = batch.temporal.shape
     n_t = len(batch.tensor_names)
     counts = np.zeros((4, n_t, n_l, b))
-    partial = np.zeros_like(counts)
+    partial = np.zeros((4, n_l, b))
     tile_elements = np.zeros((n_t, n_l, b), dtype=np.int64)
     cols = np.arange(b)
     for ti, name in enumerate(batch.tensor_names):
@@ -346,10 +346,10 @@ def _element_counts(einsum: Einsum, tensors: MappingType[str, Tensor], batch: Ma
             # of the ch visits to each position, the last (pos) carries the final value: the other `again` visits
             # and every read-back are open partial sums; the first writes are among them when a visit follows
             opened = up(union * np.minimum(pos, again))
-            partial[READ, ti] = np.where(active, (own * again)[:n_l], 0) + back
-            partial[FILL, ti] = counts[FILL, ti]
-            partial[UPDATE, ti] = back - opened
-            partial[WRITE, ti] = opened
+            partial[READ] = np.where(active, (own * again)[:n_l], 0) + back
+            partial[FILL] = counts[FILL, ti]
+            partial[UPDATE] = back - opened
+            partial[WRITE] = opened
         else:
             counts[READ, ti] = up(union * ch)
             counts[FILL, ti] = np.where(active, (own * ch)[:n_l], 0)
@@ -365,13 +365,14 @@ def accumulator_memories(einsum: Einsum, arch: Arch) -> np.ndarray:
 
 def _wide(einsum: Einsum, arch: Arch, batch: MappingBatch, counts: np.ndarray, partial: np.ndarray,
           tile_elements: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(elements (B, 4, L, T) at the accumulator width, tiles (B, L, T) kept at it): the open partial sums
-    `partial` (4, T, L, B), and all of the output at a level that keeps it only as partial sums."""
+    """(elements (B, 4, L, T) at the accumulator width, tiles (B, L, T) kept at it): the output's open partial
+    sums `partial` (4, L, B), and all of the output at a level that keeps it only as partial sums."""
     out, sums_only = batch.tensor_names.index(einsum.output.tensor), accumulator_memories(einsum, arch)
-    partial[:, out, sums_only] = counts[:, out, sums_only]
-    wide = np.ascontiguousarray(np.rint(partial).transpose(3, 0, 2, 1).astype(np.int64))
-    tiles = wide.any(axis=1)
-    tiles[:, sums_only, out] |= tile_elements[:, sums_only, out] > 0
+    partial[:, sums_only] = counts[:, out, sums_only]
+    wide = np.zeros((*tile_elements.shape[:1], 4, *tile_elements.shape[1:]), dtype=np.int64)
+    wide[..., out] = np.rint(partial).transpose(2, 0, 1)
+    tiles = np.zeros(tile_elements.shape, dtype=bool)
+    tiles[..., out] = wide[..., out].any(axis=1) | (sums_only & (tile_elements[..., out] > 0))
     return wide, tiles
 
 

@@ -105,3 +105,21 @@ def test_an_accumulator_memory_keeps_even_closed_sums_wide() -> None:
     sums (TPU v1's Accumulators), so its 32 writes and 32 reads are 4 B each and its tile needs M x N x 4 B."""
     assert z_accesses(tpu_like(M * N * WIDE, dataflow="os")) == {
         ("acc", "write"): M * N * WIDE, ("acc", "read"): M * N * WIDE, ("dram", "write"): M * N}
+
+
+@pytest.mark.parametrize("m, n, k", [(M, N, K), (12, 8, 16), (6, 5, 12)])
+def test_a_larger_accumulator_memory_never_moves_more_bytes_of_z_to_dram(m: int, n: int, k: int) -> None:
+    """Capacity monotonicity with wide partial sums: growing the accumulator memory byte by 8 from 16 B to 1 KiB,
+    once a GEMM fits it keeps fitting and the bytes of Z that DRAM moves never grow."""
+    work, before = gemm(m, n, k), None
+    for acc_bytes in range(16, 1025, 8):
+        arch = tpu_like(acc_bytes)
+        try:
+            cost = arch.engines[0].cost(work.einsums[0], work, arch)
+        except InfeasibleError:
+            assert before is None, f"fits at fewer bytes than {acc_bytes} but not at {acc_bytes}"
+            continue
+        moved = sum(e for (lv, t, _), e in cost.accesses.items() if lv == "dram" and t == "Z")
+        assert before is None or moved <= before, f"{acc_bytes} B: {moved} > {before}"
+        before = moved
+    assert before == m * n   # at 1 KiB every case keeps its partial sums on chip: Z leaves once, final
