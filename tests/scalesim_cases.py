@@ -47,6 +47,9 @@ def run_arch_of(case: dict) -> Arch:
     feeds every cycle (activations: a row edge in, a column edge out; weights: the longer edge).
     `stationary_buffering: single` is SCALE-Sim's fold timing; `mapper: dataflow` keeps SCALE-Sim's fixed
     fold order (the default local search may legitimately tile differently: SCALE-Sim has no mapper).
+    `accumulator_bits: 8`: SCALE-Sim keeps the ofmap, partial sums included, at its word size (its SRAM and DRAM
+    counts are in words), so its semantics need open partial sums at the word width, not the engine's 32-bit
+    default.
     """
     rows, cols = int(case["array_rows"]), int(case["array_cols"])
     dram_words = int(case["ifmap_bank_bw"]) + int(case["filter_bank_bw"]) + int(case["bandwidth"] or cols)
@@ -60,7 +63,7 @@ def run_arch_of(case: dict) -> Arch:
              "capacity": f"{int(case['filter_sram_kib'])} KiB"},
         ],
         "engines": [{"name": "array", "kind": "systolic", "rows": rows, "cols": cols, "dataflow": case["dataflow"],
-                     "stationary_buffering": "single", "mapper": {"method": "dataflow"}}],
+                     "stationary_buffering": "single", "mapper": {"method": "dataflow"}, "accumulator_bits": 8}],
     })
 
 

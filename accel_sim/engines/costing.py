@@ -39,9 +39,6 @@ if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.workload import Einsum, Workload
 
-ACCUMULATOR_BITS_INT = 32  # TPU v1 accumulates int8 products in 32 bits (Jouppi et al., ISCA 2017, Sec. 2)
-
-
 def level_access_energy(arch: Arch, level_index: int, read_bits: float, write_bits: float) -> dict[tuple[str, str], float]:
     """{(level, 'read'): J, (level, 'write'): J} for bits read from and written to one memory level."""
     level = arch.memory[level_index]
@@ -49,16 +46,16 @@ def level_access_energy(arch: Arch, level_index: int, read_bits: float, write_bi
     return {(level.name, "read"): read_bits * read_e, (level.name, "write"): write_bits * write_e}
 
 
-def pe_registers_bytes(a_bits: int, b_bits: int) -> float:
-    """Operand and accumulator registers of one PE: two operands plus a 32-bit (int) or fp32 accumulator."""
-    return (a_bits + b_bits + ACCUMULATOR_BITS_INT) / 8
+def pe_registers_bytes(a_bits: int, b_bits: int, accumulator_bits: int) -> float:
+    """Operand and accumulator registers of one PE: two operands plus the accumulator."""
+    return (a_bits + b_bits + accumulator_bits) / 8
 
 
 def pe_store(engine: SystolicEngine, role: str, a_bits: int, w_bits: int) -> tuple[MemoryKind, float]:
     """(technology, bytes) of the PE storage that holds operand `role` (inputs, weights or psums): the engine's
     `pe_storage`, or by default the one register file of both operands and the accumulator."""
     if engine.pe_storage is None:
-        return "registers", pe_registers_bytes(a_bits, w_bits)
+        return "registers", pe_registers_bytes(a_bits, w_bits, engine.accumulator_width_bits)
     store = getattr(engine.pe_storage, role)
     return memory_kind(store.technology), store.capacity_bytes
 
@@ -70,7 +67,7 @@ def systolic_pe_area_mm2(engine: SystolicEngine, node_nm: float) -> float:
     dtype = dtype_of_bits(bits, engine.number)
     mac = dtype_mac_area_mm2(dtype, dtype, node_nm=node_nm)
     if engine.pe_storage is None:
-        return mac + regfile_area_mm2(pe_registers_bytes(bits, bits), node_nm)
+        return mac + regfile_area_mm2(pe_registers_bytes(bits, bits, engine.accumulator_width_bits), node_nm)
     return mac + sum(storage_area_mm2(memory_kind(store.technology), store.capacity_bytes, node_nm)
                      for store in engine.pe_storage.stores())
 
@@ -85,15 +82,18 @@ def systolic_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: Systol
     scores = systolic_scores(einsum, workload, arch, engine, batch, dataflow)
     values = scores.objective("edp")
     if not np.isfinite(values).any():
-        raise unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, batch, dataflow)
+        raise unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, batch, dataflow,
+                          engine.accumulator_width_bits)
     return systolic_cost_of(einsum, workload, arch, engine, scores, int(np.argmin(values)), dataflow)
 
 
 def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str, rows: int, cols: int,
-                batch: MappingBatch, dataflow: np.ndarray) -> InfeasibleError:
+                batch: MappingBatch, dataflow: np.ndarray, accumulator_bits: float) -> InfeasibleError:
     """Why none of `batch` fits even with every operand spilled: the on-chip level the least-demanding candidate
-    overfills, its capacity and the bytes its tiles need (double-buffered), and the fix."""
-    spill = array_analyses(einsum, workload, arch, rows, cols, batch, dataflow).spilled_rows(np.arange(len(batch)))
+    overfills, its capacity and the bytes its tiles need (double-buffered, open partial sums `accumulator_bits`
+    wide), and the fix."""
+    spill = array_analyses(einsum, workload, arch, rows, cols, batch, dataflow,
+                           accumulator_bits).spilled_rows(np.arange(len(batch)))
     occupancy = spilled_occupancy(einsum, workload, arch, batch, spill)               # (B, L, T)
     need = occupancy.sum(axis=2)                                                      # (B, L)
     on_chip = [li for li, lv in enumerate(arch.memory) if not is_off_chip(lv) and lv.capacity_bytes is not None]
@@ -141,13 +141,13 @@ def _per_mac_energy(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     a_bits, w_bits = tensors[a_acc.tensor].bits, tensors[w_acc.tensor].bits
     mac_j, (inputs_j, weights_j, psums_j), wire_j, pitch_mm = _pe_energy_parts(a_bits, w_bits, arch.technology_nm,
                                                                                engine)
-    macs = einsum.macs
+    macs, acc_bits = einsum.macs, engine.accumulator_width_bits
     energy = {("mac", "compute"): macs * mac_j}
     # each MAC reads its two operands from their PE stores and writes its partial sum
     energy[("pe_registers", "read")] = macs * (inputs_j * a_bits + weights_j * w_bits)
-    energy[("pe_registers", "write")] = macs * psums_j * ACCUMULATOR_BITS_INT
+    energy[("pe_registers", "write")] = macs * psums_j * acc_bits
     # every MAC passes its streamed operand and its partial sum (or second operand) one PE on
-    energy[("array_wires", "transfer")] = macs * (a_bits + max(w_bits, ACCUMULATOR_BITS_INT)) * wire_j * pitch_mm
+    energy[("array_wires", "transfer")] = macs * (a_bits + max(w_bits, acc_bits)) * wire_j * pitch_mm
     return energy
 
 
@@ -169,7 +169,7 @@ def systolic_cost_of(einsum: Einsum, workload: Workload, arch: Arch, engine: Sys
     del dataflow  # the scores already hold the timing of each candidate's dataflow
     names = tensor_names(einsum)
     energy = _per_mac_energy(einsum, workload, arch, engine)
-    accesses = _accesses(arch, names, scores, i)
+    accesses = _accesses(arch, workload, names, scores, i)
     for li, level in enumerate(arch.memory):
         energy[(level.name, "read")] = energy.get((level.name, "read"), 0.0) + float(scores.level_energy_j[i, li, 0])
         energy[(level.name, "write")] = energy.get((level.name, "write"), 0.0) + float(scores.level_energy_j[i, li, 1])
@@ -228,6 +228,7 @@ class SystolicScores:
     fill: np.ndarray
     update: np.ndarray
     write: np.ndarray
+    widened_bits: np.ndarray      # (B, 4, L, T): bits partial sums at the accumulator width add (loopnest)
     level_energy_j: np.ndarray    # (B, L, 2): read and write joules per level
 
     def __len__(self) -> int:
@@ -263,7 +264,8 @@ def systolic_prepare(einsum: Einsum, workload: Workload, arch: Arch, engine: Sys
                      dataflow: np.ndarray) -> PreparedBatch:
     """The loop-nest analyses (`array_analyses`) and fold timing (`systolic_timing`) of a batch."""
     roles = gemm_roles(einsum, workload.tensor_map)
-    return PreparedBatch(array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch, dataflow),
+    return PreparedBatch(array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch, dataflow,
+                                        engine.accumulator_width_bits),
                          systolic_timing(einsum, engine, roles, batch, dataflow))
 
 
@@ -308,6 +310,7 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     energy = sum(_per_mac_energy(einsum, workload, arch, engine).values()) + traffic.level_energy_j.sum(axis=(1, 2))
     return SystolicScores(compute, fill_drain, total - compute - fill_drain, total, energy, traffic.fits,
                           traffic.resident, traffic.read, traffic.fill, traffic.update, traffic.write,
+                          traffic.widened_bits,
                           traffic.level_energy_j)
 
 
@@ -363,16 +366,20 @@ def _footprints(einsum: Einsum, workload: Workload) -> dict[str, Footprint]:
     return out
 
 
-def _accesses(arch: Arch, names: tuple[str, ...], counts: SystolicScores | ArrayTraffic, i: int
-              ) -> dict[tuple[str, str, str], float]:
-    """Candidate i's non-zero accesses as {(level, tensor, action): elements} (the `Cost.accesses` form)."""
+def _accesses(arch: Arch, workload: Workload, names: tuple[str, ...], counts: SystolicScores | ArrayTraffic,
+              i: int) -> dict[tuple[str, str, str], float]:
+    """Candidate i's non-zero accesses as {(level, tensor, action): elements} (the `Cost.accesses` form); open
+    partial sums wider than their tensor count in elements of its width, so elements x bits / 8 stays the bytes
+    moved (as the GPU engine counts its fp32 partial sums)."""
     accesses: dict[tuple[str, str, str], float] = {}
+    bits = [workload.tensor_map[t].bits for t in names]
     for li, level in enumerate(arch.memory):
-        for action in ("read", "fill", "update", "write"):
+        for a, action in enumerate(("read", "fill", "update", "write")):   # loopnest's READ, FILL, UPDATE, WRITE
             arr = getattr(counts, action)
             for ti, tensor in enumerate(names):
-                if arr[i, li, ti]:
-                    accesses[(level.name, tensor, action)] = float(arr[i, li, ti])
+                elements = float(arr[i, li, ti]) + float(counts.widened_bits[i, a, li, ti]) / bits[ti]
+                if elements:
+                    accesses[(level.name, tensor, action)] = elements
     return accesses
 
 
@@ -411,4 +418,4 @@ def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, engine: E
     innermost = arch.memory[-1]
     if step_bytes is not None and is_off_chip(innermost):
         prologue = min(prologue, engine.transfer_cycles(step_bytes, 0.0, innermost, arch))
-    return GemmTraffic(_accesses(arch, tensor_names(einsum), traffic, 0), energy, level_cycles, prologue)
+    return GemmTraffic(_accesses(arch, workload, tensor_names(einsum), traffic, 0), energy, level_cycles, prologue)

@@ -21,6 +21,11 @@ For a tensor kept at level l (not bypassed):
   outputs: each change sends the tile up; the first visit of an output tile is a `write` at the parent,
   later visits are `update`s that need the partial sum read back (a `read` at the parent and a `fill` at l);
   PEs along a spatial rank the output does not use reduce their partial sums before the write.
+  Of an output's traffic between two levels, each element's last visit carries its final value and every other
+  visit, and every read-back, an open partial sum, which an engine with wider accumulators moves and keeps at
+  the accumulator width (`wide_elements`, `wide_bits`; a tile is wide where any passes through its level). A
+  level that keeps the output only as partial sums (it holds 'psums', not 'outputs': TPU v1's Accumulators) is
+  an accumulator memory: the final sums too sit in it at that width, quantized on their way out.
 - The tile of a tensor's outermost kept level is its backing store: it gets no fills.
 With imperfect factors (product above the rank size) tiles are clipped to the rank size for capacity, and
 traffic counts the partial last tile as it is: a sweep over a rank moves `size` elements along it, not
@@ -59,6 +64,9 @@ class LoopnestAnalysis:
     fill_elements: np.ndarray      # int64 (B, L, T): written into the level from its parent
     update_elements: np.ndarray    # int64 (B, L, T): partial sums written from inner onto an earlier value
     write_elements: np.ndarray     # int64 (B, L, T): first writes of output elements from inner
+    wide_elements: np.ndarray      # int64 (B, 4, L, T): of the read, fill, update and write elements, those at
+                                   # the accumulator width (actions in `READ, FILL, UPDATE, WRITE` order)
+    wide_tiles: np.ndarray         # bool (B, L, T): tile kept at the accumulator width
     iterations: np.ndarray         # int64 (B,): real points of the iteration space the mapping runs
     macs: np.ndarray               # int64 (B,): iterations for a contraction, else 0
     padded_iterations: np.ndarray  # int64 (B,): points including the padding of imperfect factors
@@ -68,14 +76,36 @@ class LoopnestAnalysis:
     # per tensor and per level (tuples, not arrays: every candidate shares them): the byte and energy totals
     # below derive from them on first use, as the systolic scorer reads only the element counts
     bits: tuple[float, ...]                     # (T,) bits of an element
+    wide_bits: tuple[float, ...]                # (T,) bits at the accumulator width (`bits` but for a wider output)
     doubled: tuple[float, ...]                  # (L,) 2 where double-buffered, else 1
     capacity: tuple[float, ...]                 # (L,) bytes (inf: unbounded)
     energy_per_bit: tuple[tuple[float, float], ...]   # (L,) read and write joules per bit
 
+    @property
+    def tile_bits(self) -> np.ndarray:
+        """float (B, L, T): bits of an element of each tile (`wide_bits` where the tile is wide)."""
+        return np.where(self.wide_tiles, self.wide_bits, self.bits)
+
+    @property
+    def tile_bytes(self) -> np.ndarray:
+        """float (B, L, T): bytes of each kept tile per instance (`tile_bits`)."""
+        return self.tile_elements * self.tile_bits / 8
+
+    @functools.cached_property
+    def widened_bits(self) -> np.ndarray:
+        """float (B, 4, L, T): bits the accumulator-width elements move beyond the tensor's width."""
+        return self.wide_elements * (np.array(self.wide_bits) - np.array(self.bits))
+
+    @property
+    def moved_bytes(self) -> np.ndarray:
+        """float (B, L, T): bytes each tensor moves at each level (read, filled, updated, written)."""
+        elements = self.read_elements + self.fill_elements + self.update_elements + self.write_elements
+        return (elements * np.array(self.bits) + self.widened_bits.sum(axis=1)) / 8
+
     @functools.cached_property
     def occupancy_bytes(self) -> np.ndarray:
         """float (B, L): kept tiles' bytes per instance, x2 where double-buffered."""
-        return (self.tile_elements * np.array(self.bits)).sum(axis=2) / 8 * np.array(self.doubled)
+        return self.tile_bytes.sum(axis=2) * np.array(self.doubled)
 
     @property
     def fits(self) -> np.ndarray:
@@ -85,9 +115,10 @@ class LoopnestAnalysis:
     @functools.cached_property
     def _level_bits(self) -> tuple[np.ndarray, np.ndarray]:
         """(read, written) bits (B, L) at each level; every sum adds whole numbers of bits, exact in any order."""
-        bits = np.array(self.bits)
-        return ((self.read_elements * bits).sum(axis=2),
-                ((self.fill_elements + self.update_elements + self.write_elements) * bits).sum(axis=2))
+        bits, wide = np.array(self.bits), self.widened_bits
+        return ((self.read_elements * bits + wide[:, READ]).sum(axis=2),
+                ((self.fill_elements + self.update_elements + self.write_elements) * bits
+                 + wide[:, FILL] + wide[:, UPDATE] + wide[:, WRITE]).sum(axis=2))
 
     @property
     def level_read_bytes(self) -> np.ndarray:
@@ -274,11 +305,13 @@ READ, FILL, UPDATE, WRITE = range(4)   # action axis of `_element_counts`
 
 
 def _element_counts(einsum: Einsum, tensors: MappingType[str, Tensor], batch: MappingBatch, nest: _Nest,
-                    keep: _Keeping) -> tuple[np.ndarray, np.ndarray]:
-    """(counts (4 actions, T, L, B) of elements read, filled, updated and written, tiles (T, L, B) where kept)."""
+                    keep: _Keeping) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(counts (4 actions, T, L, B) of elements read, filled, updated and written, the output's open partial
+    sums among them (4, L, B), tiles (T, L, B) where kept)."""
     b, n_l, _ = batch.temporal.shape
     n_t = len(batch.tensor_names)
     counts = np.zeros((4, n_t, n_l, b))
+    partial = np.zeros((4, n_l, b))
     tile_elements = np.zeros((n_t, n_l, b), dtype=np.int64)
     cols = np.arange(b)
     for ti, name in enumerate(batch.tensor_names):
@@ -310,15 +343,42 @@ def _element_counts(einsum: Einsum, tensors: MappingType[str, Tensor], batch: Ma
             counts[UPDATE, ti] = back
             counts[READ, ti] = np.where(active, (own * ch)[:n_l], 0) + back
             counts[FILL, ti] = np.where(active, (own * again)[:n_l], 0)
+            # of the ch visits to each position, the last (pos) carries the final value: the other `again` visits
+            # and every read-back are open partial sums; the first writes are among them when a visit follows
+            opened = up(union * np.minimum(pos, again))
+            partial[READ] = np.where(active, (own * again)[:n_l], 0) + back
+            partial[FILL] = counts[FILL, ti]
+            partial[UPDATE] = back - opened
+            partial[WRITE] = opened
         else:
             counts[READ, ti] = up(union * ch)
             counts[FILL, ti] = np.where(active, (own * ch)[:n_l], 0)
-    return counts, tile_elements
+    return counts, partial, tile_elements
+
+
+def accumulator_memories(einsum: Einsum, arch: Arch) -> np.ndarray:
+    """bool (L,): the levels that keep the einsum's output only as partial sums (they hold 'psums', not
+    'outputs': TPU v1's Accumulators), whose every access to it is at the accumulator width."""
+    name = einsum.output.tensor
+    return np.array([lv.admits("psums", name) and not lv.admits("outputs", name) for lv in arch.memory])
+
+
+def _wide(einsum: Einsum, arch: Arch, batch: MappingBatch, counts: np.ndarray, partial: np.ndarray,
+          tile_elements: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(elements (B, 4, L, T) at the accumulator width, tiles (B, L, T) kept at it): the output's open partial
+    sums `partial` (4, L, B), and all of the output at a level that keeps it only as partial sums."""
+    out, sums_only = batch.tensor_names.index(einsum.output.tensor), accumulator_memories(einsum, arch)
+    partial[:, sums_only] = counts[:, out, sums_only]
+    wide = np.zeros((*tile_elements.shape[:1], 4, *tile_elements.shape[1:]), dtype=np.int64)
+    wide[..., out] = np.rint(partial).transpose(2, 0, 1)
+    tiles = np.zeros(tile_elements.shape, dtype=bool)
+    tiles[..., out] = wide[..., out].any(axis=1) | (sums_only & (tile_elements[..., out] > 0))
+    return wide, tiles
 
 
 def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes: MappingType[str, int],
-            batch: MappingBatch, double_buffered: Collection[str] = (), pe_folds: np.ndarray | None = None
-            ) -> LoopnestAnalysis:
+            batch: MappingBatch, double_buffered: Collection[str] = (), pe_folds: np.ndarray | None = None,
+            accumulator_bits: float | None = None) -> LoopnestAnalysis:
     """Footprints, fills, reads, updates, capacity and MACs of every candidate in `batch` (no per-candidate loop).
 
     `tensors` gives shapes and widths (a workload's `tensor_map`); `axes` the engine's axis sizes;
@@ -327,19 +387,24 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
     the next (each fold streams its operands in and its partial sums out, as the fold timing charges), so
     their tile of every tensor changes at least that often; without it a time loop of factor 1 (a GEMV) ends
     no stationary run, and the registers would seem to keep the streamed operand or a partial sum across folds.
+    `accumulator_bits`: the width of the output's partial sums (None: the output's own; never narrower).
     """
     nest = _nest(einsum, batch)
-    counts, tiles = _element_counts(einsum, tensors, batch, nest, _keeping(einsum, batch, nest, pe_folds))
+    counts, partial, tiles = _element_counts(einsum, tensors, batch, nest, _keeping(einsum, batch, nest, pe_folds))
     # back to candidate-major (B, L, T)
     read, fill, update, write = np.rint(counts, out=counts).transpose(0, 3, 2, 1).astype(np.int64, order="C")
     tile_elements = np.ascontiguousarray(tiles.transpose(2, 1, 0))
+    wide, wide_tiles = _wide(einsum, arch, batch, counts, partial, tile_elements)
+    bits = tuple(float(tensors[t].bits) for t in batch.tensor_names)
+    out = batch.tensor_names.index(einsum.output.tensor)
+    wide_bits = tuple(max(b, accumulator_bits or 0.0) if ti == out else b for ti, b in enumerate(bits))
     coverage = nest.total * nest.spatial
     iterations = np.minimum(coverage, nest.sizes).prod(axis=0)
     pes = math.prod(axes[a] for a in batch.axis_names)
     return LoopnestAnalysis(
-        batch.level_names, batch.tensor_names, tile_elements, read, fill, update, write, iterations,
-        iterations if einsum.op == "mac" else np.zeros_like(iterations), coverage.prod(axis=0),
-        nest.total.prod(axis=0), nest.used_pes, pes, tuple(float(tensors[t].bits) for t in batch.tensor_names),
+        batch.level_names, batch.tensor_names, tile_elements, read, fill, update, write, wide, wide_tiles,
+        iterations, iterations if einsum.op == "mac" else np.zeros_like(iterations), coverage.prod(axis=0),
+        nest.total.prod(axis=0), nest.used_pes, pes, bits, wide_bits,
         tuple(2.0 if m.name in double_buffered else 1.0 for m in arch.memory),
         tuple(np.inf if m.capacity_bytes is None else float(m.capacity_bytes) for m in arch.memory),
         tuple(tuple(float(e) for e in level_energy_per_bit(m, arch.technology_nm)) for m in arch.memory))

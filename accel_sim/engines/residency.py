@@ -5,7 +5,10 @@ capacities allow with the least outer-level traffic. Where neither fits, the ope
 at the outermost level that holds it (its backing store) and moves between there and the array through the
 inner levels too small for its tiles, which stage it without reuse (Timeloop's bypass per dataspace, Parashar
 et al., ISPASS 2019, Sec. III; SCALE-Sim's SRAMs likewise pass every operand whatever their size): a spilled
-output's partial sums go out to the backing store at the end of every fold and come back for the next. A
+output's partial sums go out to the backing store at the end of every fold and come back for the next. Open
+partial sums take the engine's accumulator width wherever they are kept or moved (`analyze`'s
+`accumulator_bits`), each output element's final value its own width (but in an accumulator memory, which keeps
+all of it wide: loopnest.py). A
 spill is chosen only when no choice without it fits. A staging level still holds two cycles of what the
 operand moves across the array's edge (`spilled_occupancy`). A mapping that fits nowhere, even spilled (a
 backing store on chip too small for its tile, a staging level too small for two cycles of edge transfer, or
@@ -22,7 +25,8 @@ import numpy as np
 
 from accel_sim.energy.components import is_off_chip, level_energy_per_bit
 from accel_sim.engines.fold_timing import role_masks
-from accel_sim.engines.loopnest import LoopnestAnalysis, access_of, analyze, gemm_roles, tile_footprint
+from accel_sim.engines.loopnest import (FILL, READ, UPDATE, WRITE, LoopnestAnalysis, access_of,
+                                        accumulator_memories, analyze, gemm_roles, tile_footprint)
 from accel_sim.engines.rows import distinct_rows
 from accel_sim.spec.mapping import MappingBatch, concat_batches
 
@@ -93,11 +97,12 @@ class ArrayAnalyses:
     folds: np.ndarray                          # (B,): the folds each candidate runs (`analyze`'s pe_folds)
     streamed: LoopnestAnalysis
     collapsed: LoopnestAnalysis
+    accumulator_bits: float | None             # width of the output's open partial sums (`analyze`)
 
     def spilled_rows(self, rows: np.ndarray) -> LoopnestAnalysis:
         """The spilled layout's analysis of the candidates at `rows` (an index array)."""
         return analyze(self.einsum, self.tensors, self.arch, self.axes, spilled(self.batch.rows(rows)),
-                       pe_folds=self.folds[rows])
+                       pe_folds=self.folds[rows], accumulator_bits=self.accumulator_bits)
 
     @property
     def bits(self) -> np.ndarray:
@@ -109,15 +114,14 @@ class ArrayAnalyses:
         """(2, B, L, T) bytes each tensor's tiles take at each level, streamed (double-buffered on chip: one tile
         streams in while the last is used) and resident."""
         on_chip = np.array([not is_off_chip(lv) for lv in self.arch.memory])[None, :, None]
-        streamed, resident = (v.tile_elements * self.bits / 8 for v in (self.streamed, self.collapsed))
+        streamed, resident = (v.tile_bytes for v in (self.streamed, self.collapsed))
         return np.stack([np.where(on_chip, 2 * streamed, streamed), resident])
 
     @cached_property
     def moved(self) -> np.ndarray:
         """(2, B, L, T) bytes each tensor moves at each level (read, filled, updated, written), streamed and
         resident."""
-        return np.stack([(v.read_elements + v.fill_elements + v.update_elements + v.write_elements) * self.bits / 8
-                         for v in (self.streamed, self.collapsed)])
+        return np.stack([v.moved_bytes for v in (self.streamed, self.collapsed)])
 
     @cached_property
     def ranking(self) -> ResidencyRanking:
@@ -127,8 +131,9 @@ class ArrayAnalyses:
 
 
 def array_analyses(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, batch: MappingBatch,
-                   dataflow: np.ndarray) -> ArrayAnalyses:
-    """The loop-nest analyses `array_traffic` reads of a batch on a rows x cols array (`ArrayAnalyses`)."""
+                   dataflow: np.ndarray, accumulator_bits: float | None = None) -> ArrayAnalyses:
+    """The loop-nest analyses `array_traffic` reads of a batch on a rows x cols array (`ArrayAnalyses`), the
+    output's open partial sums `accumulator_bits` wide (None: the output's own width)."""
     # one analysis over the layouts: the per-call set-up dominates small batches. All run the streamed layout's
     # folds: every temporal iteration except the time role's loops at the innermost level, which stream through
     # the array within a fold (systolic_timing). A reduction fold at the innermost level is a fold too: a
@@ -147,9 +152,9 @@ def array_analyses(einsum: Einsum, workload: Workload, arch: Arch, rows: int, co
     resident = _collapsed_batch(batch.rows(first), factors[first], order[first])
     axes = {"rows": rows, "cols": cols}
     both = analyze(einsum, workload.tensor_map, arch, axes, concat_batches([batch, resident]),
-                   pe_folds=np.concatenate([folds, folds[first]]))
+                   pe_folds=np.concatenate([folds, folds[first]]), accumulator_bits=accumulator_bits)
     return ArrayAnalyses(einsum, workload.tensor_map, arch, axes, batch, folds, both.rows(slice(0, b)),
-                         both.rows(b + inverse))
+                         both.rows(b + inverse), accumulator_bits)
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,7 @@ class ArrayTraffic:
     fill: np.ndarray
     update: np.ndarray
     write: np.ndarray
+    widened_bits: np.ndarray      # (B, 4, L, T): bits partial sums at the accumulator width add (loopnest)
     level_read_bytes: np.ndarray  # (B, L): bytes read at each level
     level_write_bytes: np.ndarray  # (B, L): bytes written (filled, updated, written) at each level
     level_energy_j: np.ndarray    # (B, L, 2): read and write joules per level
@@ -182,29 +188,36 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
     streamed, resident = ((v.read_elements, v.fill_elements, v.update_elements, v.write_elements)
                           for v in (analyses.streamed, analyses.collapsed))
+    wide_s, wide_r = analyses.streamed.widened_bits, analyses.collapsed.widened_bits   # (B, 4, L, T)
     fits, choice = analyses.ranking.choose(on_chip, capacity)
     kept = (choice == RESIDENT)[:, None, :]
     read, fill, update, write = (np.where(kept, r, s) for s, r in zip(streamed, resident))
+    widened = np.where(kept[:, None], wide_r, wide_s)
     # a spill is chosen only where no choice without one fits: only those candidates need the spilled layout
     need = np.flatnonzero(~fits)
     if len(need):
         spill = analyses.spilled_rows(need)
         staged = _staged(batch.rows(need), spill)
+        staged_wide = _staged_widened(einsum, arch, batch.rows(need), spill, staged)
         held = np.concatenate([analyses.held[:, need], spilled_occupancy(einsum, workload, arch, batch.rows(need),
                                                                          spill)[None]])
-        moved = np.concatenate([analyses.moved[:, need], (sum(staged) * bits / 8)[None]])
+        moved = np.concatenate([analyses.moved[:, need], ((sum(staged) * bits + staged_wide.sum(axis=1)) / 8)[None]])
         fits[need], choice[need] = residency_ranking(held, moved, (STREAMED, RESIDENT, SPILLED),
                                                      spilling=True).choose(on_chip, capacity)
         picked = choice[need][:, None, :]
         for full, s, r, part in zip((read, fill, update, write), streamed, resident, staged):
             full[need] = np.where(picked == SPILLED, part, np.where(picked == RESIDENT, r[need], s[need]))
+        widened[need] = np.where(picked[:, None] == SPILLED, staged_wide,
+                                 np.where(picked[:, None] == RESIDENT, wide_r[need], wide_s[need]))
     fits &= (batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
 
-    read_bits = (read * bits).sum(axis=2)
-    write_bits = ((fill + update + write) * bits).sum(axis=2)
+    read_bits = (read * bits + widened[:, READ]).sum(axis=2)
+    write_bits = ((fill + update + write) * bits + widened[:, FILL] + widened[:, UPDATE]
+                  + widened[:, WRITE]).sum(axis=2)
     per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
     level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
-    return ArrayTraffic(fits, choice, read, fill, update, write, read_bits / 8, write_bits / 8, level_energy)
+    return ArrayTraffic(fits, choice, read, fill, update, write, widened, read_bits / 8, write_bits / 8,
+                        level_energy)
 
 
 def _staging_route(batch: MappingBatch) -> tuple[np.ndarray, np.ndarray]:
@@ -242,12 +255,12 @@ def spilled_occupancy(einsum: Einsum, workload: Workload, arch: Arch, batch: Map
     together and the array cannot step at all (ZigZag likewise finds no mapping when a memory cannot hold the
     operands one step of its array needs). That stage-size bound, not the tile, is then the level's need.
     """
-    bits = np.array([workload.tensor_map[t].bits for t in batch.tensor_names], dtype=float)
     on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])[None, :, None]
-    _, route = _staging_route(batch)
+    outermost, route = _staging_route(batch)
     stage = 2 * edge_elements(einsum, workload, batch)[:, None, :] * route
-    kept = np.where(on_chip, 2 * spill.tile_elements, spill.tile_elements)
-    return (kept + np.where(on_chip, stage, 0)) * bits / 8
+    # a staging level passes on what the backing store keeps: open partial sums at their width
+    stage_bits = np.take_along_axis(spill.tile_bits, outermost, axis=1)
+    return np.where(on_chip, 2, 1) * spill.tile_bytes + np.where(on_chip, stage, 0) * stage_bits / 8
 
 
 @dataclass(frozen=True)
@@ -306,10 +319,28 @@ def _staged(batch: MappingBatch, spill: LoopnestAnalysis) -> tuple[np.ndarray, .
     too small to keep a tile, so it gives no reuse but every element still crosses it. Inputs read out of the
     backing store are filled into and read out of it; outputs written or updated at the backing store are
     written into and drained out of it, and partial sums read back pass down through it."""
+    return _staged_flow(batch, spill.read_elements, spill.fill_elements, spill.update_elements, spill.write_elements)
+
+
+def _staged_widened(einsum: Einsum, arch: Arch, batch: MappingBatch, spill: LoopnestAnalysis,
+                    staged: tuple[np.ndarray, ...]) -> np.ndarray:
+    """(B, 4, L, T) bits the spilled layout's `staged` elements move beyond their tensor's width: a staging level
+    passes on the backing store's wide elements, and an accumulator memory takes all of the output wide."""
+    wide = np.stack(_staged_flow(batch, *spill.widened_bits.transpose(1, 0, 2, 3)), axis=1)
+    out = batch.tensor_names.index(einsum.output.tensor)
+    sums_only = accumulator_memories(einsum, arch)
+    extra = spill.wide_bits[out] - spill.bits[out]
+    wide[:, :, sums_only, out] = np.stack(staged, axis=1)[:, :, sums_only, out] * extra
+    return wide
+
+
+def _staged_flow(batch: MappingBatch, read: np.ndarray, fill: np.ndarray, update: np.ndarray, write: np.ndarray
+                 ) -> tuple[np.ndarray, ...]:
+    """`_staged` of any per-(B, L, T) flow of the spilled layout: its elements, or the bits its open partial sums
+    add (a staging level passes them on as they are)."""
     outermost, kept = _staging_route(batch)
     at_home = lambda a: np.take_along_axis(a, outermost, axis=1)                     # noqa: E731
-    read_b, update_b, write_b = at_home(spill.read_elements), at_home(spill.update_elements), \
-        at_home(spill.write_elements)
+    read_b, update_b, write_b = at_home(read), at_home(update), at_home(write)
     stage = np.where(kept, 1, 0)
-    return (spill.read_elements + stage * (read_b + update_b + write_b), spill.fill_elements + stage * read_b,
-            spill.update_elements + stage * update_b, spill.write_elements + stage * write_b)
+    return (read + stage * (read_b + update_b + write_b), fill + stage * read_b, update + stage * update_b,
+            write + stage * write_b)

@@ -43,11 +43,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.costing import elementwise_cost, systolic_cost, systolic_pe_area_mm2, systolic_resident_cost
 from accel_sim.engines.systolic_mapspace import SystolicMapspace, systolic_mapspace
+from accel_sim.energy.tables import DEFAULT_INT_ACCUMULATOR_BITS
 from accel_sim.folds import Buffering, Dataflow
 from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveFloat, PositiveInt
 from accel_sim.spec.mapspace import MapperSpec, pins_for
@@ -95,8 +96,12 @@ class SystolicEngine(EngineBase):
     # the PEs' arithmetic: int (fixed point: Eyeriss, DianNao) or fp; None: energy.components.dtype_of_bits's rule
     # (integers up to 8 bits, floats from 16)
     number: Literal["int", "fp"] | None = None
-    # each PE's storage per operand (Eyeriss' scratchpads); None: one register per operand and a 32-bit
-    # accumulator, one register file (engines/costing.py pe_registers_bytes)
+    # width of a partial sum while its reduction is open: in the PEs and in any level that keeps it between folds.
+    # None: 32 bits, for int and fp alike (int8 products accumulate in 32 bits, Jouppi et al., ISCA 2017, Sec. 2;
+    # fp16/bf16 products in fp32, Micikevicius et al., ICLR 2018, as NVIDIA tensor cores: energy/tables.py)
+    accumulator_bits: PositiveInt | None = None
+    # each PE's storage per operand (Eyeriss' scratchpads); None: one register per operand and the accumulator,
+    # one register file (engines/costing.py pe_registers_bytes)
     pe_storage: PeStorage | None = None
     # "double": a second stationary-tile register per PE hides the next fold's load (module docstring);
     # "single": every ws/is fold loads its tile first (SCALE-Sim's timing)
@@ -119,6 +124,21 @@ class SystolicEngine(EngineBase):
                                  f"{', '.join(sorted(MAP_OPS))}")
             return tuple(sorted(value.items()))
         return value
+
+    @field_validator("accumulator_bits", mode="after")
+    @classmethod
+    def _accumulator_holds_an_operand(cls, value: int | None, info: ValidationInfo) -> int | None:
+        operand = info.data.get("operand_bits")
+        if value is not None and operand is not None and value < operand:
+            raise ValueError(f"accumulator_bits ({value}) is narrower than operand_bits ({operand}): a partial sum "
+                             f"cannot hold one operand. Fix: give at least {operand} (32 for int8 or fp16 "
+                             f"operands), or remove accumulator_bits for the 32-bit default")
+        return value
+
+    @property
+    def accumulator_width_bits(self) -> int:
+        """Bits of an open partial sum: `accumulator_bits`, else the cited 32-bit default (field comment)."""
+        return self.accumulator_bits if self.accumulator_bits is not None else int(DEFAULT_INT_ACCUMULATOR_BITS.value)
 
     def elementwise_cycles_per_point(self, einsum: Einsum) -> float:
         """PE cycles per iteration point of a non-contraction einsum (0.0: an operator the PEs lack)."""

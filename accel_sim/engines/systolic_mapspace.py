@@ -276,4 +276,5 @@ def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: Systolic
                         f"{engine.rows} x {engine.cols} array with the pinned factors. Fix: pin factors that "
                         f"multiply to at least {einsum.sizes[r]} and fit the array")
     batch, codes = implied_batch(einsum, workload, arch, engine)
-    return unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, batch, codes)
+    return unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, batch, codes,
+                       engine.accumulator_width_bits)

@@ -3,7 +3,9 @@
 Plain data that adds: the cost of a network is the sum of its einsums' costs (run one after another).
 Access actions: `read` (elements read out of a level), `fill` (written into it from the outer level),
 `update` (partial sums written into it from the inner level, accumulating onto an earlier value) and
-`write` (first writes of results from the inner level). Units live in the field names.
+`write` (first writes of results from the inner level). Partial sums kept wider than their tensor (an
+accumulator) count in elements of the tensor's width, so elements x the tensor's bits / 8 is always the bytes
+moved. Units live in the field names.
 """
 from __future__ import annotations
 

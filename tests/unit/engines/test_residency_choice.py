@@ -15,7 +15,7 @@ import pytest
 from builders import gemm
 
 from accel_sim.energy.components import is_off_chip
-from accel_sim.engines.residency import (_staged, array_analyses, array_traffic, collapsed, spilled,
+from accel_sim.engines.residency import (_staged, _staged_widened, array_analyses, array_traffic, collapsed, spilled,
                                          spilled_occupancy)
 from accel_sim.engines.rows import distinct_rows
 from accel_sim.engines.loopnest import analyze
@@ -37,18 +37,17 @@ def _arch(act_bytes: int, weight_bytes: int, dram_holds: tuple[str, ...] = ("wei
         "engines": [{"name": "sa", "kind": "systolic", "rows": 4, "cols": 4, "dataflow": "any"}]})
 
 
-def _eager_choice(arch: Arch, bits: np.ndarray, layouts: list, flows: list, spilled_held: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(fits, choice) over every combination of the three layouts per tensor, by the documented rule; the
-    spilled layout holds `spilled_held` bytes (its tiles and staging, `spilled_occupancy`)."""
+def _eager_choice(arch: Arch, layouts: list, moved: list, spilled_held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(fits, choice) over every combination of the three layouts per tensor, by the documented rule; `moved`
+    holds each layout's bytes per level and tensor, and the spilled layout holds `spilled_held` bytes (its tiles
+    and staging, `spilled_occupancy`)."""
     on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
     held = []
     for variant, layout in enumerate(layouts[:2]):   # streamed tiles are double-buffered on chip
-        tiles = layout.tile_elements * bits / 8
+        tiles = layout.tile_bytes
         held.append(np.where(on_chip[None, :, None], 2 * tiles, tiles) if variant != 1 else tiles)
     held.append(spilled_held)
-    moved = [sum(flow) * bits / 8 for flow in flows]
     b, _, n_t = held[0].shape
     fits, choice = np.zeros(b, dtype=bool), np.zeros((b, n_t), dtype=np.int64)
     best = np.full((b, 3), np.inf)
@@ -82,28 +81,32 @@ def _sampled(space, n: int, seed: int = 0) -> Candidates:  # noqa: ANN001 (a Sys
 ])
 def test_lazy_spills_and_shared_collapsed_analyses_choose_as_the_eager_definition(
         act_bytes: int, weight_bytes: int, dram_holds: tuple[str, ...]) -> None:
-    """2,100 sampled mappings of a 12 x 8 x 16 GEMM: the same fit, choice and accesses per level and tensor."""
+    """2,100 sampled mappings of a 12 x 8 x 16 int8 GEMM with 32-bit partial sums: the same fit, choice and
+    accesses per level and tensor."""
     arch, work = _arch(act_bytes, weight_bytes, dram_holds), gemm(12, 8, 16)
     einsum, engine = work.einsums[0], arch.engines[0]
     candidates = _sampled(engine.mapspace(einsum, work, arch), 700)
     batch = candidates.mappings
-    analyses = array_analyses(einsum, work, arch, 4, 4, batch, candidates.group)
+    analyses = array_analyses(einsum, work, arch, 4, 4, batch, candidates.group, accumulator_bits=32)
     got = array_traffic(einsum, work, arch, 4, 4, batch, analyses)
 
     axes, folds = {"rows": 4, "cols": 4}, analyses.folds
-    layouts = [analyze(einsum, work.tensor_map, arch, axes, view, pe_folds=folds)
+    layouts = [analyze(einsum, work.tensor_map, arch, axes, view, pe_folds=folds, accumulator_bits=32)
                for view in (batch, collapsed(batch), spilled(batch))]
     flows = [(v.read_elements, v.fill_elements, v.update_elements, v.write_elements) for v in layouts[:2]]
     flows.append(_staged(batch, layouts[2]))
     bits = np.array([work.tensor_map[t].bits for t in batch.tensor_names], dtype=float)
-    fits, choice = _eager_choice(arch, bits, layouts, flows,
-                                 spilled_occupancy(einsum, work, arch, batch, layouts[2]))
+    staged_wide = _staged_widened(einsum, arch, batch, layouts[2], flows[2])
+    moved = [v.moved_bytes for v in layouts[:2]] + [(sum(flows[2]) * bits + staged_wide.sum(axis=1)) / 8]
+    fits, choice = _eager_choice(arch, layouts, moved, spilled_occupancy(einsum, work, arch, batch, layouts[2]))
     fits &= (batch.spatial.prod(axis=2) <= 4).all(axis=1)
 
     np.testing.assert_array_equal(got.fits, fits)
     np.testing.assert_array_equal(got.choice, choice)
     for a, name in enumerate(("read", "fill", "update", "write")):
         np.testing.assert_array_equal(getattr(got, name), np.choose(choice[:, None, :], [f[a] for f in flows]))
+    wide = [layouts[0].widened_bits, layouts[1].widened_bits, staged_wide]
+    np.testing.assert_array_equal(got.widened_bits, np.choose(choice[:, None, None, :], wide))
     if act_bytes == 256:   # the case mixes every outcome
         spills = (choice == 2).any(axis=1)
         assert (fits & spills).any() and (fits & ~spills).any() and (~fits).any()
