@@ -12,10 +12,11 @@ llama.cpp config (Q2_K) does not describe, so they are left out.
 Ours: the decode step of each model (kv_len 256, a short-context generation; the paper's context is not
 transcribed) evaluated with `objective="latency"` on arch_configs/lut/m2_ultra_tmac.yaml and
 m2_ultra_llamacpp.yaml with `--set cpu.threads=N`: the configs describe one performance core and the CPU's
-clusters, and engines/multicore.py places the threads, paces them by the slowest, caps the bandwidth they reach and
-charges every operator ggml's thread barriers at the measured core-to-core latencies.
+clusters, and engines/multicore.py places the threads, paces them by the slowest, caps the bandwidth they reach,
+charges every operator ggml's thread barriers at the measured core-to-core latencies and stretches it to the
+busiest thread of ggml's row split.
 The Raspberry Pi 5 rows (T-MAC at 1 and 2 threads, the same profiling table) run the same mechanism on
-arch_configs/lut/raspberry_pi5_tmac.yaml, a CPU described from its datasheets only.
+arch_configs/lut/raspberry_pi5_tmac.yaml, a CPU described from its datasheets and a STREAM measurement.
 Run: python -m validation.tmac
 """
 from __future__ import annotations
@@ -35,7 +36,7 @@ from validation.comparison import Comparison, comparison_table
 REPO = Path(__file__).resolve().parents[1]
 TMAC = REPO / "arch_configs" / "lut" / "m2_ultra_tmac.yaml"
 LLAMACPP = REPO / "arch_configs" / "lut" / "m2_ultra_llamacpp.yaml"
-PI5 = REPO / "arch_configs" / "lut" / "raspberry_pi5_tmac.yaml"  # a CPU described from datasheets only
+PI5 = REPO / "arch_configs" / "lut" / "raspberry_pi5_tmac.yaml"  # datasheets and a STREAM measurement
 KV_LEN = 256
 
 

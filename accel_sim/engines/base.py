@@ -26,6 +26,8 @@ class EngineBase(BaseModel):
     clock_hz: Hertz | None = Field(None, alias="clock")  # None: runs at the arch clock
     # set by engines/multicore.py for a CPU's cores (their thread barriers), not from YAML: every operator pays it
     operator_sync_s: Seconds = Field(0.0, exclude=True)
+    # set with it: threads that split each operator by rows, ggml's way (0: equal shares; multicore.row_split_factor)
+    row_split_threads: int = Field(0, exclude=True)
 
     def peak_per_cycle(self, einsum: Einsum) -> float:
         """Operator applications per cycle for this einsum; 0.0 means the engine cannot run it."""

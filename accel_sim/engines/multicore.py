@@ -23,6 +23,18 @@ clusters and thread count. `cpu_arch` turns that into the arch the engines cost 
   active cores. One thread, or threads on one core, pass no barrier that moves a line. Time-sharing a core (n
   above the physical cores) would add context switches to every barrier; they are not modelled. The engines
   carry the result as `operator_sync_s`, which the mapping stage adds to every operator's cost.
+- Operator split (`cpu.operator_split: rows`): ggml (llama.cpp as T-MAC built it, ggml.c at kaleid-liner/llama.cpp
+  0358ebc) does not divide an operator's work evenly: every kernel gives thread i the rows [i x dr, (i + 1) x dr)
+  with dr = ceil(rows / n) (`ggml_compute_forward_add_f32`, `_mul_mat`) or the rows i, i + n, ... (`_rms_norm_f32`,
+  `_mul_f32`), a row being the innermost (contiguous) dimension. An operator over fewer rows than threads
+  leaves the rest idle at the barrier: a decode step's norms, residual adds and SiLU gate act on one token's
+  row and run on one thread (Amdahl per operator), and rows that do not divide by n leave the busiest thread
+  ceil(rows / n) of them. The operator then takes n x ceil(rows / n) / rows times its even-split time
+  (`row_split_factor`); the mapping stage scales its compute and stall cycles by it. Its memory time is so
+  charged at the n-thread bandwidth's share, which understates one thread's reach where the threads together are
+  capped; the operators this concerns (one row of a few KB) are not bandwidth-bound in practice. T-MAC's
+  matrix multiplies split tiles of its tuned size instead (`n_tile_num` of its kcfg.ini, 16 to 172 per matrix):
+  not modelled, the rows of the output stand in for them.
 """
 from __future__ import annotations
 
@@ -31,6 +43,7 @@ import math
 from accel_sim.spec.arch import Arch, MemoryLevel
 from accel_sim.spec.cpu import CoreCluster, Cpu
 from accel_sim.spec.fields import memory_kind
+from accel_sim.spec.workload import Einsum
 
 
 def threads_per_core(cpu: Cpu, threads: int) -> list[tuple[CoreCluster, list[int]]]:
@@ -93,6 +106,30 @@ def operator_sync_seconds(cpu: Cpu, threads: int) -> float:
     return cpu.barriers_per_operator * (threads + 1) * mean_transfer_latency(cpu, threads)
 
 
+def split_rows(einsum: Einsum) -> int:
+    """Rows ggml divides `einsum` into among its threads (a row: the output's innermost dimension).
+
+    A contraction (ggml_compute_forward_mul_mat) splits the output's innermost rank (the weight's rows, nr0) or
+    the product of the others (nr1), whichever is larger; an operator that reduces its inputs' innermost
+    dimension (a norm's mean square, softmax's max and sum) has one row per output element; any other operator
+    has one row per output element outside the innermost rank."""
+    sizes = [einsum.sizes[r] for r in einsum.output.ranks]
+    if not sizes:
+        return 1
+    if einsum.op == "mac":
+        return max(sizes[-1], math.prod(sizes[:-1]))
+    return math.prod(sizes) if einsum.reduced_ranks else math.prod(sizes[:-1])
+
+
+def row_split_factor(einsum: Einsum, threads: int) -> float:
+    """An operator's time under ggml's row split over its time under an even split: n x ceil(rows / n) / rows
+    (1: the rows divide evenly; n: one row, one thread working). `threads` 0 or 1: no split, 1."""
+    if threads <= 1:
+        return 1.0
+    rows = split_rows(einsum)
+    return math.ceil(rows / threads) * threads / rows
+
+
 def _capped(level: MemoryLevel, bytes_per_s: float) -> MemoryLevel:
     """The level with every port at most `bytes_per_s` (off-chip levels only: on-chip ones are the cores' own)."""
     if memory_kind(level.technology) != "off_chip" or math.isinf(bytes_per_s):
@@ -109,7 +146,8 @@ def cpu_arch(arch: Arch) -> Arch:
     if cpu is None:
         return arch
     clock_hz = cpu.clusters[0].clock_hz * slowest_thread_rate(cpu, cpu.threads)
-    update = {"clock_hz": clock_hz, "operator_sync_s": operator_sync_seconds(cpu, cpu.threads)}
+    update = {"clock_hz": clock_hz, "operator_sync_s": operator_sync_seconds(cpu, cpu.threads),
+              "row_split_threads": cpu.threads if cpu.operator_split == "rows" else 0}
     engines = tuple(e.on_cores(cpu.threads).model_copy(update=update) for e in arch.engines)
     bandwidth = reachable_bandwidth(cpu, cpu.threads)
     # cpu None: the result is already per thread count, so costing it again does not replicate the cores twice

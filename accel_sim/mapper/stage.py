@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from accel_sim.engines.multicore import row_split_factor
 from accel_sim.engines.roofline import roofline
 from accel_sim.errors import InfeasibleError
 from accel_sim.mapper.search import MapperCache, best_cost
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
-    from accel_sim.spec.workload import Workload
+    from accel_sim.spec.workload import Einsum, Workload
 
 OBJECTIVES: tuple[str, ...] = ("latency", "energy", "edp")
 
@@ -31,15 +32,18 @@ def score(cost: Cost, objective: str) -> float:
     return cost.total_cycles * cost.total_energy_j
 
 
-def synchronised(cost: Cost, engine: EngineBase, arch: Arch) -> Cost:
-    """`cost` with the engine's per-operator thread barriers (a CPU's, engines/multicore.py) as fill/drain cycles."""
-    if not engine.operator_sync_s:
+def synchronised(cost: Cost, engine: EngineBase, einsum: Einsum, arch: Arch) -> Cost:
+    """`cost` as a CPU's threads run it (engines/multicore.py): compute and stall cycles stretched to the busiest
+    thread's rows, and the per-operator thread barriers as fill/drain cycles."""
+    split = row_split_factor(einsum, engine.row_split_threads)
+    if not engine.operator_sync_s and split == 1.0:
         return cost
     sync = engine.operator_sync_s * arch.clock_hz
     busy = cost.total_cycles
+    stretched = replace(cost, compute_cycles=cost.compute_cycles * split, stall_cycles=cost.stall_cycles * split,
+                        fill_drain_cycles=cost.fill_drain_cycles + sync)
     # utilization is a time fraction: the same MACs over the longer time
-    return replace(cost, fill_drain_cycles=cost.fill_drain_cycles + sync,
-                   utilization=cost.utilization * busy / (busy + sync))
+    return replace(stretched, utilization=cost.utilization * busy / stretched.total_cycles)
 
 
 def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None
@@ -56,7 +60,7 @@ def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCa
                 roofline(einsum, workload, arch)  # raises the InfeasibleError that names the missing engine
                 raise InfeasibleError(f"no engine can run einsum '{einsum.name}'")
             costs = [best_cost(e, einsum, workload, arch, objective, cache).cost for e in capable]
-            seen[key] = (tensors, [(e, synchronised(c, e, arch)) for e, c in zip(capable, costs)])
+            seen[key] = (tensors, [(e, synchronised(c, e, einsum, arch)) for e, c in zip(capable, costs)])
         first, options = seen[key]
         if first != tensors:
             rename = dict(zip(first, tensors))

@@ -12,8 +12,14 @@ Thread barriers: software that splits every operator over its threads waits for 
 times per operator; each barrier moves a shared cache line from core to core, at the core-to-core latency of the
 cores involved: `core_to_core_latency` within a cluster, `cross_cluster_latency` between clusters of one die,
 `cross_die_latency` between dies. No barriers (0, the default) need no latencies.
+
+Operator split: how the software divides one operator among its threads. `even` (the default): in equal shares.
+`rows`: ggml's static split, each thread taking ceil(rows / n) consecutive rows, so an operator with fewer rows than
+threads runs on as many threads as it has rows (`engines/multicore.py`, `split_rows`).
 """
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, Field, NonNegativeInt, field_validator, model_validator
 
@@ -46,6 +52,7 @@ class Cpu(BaseModel):
     die_bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="die_bandwidth")  # per die, all clusters
     bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="bandwidth")  # the CPU's whole reach
     barriers_per_operator: NonNegativeInt = 0  # thread barriers the software passes per operator (0: none modelled)
+    operator_split: Literal["even", "rows"] = "even"  # equal shares, or ggml's ceil(rows / n) rows per thread
     cross_cluster_latency_s: Seconds | None = Field(None, alias="cross_cluster_latency")  # clusters of one die
     cross_die_latency_s: Seconds | None = Field(None, alias="cross_die_latency")  # clusters on different dies
 

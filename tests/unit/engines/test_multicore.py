@@ -5,7 +5,7 @@ import pytest
 
 from accel_sim import load_arch
 from accel_sim.engines.multicore import (cpu_arch, mean_transfer_latency, operator_sync_seconds, reachable_bandwidth,
-                                        slowest_thread_rate, threads_per_core)
+                                        row_split_factor, slowest_thread_rate, split_rows, threads_per_core)
 from accel_sim.errors import ConfigError
 from accel_sim.evaluate import evaluate
 from accel_sim.spec.arch import Arch
@@ -144,3 +144,60 @@ def test_cpu_with_an_engine_that_is_not_a_core_is_rejected(tmp_path):
         load_arch(path)
     assert "engines[0].kind" in str(error.value) or "engines.0.kind" in str(error.value)
     assert "Fix: describe one core" in str(error.value)
+
+
+def einsum(out: dict[str, int], reduced: dict[str, int] | None = None, contraction: bool = False) -> Einsum:
+    """Y[out ranks] = A[all ranks] (+ B, or x B summed for a contraction), reducing the `reduced` ranks."""
+    r = Affine.rank
+    sizes = {**out, **(reduced or {})}
+    args = (Access("A", tuple(r(n) for n in sizes)), Access("B", tuple(r(n) for n in sizes)))
+    reduce = {"reduce": "sum"} if reduced else {}
+    expr = Call("mul" if contraction else "add", args)
+    return Einsum("op", Access("Y", tuple(r(n) for n in out)), expr, sizes, **reduce)
+
+
+def test_split_rows_follow_ggml_kernels():
+    """A row is the innermost output dimension. One token's [1, 4096] add: 1 row; its mean square over the 4096
+    (a reduction, one row per output element): 1 row; RoPE over [32 heads, 128]: 32 rows. A contraction splits
+    the larger of its innermost output rank and the rest (ggml mul_mat nr0 vs nr1): x[1, k] W[k, 4096] -> 4096;
+    scores [32 heads, 257 keys] -> 257; [32 heads, 16] -> 32."""
+    assert split_rows(einsum({"p": 1, "d": 4096})) == 1
+    assert split_rows(einsum({"p": 1}, {"d": 4096})) == 1
+    assert split_rows(einsum({"h": 32, "e": 128})) == 32
+    assert split_rows(einsum({"p": 1, "d": 4096}, {"k": 64}, contraction=True)) == 4096
+    assert split_rows(einsum({"h": 32, "m": 257}, {"e": 128}, contraction=True)) == 257
+    assert split_rows(einsum({"h": 32, "e": 16}, {"m": 257}, contraction=True)) == 32
+
+
+def test_busiest_thread_sets_the_row_split_factor():
+    """n x ceil(rows / n) / rows: one row on 8 threads runs on one, 8 x its even-split time; 50 rows on 4
+    threads give the busiest 13 (12.5 even), 1.04; 4096 rows divide evenly by 8, 1; no split (0 or 1 thread), 1."""
+    one_row, rows_50, rows_4096 = (einsum({"r": n, "d": 64}) for n in (1, 50, 4096))
+    assert row_split_factor(one_row, 8) == 8.0
+    assert row_split_factor(rows_50, 4) == pytest.approx(1.04)
+    assert row_split_factor(rows_4096, 8) == 1.0
+    assert row_split_factor(one_row, 0) == row_split_factor(one_row, 1) == 1.0
+
+
+def test_row_split_stretches_an_operator_to_its_busiest_thread():
+    """Y[r, i] = A + B with 8192 elements per row on 4 threads (no barriers): split by rows, one row takes 4 x
+    its even-split time (one thread works), 4 rows the same time, 6 rows ceil(6 / 4) x 4 / 6 = 4/3 x."""
+    def latency(rows: int, split: str) -> float:
+        r = Affine.rank
+        e = Einsum("add", Access("Y", (r("r"), r("i"))),
+                   Call("add", (Access("A", (r("r"), r("i"))), Access("B", (r("r"), r("i"))))), {"r": rows, "i": 8192})
+        work = Workload("add", tuple(Tensor(t, ("R", "I"), (rows, 8192), 16) for t in "ABY"), (e,))
+        spec = arch(4).model_dump(by_alias=True)
+        spec["cpu"]["operator_split"] = split
+        return evaluate(Arch.model_validate(spec), work, objective="latency").summary()["latency_s"]
+    assert latency(1, "rows") == pytest.approx(4 * latency(1, "even"))
+    assert latency(4, "rows") == pytest.approx(latency(4, "even"))
+    assert latency(6, "rows") == pytest.approx(4 / 3 * latency(6, "even"))
+
+
+def test_operator_split_is_even_unless_named():
+    """The default divides work evenly; a split other than 'even' or 'rows' is rejected naming the key."""
+    assert cpu(2).operator_split == "even"
+    with pytest.raises(ValueError) as error:
+        cpu(2, operator_split="chunks")
+    assert "operator_split" in str(error.value)
