@@ -150,7 +150,7 @@ def _keep_freed_memory() -> None:
     faults, 0.04 s of system CPU, on Llama-2-7B decode. A `run` lives about a second, so its peak heap stays
     mapped until exit (peak resident memory unchanged). Other C libraries (macOS, musl) keep their own policy.
     """
-    import ctypes  # only `run` needs it
+    import ctypes  # loaded on first use: only `run` tunes the allocator
 
     try:
         mallopt = ctypes.CDLL(None).mallopt
