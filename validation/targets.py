@@ -84,10 +84,10 @@ _PEER_GAP = ("issue 15: capacity binds (tiles that do not fit are staged from th
              "where ours stays flat, by mechanisms of ZigZag's model that ours does not share "
              "(validation/peers/zigzag_buffer_sweep.md, row by row): its per-PE output registers lose partial-sum "
              "reuse as LOMA re-tiles a smaller buffer (8 steps: DRAM words constant, register and sram_2MB words "
-             "up; our systolic array sends its partial sums out after every fold at every size); it is DRAM-bound "
-             "where our array's per-fold fill and drain bound ours, so the same DRAM rise moves only our energy "
-             "(2); its transfer-window stalls move its latency with every access count unchanged (2); its 16-bit "
-             "partial sums outgrow the buffer one halving before our 8-bit outputs (1)")
+             "up; our systolic array sends its partial sums out after every fold at every size); its "
+             "transfer-window stalls move its latency with every access count unchanged (2); ours keeps or stages "
+             "whole operand tiles, so it loses its on-chip reuse in fewer, larger steps, one halving before "
+             "ZigZag's gradual re-tiling does, and is on a plateau where ZigZag still rises (3)")
 
 _CALL_FLOOR = ("LLMCompass's harness (software_model/matmul.py, run_on_gpu) times the median of time.time() around "
                "one torch.bmm and torch.cuda.synchronize(): Python dispatch, cuBLAS's host-side setup, launch, kernel"

@@ -55,8 +55,8 @@ def test_fixed_point_pes_use_an_integer_multiplier() -> None:
 
 def test_scratchpad_reads_priced_by_their_technology_and_size() -> None:
     """Every MAC reads its 16-bit weight from the 448 B filter SRAM (Horowitz: 10 pJ x sqrt(448 / 8192) per 64 b
-    = 0.58463 pJ per 16 b at 45 nm), its input from the 24 B register file, and writes its 32-bit psum to the
-    48 B one; each carried to 65 nm."""
+    = 0.58463 pJ per 16 b at 45 nm), its input from the 24 B register file, and writes its psum to the 48 B one
+    at the engine's 16-bit accumulator width (Eyeriss' psum spad is 24 x 16 b); each carried to 65 nm."""
     arch = load_arch(ROOT / "arch_configs" / "edge_npu.yaml")
     engine = next(e for e in arch.engines if e.name == "pe_array")
     workload = gemm(64, 64, 64, bits=16)
@@ -65,7 +65,7 @@ def test_scratchpad_reads_priced_by_their_technology_and_size() -> None:
     sram_pj = 10 * (448 / 8192) ** 0.5 * 16 / 64 * energy_scale_factor(45, 65)
     read = macs * (sram_pj * 1e-12 + regfile_access_energy_j(24, 16, 65))
     assert cost.energy_j[("pe_registers", "read")] == pytest.approx(read, rel=1e-9)
-    assert cost.energy_j[("pe_registers", "write")] == pytest.approx(macs * regfile_access_energy_j(48, 32, 65),
+    assert cost.energy_j[("pe_registers", "write")] == pytest.approx(macs * regfile_access_energy_j(48, 16, 65),
                                                                      rel=1e-9)
 
 
