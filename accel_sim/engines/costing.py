@@ -169,7 +169,7 @@ def systolic_cost_of(einsum: Einsum, workload: Workload, arch: Arch, engine: Sys
     del dataflow  # the scores already hold the timing of each candidate's dataflow
     names = tensor_names(einsum)
     energy = _per_mac_energy(einsum, workload, arch, engine)
-    accesses = _accesses(arch, workload, names, scores, i)
+    accesses = _accesses(arch, workload, names, einsum.output.tensor, scores, i)
     for li, level in enumerate(arch.memory):
         energy[(level.name, "read")] = energy.get((level.name, "read"), 0.0) + float(scores.level_energy_j[i, li, 0])
         energy[(level.name, "write")] = energy.get((level.name, "write"), 0.0) + float(scores.level_energy_j[i, li, 1])
@@ -228,7 +228,7 @@ class SystolicScores:
     fill: np.ndarray
     update: np.ndarray
     write: np.ndarray
-    widened_bits: np.ndarray      # (B, 4, L, T): bits partial sums at the accumulator width add (loopnest)
+    widened_bits: np.ndarray      # (B, 4, L): bits the output's partial sums at the accumulator width add (loopnest)
     level_energy_j: np.ndarray    # (B, L, 2): read and write joules per level
 
     def __len__(self) -> int:
@@ -366,8 +366,8 @@ def _footprints(einsum: Einsum, workload: Workload) -> dict[str, Footprint]:
     return out
 
 
-def _accesses(arch: Arch, workload: Workload, names: tuple[str, ...], counts: SystolicScores | ArrayTraffic,
-              i: int) -> dict[tuple[str, str, str], float]:
+def _accesses(arch: Arch, workload: Workload, names: tuple[str, ...], output: str,
+              counts: SystolicScores | ArrayTraffic, i: int) -> dict[tuple[str, str, str], float]:
     """Candidate i's non-zero accesses as {(level, tensor, action): elements} (the `Cost.accesses` form); open
     partial sums wider than their tensor count in elements of its width, so elements x bits / 8 stays the bytes
     moved (as the GPU engine counts its fp32 partial sums)."""
@@ -377,7 +377,8 @@ def _accesses(arch: Arch, workload: Workload, names: tuple[str, ...], counts: Sy
         for a, action in enumerate(("read", "fill", "update", "write")):   # loopnest's READ, FILL, UPDATE, WRITE
             arr = getattr(counts, action)
             for ti, tensor in enumerate(names):
-                elements = float(arr[i, li, ti]) + float(counts.widened_bits[i, a, li, ti]) / bits[ti]
+                wide = float(counts.widened_bits[i, a, li]) if tensor == output else 0.0
+                elements = float(arr[i, li, ti]) + wide / bits[ti]
                 if elements:
                     accesses[(level.name, tensor, action)] = elements
     return accesses
@@ -418,4 +419,5 @@ def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, engine: E
     innermost = arch.memory[-1]
     if step_bytes is not None and is_off_chip(innermost):
         prologue = min(prologue, engine.transfer_cycles(step_bytes, 0.0, innermost, arch))
-    return GemmTraffic(_accesses(arch, workload, tensor_names(einsum), traffic, 0), energy, level_cycles, prologue)
+    return GemmTraffic(_accesses(arch, workload, tensor_names(einsum), einsum.output.tensor, traffic, 0), energy,
+                       level_cycles, prologue)

@@ -64,8 +64,9 @@ class LoopnestAnalysis:
     fill_elements: np.ndarray      # int64 (B, L, T): written into the level from its parent
     update_elements: np.ndarray    # int64 (B, L, T): partial sums written from inner onto an earlier value
     write_elements: np.ndarray     # int64 (B, L, T): first writes of output elements from inner
-    wide_elements: np.ndarray      # int64 (B, 4, L, T): of the read, fill, update and write elements, those at
-                                   # the accumulator width (actions in `READ, FILL, UPDATE, WRITE` order)
+    wide_elements: np.ndarray      # int64 (B, 4, L): of the output's read, fill, update and write elements, those
+                                   # at the accumulator width (actions in `READ, FILL, UPDATE, WRITE` order; only
+                                   # the output has partial sums, so the other tensors' would be all 0)
     wide_tiles: np.ndarray         # bool (B, L, T): tile kept at the accumulator width
     iterations: np.ndarray         # int64 (B,): real points of the iteration space the mapping runs
     macs: np.ndarray               # int64 (B,): iterations for a contraction, else 0
@@ -77,6 +78,7 @@ class LoopnestAnalysis:
     # below derive from them on first use, as the systolic scorer reads only the element counts
     bits: tuple[float, ...]                     # (T,) bits of an element
     wide_bits: tuple[float, ...]                # (T,) bits at the accumulator width (`bits` but for a wider output)
+    output: int                                 # index of the output in `tensor_names`
     doubled: tuple[float, ...]                  # (L,) 2 where double-buffered, else 1
     capacity: tuple[float, ...]                 # (L,) bytes (inf: unbounded)
     energy_per_bit: tuple[tuple[float, float], ...]   # (L,) read and write joules per bit
@@ -93,14 +95,16 @@ class LoopnestAnalysis:
 
     @functools.cached_property
     def widened_bits(self) -> np.ndarray:
-        """float (B, 4, L, T): bits the accumulator-width elements move beyond the tensor's width."""
-        return self.wide_elements * (np.array(self.wide_bits) - np.array(self.bits))
+        """float (B, 4, L): bits the output's accumulator-width elements move beyond its width."""
+        return self.wide_elements * (self.wide_bits[self.output] - self.bits[self.output])
 
     @property
     def moved_bytes(self) -> np.ndarray:
         """float (B, L, T): bytes each tensor moves at each level (read, filled, updated, written)."""
         elements = self.read_elements + self.fill_elements + self.update_elements + self.write_elements
-        return (elements * np.array(self.bits) + self.widened_bits.sum(axis=1)) / 8
+        moved = elements * np.array(self.bits)
+        moved[..., self.output] += self.widened_bits.sum(axis=1)
+        return moved / 8
 
     @functools.cached_property
     def occupancy_bytes(self) -> np.ndarray:
@@ -116,9 +120,9 @@ class LoopnestAnalysis:
     def _level_bits(self) -> tuple[np.ndarray, np.ndarray]:
         """(read, written) bits (B, L) at each level; every sum adds whole numbers of bits, exact in any order."""
         bits, wide = np.array(self.bits), self.widened_bits
-        return ((self.read_elements * bits + wide[:, READ]).sum(axis=2),
-                ((self.fill_elements + self.update_elements + self.write_elements) * bits
-                 + wide[:, FILL] + wide[:, UPDATE] + wide[:, WRITE]).sum(axis=2))
+        return ((self.read_elements * bits).sum(axis=2) + wide[:, READ],
+                ((self.fill_elements + self.update_elements + self.write_elements) * bits).sum(axis=2)
+                + wide[:, FILL] + wide[:, UPDATE] + wide[:, WRITE])
 
     @property
     def level_read_bytes(self) -> np.ndarray:
@@ -365,14 +369,13 @@ def accumulator_memories(einsum: Einsum, arch: Arch) -> np.ndarray:
 
 def _wide(einsum: Einsum, arch: Arch, batch: MappingBatch, counts: np.ndarray, partial: np.ndarray,
           tile_elements: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(elements (B, 4, L, T) at the accumulator width, tiles (B, L, T) kept at it): the output's open partial
-    sums `partial` (4, L, B), and all of the output at a level that keeps it only as partial sums."""
+    """(the output's elements (B, 4, L) at the accumulator width, tiles (B, L, T) kept at it): its open partial
+    sums `partial` (4, L, B), and all of it at a level that keeps it only as partial sums."""
     out, sums_only = batch.tensor_names.index(einsum.output.tensor), accumulator_memories(einsum, arch)
     partial[:, sums_only] = counts[:, out, sums_only]
-    wide = np.zeros((*tile_elements.shape[:1], 4, *tile_elements.shape[1:]), dtype=np.int64)
-    wide[..., out] = np.rint(partial).transpose(2, 0, 1)
+    wide = np.rint(partial).transpose(2, 0, 1).astype(np.int64)
     tiles = np.zeros(tile_elements.shape, dtype=bool)
-    tiles[..., out] = wide[..., out].any(axis=1) | (sums_only & (tile_elements[..., out] > 0))
+    tiles[..., out] = wide.any(axis=1) | (sums_only & (tile_elements[..., out] > 0))
     return wide, tiles
 
 
@@ -404,7 +407,7 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
     return LoopnestAnalysis(
         batch.level_names, batch.tensor_names, tile_elements, read, fill, update, write, wide, wide_tiles,
         iterations, iterations if einsum.op == "mac" else np.zeros_like(iterations), coverage.prod(axis=0),
-        nest.total.prod(axis=0), nest.used_pes, pes, bits, wide_bits,
+        nest.total.prod(axis=0), nest.used_pes, pes, bits, wide_bits, out,
         tuple(2.0 if m.name in double_buffered else 1.0 for m in arch.memory),
         tuple(np.inf if m.capacity_bytes is None else float(m.capacity_bytes) for m in arch.memory),
         tuple(tuple(float(e) for e in level_energy_per_bit(m, arch.technology_nm)) for m in arch.memory))

@@ -167,7 +167,7 @@ class ArrayTraffic:
     fill: np.ndarray
     update: np.ndarray
     write: np.ndarray
-    widened_bits: np.ndarray      # (B, 4, L, T): bits partial sums at the accumulator width add (loopnest)
+    widened_bits: np.ndarray      # (B, 4, L): bits the output's partial sums at the accumulator width add (loopnest)
     level_read_bytes: np.ndarray  # (B, L): bytes read at each level
     level_write_bytes: np.ndarray  # (B, L): bytes written (filled, updated, written) at each level
     level_energy_j: np.ndarray    # (B, L, 2): read and write joules per level
@@ -188,11 +188,12 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
     streamed, resident = ((v.read_elements, v.fill_elements, v.update_elements, v.write_elements)
                           for v in (analyses.streamed, analyses.collapsed))
-    wide_s, wide_r = analyses.streamed.widened_bits, analyses.collapsed.widened_bits   # (B, 4, L, T)
+    wide_s, wide_r = analyses.streamed.widened_bits, analyses.collapsed.widened_bits   # (B, 4, L)
+    out = analyses.streamed.output
     fits, choice = analyses.ranking.choose(on_chip, capacity)
     kept = (choice == RESIDENT)[:, None, :]
     read, fill, update, write = (np.where(kept, r, s) for s, r in zip(streamed, resident))
-    widened = np.where(kept[:, None], wide_r, wide_s)
+    widened = np.where(kept[:, :, out, None], wide_r, wide_s)
     # a spill is chosen only where no choice without one fits: only those candidates need the spilled layout
     need = np.flatnonzero(~fits)
     if len(need):
@@ -201,19 +202,21 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
         staged_wide = _staged_widened(einsum, arch, batch.rows(need), spill, staged)
         held = np.concatenate([analyses.held[:, need], spilled_occupancy(einsum, workload, arch, batch.rows(need),
                                                                          spill)[None]])
-        moved = np.concatenate([analyses.moved[:, need], ((sum(staged) * bits + staged_wide.sum(axis=1)) / 8)[None]])
+        staged_bits = sum(staged) * bits
+        staged_bits[..., out] += staged_wide.sum(axis=1)
+        moved = np.concatenate([analyses.moved[:, need], (staged_bits / 8)[None]])
         fits[need], choice[need] = residency_ranking(held, moved, (STREAMED, RESIDENT, SPILLED),
                                                      spilling=True).choose(on_chip, capacity)
         picked = choice[need][:, None, :]
         for full, s, r, part in zip((read, fill, update, write), streamed, resident, staged):
             full[need] = np.where(picked == SPILLED, part, np.where(picked == RESIDENT, r[need], s[need]))
-        widened[need] = np.where(picked[:, None] == SPILLED, staged_wide,
-                                 np.where(picked[:, None] == RESIDENT, wide_r[need], wide_s[need]))
+        picked_out = picked[:, :, out, None]
+        widened[need] = np.where(picked_out == SPILLED, staged_wide,
+                                 np.where(picked_out == RESIDENT, wide_r[need], wide_s[need]))
     fits &= (batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
 
-    read_bits = (read * bits + widened[:, READ]).sum(axis=2)
-    write_bits = ((fill + update + write) * bits + widened[:, FILL] + widened[:, UPDATE]
-                  + widened[:, WRITE]).sum(axis=2)
+    read_bits = (read * bits).sum(axis=2) + widened[:, READ]
+    write_bits = ((fill + update + write) * bits).sum(axis=2) + widened[:, FILL] + widened[:, UPDATE] + widened[:, WRITE]
     per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
     level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
     return ArrayTraffic(fits, choice, read, fill, update, write, widened, read_bits / 8, write_bits / 8,
@@ -324,21 +327,23 @@ def _staged(batch: MappingBatch, spill: LoopnestAnalysis) -> tuple[np.ndarray, .
 
 def _staged_widened(einsum: Einsum, arch: Arch, batch: MappingBatch, spill: LoopnestAnalysis,
                     staged: tuple[np.ndarray, ...]) -> np.ndarray:
-    """(B, 4, L, T) bits the spilled layout's `staged` elements move beyond their tensor's width: a staging level
+    """(B, 4, L) bits the output's `staged` elements in the spilled layout move beyond its width: a staging level
     passes on the backing store's wide elements, and an accumulator memory takes all of the output wide."""
-    wide = np.stack(_staged_flow(batch, *spill.widened_bits.transpose(1, 0, 2, 3)), axis=1)
-    out = batch.tensor_names.index(einsum.output.tensor)
+    out = spill.output
+    wide = np.stack(_staged_flow(batch, *spill.widened_bits.transpose(1, 0, 2), tensor=out), axis=1)
     sums_only = accumulator_memories(einsum, arch)
     extra = spill.wide_bits[out] - spill.bits[out]
-    wide[:, :, sums_only, out] = np.stack(staged, axis=1)[:, :, sums_only, out] * extra
+    wide[:, :, sums_only] = np.stack(staged, axis=1)[:, :, sums_only, out] * extra
     return wide
 
 
-def _staged_flow(batch: MappingBatch, read: np.ndarray, fill: np.ndarray, update: np.ndarray, write: np.ndarray
-                 ) -> tuple[np.ndarray, ...]:
+def _staged_flow(batch: MappingBatch, read: np.ndarray, fill: np.ndarray, update: np.ndarray, write: np.ndarray,
+                 tensor: int | None = None) -> tuple[np.ndarray, ...]:
     """`_staged` of any per-(B, L, T) flow of the spilled layout: its elements, or the bits its open partial sums
-    add (a staging level passes them on as they are)."""
+    add (a staging level passes them on as they are); given `tensor`, the flows are that tensor's alone (B, L)."""
     outermost, kept = _staging_route(batch)
+    if tensor is not None:
+        outermost, kept = outermost[..., tensor], kept[..., tensor]
     at_home = lambda a: np.take_along_axis(a, outermost, axis=1)                     # noqa: E731
     read_b, update_b, write_b = at_home(read), at_home(update), at_home(write)
     stage = np.where(kept, 1, 0)
