@@ -54,6 +54,9 @@ _VERSUS_GPU = ("issue 18 item 5: a seed paper's ratio over a GPU within 20 %, th
                "(neupims, flightllm and gpu rows)")
 _PEER = ("issue 15 acceptance ('a peer agrees'): every halving of the buffers moves our latency and energy the "
          "way ZigZag 3.9.1's move (never down; up where the peer's go up), so the bound is 0 disagreements")
+_PEER_ACCELFORGE = ("issue 15 acceptance ('a peer agrees'), a second peer: every halving of the buffers moves our "
+                    "latency and energy the way AccelForge 1.0.467's move on its tpu_v4i example (never down; up where "
+                    "the peer's go up), so the bound is 0 disagreements")
 
 # --- Gaps (the mechanism each unmet target lacks) ---------------------------------------------------
 _TMAC_THREADS = ("issue 17 item 1: cores, clusters, SIMD pipes, per-core and per-die bandwidth, ggml's thread "
@@ -287,4 +290,5 @@ TARGETS: dict[str, Target] = {
     "versus_gpu: FlightLLM VHK158 / A100 decode, LLaMA2-7B batch 1, Fig. 12 cases (x, paper)": _t(
         0.20, _VERSUS_GPU, _FLIGHTLLM_PAPER),
     "buffer_sweep: buffer halvings agreeing in direction with ZigZag": _t(0.0, _PEER, _PEER_GAP),
+    "buffer_sweep: buffer halvings agreeing in direction with AccelForge": _t(0.0, _PEER_ACCELFORGE),
 }
