@@ -104,8 +104,8 @@ class Peer:
 
 
 ZIGZAG = Peer("ZigZag", PEER_CSV, PAIRINGS)
-# AccelForge's mapper took 8-9 minutes per point on a convolution here (two shared cores): the committed run has
-# the two projections at all sizes and ResNet-18 conv5 from 1x down as far as the time allowed (the .md note).
+# AccelForge's mapper took 8 to 25 minutes per point on conv5 here (two shared cores): the committed run has the
+# two projections at all sizes and conv5 at the sizes the time allowed, from both ends (the .md note).
 ACCELFORGE = Peer("AccelForge", ACCELFORGE_CSV, ACCELFORGE_PAIRINGS,
                   ("resnet18_conv5_3x3_512", "llama2_7b_decode_proj_m1", "llama2_7b_decode_proj_m8"))
 
@@ -202,11 +202,12 @@ def peer_series(peer: dict[tuple[str, str, float], Point], hardware: str, worklo
 
 def series_steps(pairing: Pairing, workload: str, scales: tuple[float, ...], theirs: list[Point],
                  mine: list[Point]) -> list[Step]:
-    """The steps between consecutive scales (largest first) of one layer, both tools' directions."""
+    """The halvings between consecutive scales (largest first) of one layer, both tools' directions; two scales
+    further apart (a size the peer did not run) make no step."""
     return [Step(pairing.peer, workload, scales[i + 1],
                  (direction(theirs[i].latency, theirs[i + 1].latency), direction(theirs[i].energy, theirs[i + 1].energy)),
                  (direction(mine[i].latency, mine[i + 1].latency), direction(mine[i].energy, mine[i + 1].energy)))
-            for i in range(len(scales) - 1)]
+            for i in range(len(scales) - 1) if scales[i + 1] == scales[i] / 2]
 
 
 def compare(pairings: tuple[Pairing, ...] | None = None, workloads: tuple[str, ...] | None = None,
@@ -219,15 +220,16 @@ def compare(pairings: tuple[Pairing, ...] | None = None, workloads: tuple[str, .
     steps: list[Step] = []
     for pairing in tool.pairings if pairings is None else pairings:
         for workload in tool.workloads if workloads is None else workloads:
-            # the sizes the peer ran: all of them, or (a peer run cut short for time) 1x down to where it stopped
+            # the sizes the peer ran: all of them, or (a peer run cut short for time) the ones it reached
             ran = tuple(scale for scale in scales if (pairing.peer, workload, scale) in peer)
             theirs = peer_series(peer, pairing.peer, workload, ran)
             mine = [ours(pairing, workload, scale) for scale in ran]
             found = series_steps(pairing, workload, ran, theirs, mine)
             steps += found
+            into = {step.scale: step for step in found}
             for i, scale in enumerate(ran):
                 missed = "*" if theirs[i] != peer[(pairing.peer, workload, scale)] else " "
-                step = found[i - 1] if i else None
+                step = into.get(scale)
                 moves = f"{_arrows(step.peer[0], step.ours[0])}, {_arrows(step.peer[1], step.ours[1])}" if step else ""
                 lines.append(f"{pairing.peer:<15} {workload:<25} {scale_text(scale):>7} | "
                              f"{theirs[i].latency:>10.5g}{missed} {mine[i].latency:>11.5g} | {theirs[i].energy:>10.4g} "
