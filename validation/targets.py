@@ -94,12 +94,13 @@ _PEER_GAP = ("issue 15: capacity binds (tiles that do not fit are staged from th
              "(2); its transfer-window stalls move its latency with every access count unchanged (2); its 16-bit "
              "partial sums outgrow the buffer one halving before our 8-bit outputs (1)")
 _PEER_ACCELFORGE_GAP = ("issue 15: of 23 committed halvings one disagrees, ResNet-18 conv5 at 1/512x "
-                        "(validation/peers/accelforge_buffer_sweep.md): AccelForge's latency doubles (4,148.5 -> 8,467.2 "
-                        "cycles) as its mapping re-reads every weight once per output row and its GlobalBuffer read port "
-                        "binds, while ours stays at 29,351 cycles: our weight-stationary folds are bound by their fill "
-                        "and drain (36 folds, 766 cycles each), which our larger traffic stays under, where AccelForge's "
-                        "MACs take their ideal 1.68 us; both energies rise. A difference of the timing models (the "
-                        "kind ZigZag's DRAM-bound steps show), not of the buffer sizes")
+                        "(validation/peers/accelforge_buffer_sweep.md): AccelForge's latency doubles (4,148.5 -> "
+                        "8,467.2 cycles) as its mapping re-reads every weight once per output row and its "
+                        "GlobalBuffer read port binds, while ours stays at 29,351 cycles: our weight-stationary folds"
+                        " are bound by their fill and drain (36 folds, 766 cycles each), which our larger traffic "
+                        "stays under, where AccelForge's MACs take their ideal 1.68 us; both energies rise. A "
+                        "difference of the timing models (the kind ZigZag's DRAM-bound steps show), not of the buffer"
+                        " sizes")
 
 _CALL_FLOOR = ("LLMCompass's harness (software_model/matmul.py, run_on_gpu) times the median of time.time() around "
                "one torch.bmm and torch.cuda.synchronize(): Python dispatch, cuBLAS's host-side setup, launch, kernel"
