@@ -1,4 +1,4 @@
-"""A peer agrees: ZigZag's on-chip buffer sweep against ours, step by step, in direction.
+"""A peer agrees: ZigZag's and AccelForge's on-chip buffer sweeps against ours, step by step, in direction.
 
 Peer: ZigZag 3.9.1 (KU Leuven), its shipped `tpu_like` and `edge_tpu_like` hardware descriptions with the
 on-chip SRAM buffers scaled from 1x to 1/1024x, on three ResNet-18 3x3 convolutions and two Llama-2-7B decode
@@ -13,6 +13,11 @@ are not compared; the directions are. As the buffers halve, every step must leav
 lower (an infeasible point counts as infinite), and where ZigZag's rise ours rise too. A step where ZigZag's
 fall is its mapping search (LOMA, a bounded loop-order search) finding a different loop order at the new size
 (see the .md note); it asks nothing of ours beyond not falling.
+
+Second peer: AccelForge 1.0.467 (the Accelergy project's Timeloop successor), its shipped `tpu_v4i` example with
+the GlobalBuffer and LocalBuffer scaled the same way, its default mapper (FFM) with latency as the metric, on the
+same layers; numbers, command and driver in validation/peers/accelforge_buffer_sweep.csv and .md. Ours runs them
+on arch_configs/peers/accelforge_tpu_v4i.yaml under the same rule.
 Run: python -m validation.buffer_sweep
 """
 from __future__ import annotations
@@ -37,6 +42,7 @@ from validation.comparison import Comparison
 
 REPO = Path(__file__).resolve().parents[1]
 PEER_CSV = REPO / "validation" / "peers" / "zigzag_buffer_sweep.csv"
+ACCELFORGE_CSV = REPO / "validation" / "peers" / "accelforge_buffer_sweep.csv"
 SCALES = tuple(2.0 ** -i for i in range(11))  # 1x down to 1/1024x, as in the peer's run
 # A step "moves" when it changes by more than 0.1 %: finer changes are whole-cycle rounding at these sizes
 # (the smallest layer runs ~10^4 cycles), not a buffer effect.
@@ -57,6 +63,7 @@ PAIRINGS = (
     Pairing("tpu_like", PEERS / "zigzag_tpu_like.yaml", ("sram_2MB",)),
     Pairing("edge_tpu_like", PEERS / "zigzag_edge_tpu_like.yaml", ("sram_2MB", "sram_32KB")),
 )
+ACCELFORGE_PAIRINGS = (Pairing("tpu_v4i", PEERS / "accelforge_tpu_v4i.yaml", ("GlobalBuffer", "LocalBuffer")),)
 
 # ZigZag's layers (int8 operands, 8-bit final outputs; a 3x3 stride-1 convolution reads OX + FX - 1 input
 # columns, no padding) written as our cascades, under the peer CSV's workload names.
@@ -84,6 +91,23 @@ LAYERS = {
     "llama2_7b_decode_proj_m1": _GEMM.format(name="llama2_7b_decode_proj_m1", m=1),
     "llama2_7b_decode_proj_m8": _GEMM.format(name="llama2_7b_decode_proj_m8", m=8),
 }
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A peer tool's committed sweep: its name, its CSV, the descriptions we pair it with and the layers it ran."""
+
+    name: str
+    csv: Path
+    pairings: tuple[Pairing, ...]
+    workloads: tuple[str, ...] = tuple(LAYERS)
+
+
+ZIGZAG = Peer("ZigZag", PEER_CSV, PAIRINGS)
+# AccelForge's mapper took 8 to 25 minutes per point on conv5 here (two shared cores): the committed run has the
+# two projections at all sizes and conv5 at the sizes the time allowed, from both ends (the .md note).
+ACCELFORGE = Peer("AccelForge", ACCELFORGE_CSV, ACCELFORGE_PAIRINGS,
+                  ("resnet18_conv5_3x3_512", "llama2_7b_decode_proj_m1", "llama2_7b_decode_proj_m8"))
 
 
 @dataclass(frozen=True)
@@ -171,40 +195,47 @@ def search_envelope(series: list[Point]) -> list[Point]:
 def peer_series(peer: dict[tuple[str, str, float], Point], hardware: str, workload: str,
                 scales: tuple[float, ...]) -> list[Point]:
     """The peer's search envelope of one layer (over all its committed sizes) at `scales`."""
-    envelope = dict(zip(SCALES, search_envelope([peer[(hardware, workload, scale)] for scale in SCALES])))
+    committed = [scale for scale in SCALES if (hardware, workload, scale) in peer]
+    envelope = dict(zip(committed, search_envelope([peer[(hardware, workload, scale)] for scale in committed])))
     return [envelope[scale] for scale in scales]
 
 
 def series_steps(pairing: Pairing, workload: str, scales: tuple[float, ...], theirs: list[Point],
                  mine: list[Point]) -> list[Step]:
-    """The steps between consecutive scales (largest first) of one layer, both tools' directions."""
+    """The halvings between consecutive scales (largest first) of one layer, both tools' directions; two scales
+    further apart (a size the peer did not run) make no step."""
     return [Step(pairing.peer, workload, scales[i + 1],
                  (direction(theirs[i].latency, theirs[i + 1].latency), direction(theirs[i].energy, theirs[i + 1].energy)),
                  (direction(mine[i].latency, mine[i + 1].latency), direction(mine[i].energy, mine[i + 1].energy)))
-            for i in range(len(scales) - 1)]
+            for i in range(len(scales) - 1) if scales[i + 1] == scales[i] / 2]
 
 
-def compare(pairings: tuple[Pairing, ...] = PAIRINGS, workloads: tuple[str, ...] = tuple(LAYERS),
-            scales: tuple[float, ...] = SCALES) -> tuple[list[str], list[Step]]:
-    """Table lines and steps for every pairing x layer over `scales` (largest first)."""
-    peer = peer_points()
-    lines = [f"{'ZigZag hardware':<15} {'layer':<25} {'scale':>7} | {'peer cycles':>11} {'ours cycles':>11} | "
+def compare(pairings: tuple[Pairing, ...] | None = None, workloads: tuple[str, ...] | None = None,
+            scales: tuple[float, ...] = SCALES, tool: Peer = ZIGZAG) -> tuple[list[str], list[Step]]:
+    """Table lines and steps for every pairing x layer of `tool` (all of its own, unless named) over `scales`
+    (largest first)."""
+    peer = peer_points(tool.csv)
+    lines = [f"{tool.name + ' hardware':<15} {'layer':<25} {'scale':>7} | {'peer cycles':>11} {'ours cycles':>11} | "
              f"{'peer pJ':>10} {'ours J':>10} | steps lat, en (peer/ours) | agree"]
     steps: list[Step] = []
-    for pairing in pairings:
-        for workload in workloads:
-            theirs = peer_series(peer, pairing.peer, workload, scales)
-            mine = [ours(pairing, workload, scale) for scale in scales]
-            found = series_steps(pairing, workload, scales, theirs, mine)
+    for pairing in tool.pairings if pairings is None else pairings:
+        for workload in tool.workloads if workloads is None else workloads:
+            # the sizes the peer ran: all of them, or (a peer run cut short for time) the ones it reached
+            ran = tuple(scale for scale in scales if (pairing.peer, workload, scale) in peer)
+            theirs = peer_series(peer, pairing.peer, workload, ran)
+            mine = [ours(pairing, workload, scale) for scale in ran]
+            found = series_steps(pairing, workload, ran, theirs, mine)
             steps += found
-            for i, scale in enumerate(scales):
+            into = {step.scale: step for step in found}
+            for i, scale in enumerate(ran):
                 missed = "*" if theirs[i] != peer[(pairing.peer, workload, scale)] else " "
-                step = found[i - 1] if i else None
+                step = into.get(scale)
                 moves = f"{_arrows(step.peer[0], step.ours[0])}, {_arrows(step.peer[1], step.ours[1])}" if step else ""
-                lines.append(f"{pairing.peer:<15} {workload:<25} {_scale(scale):>7} | "
+                lines.append(f"{pairing.peer:<15} {workload:<25} {scale_text(scale):>7} | "
                              f"{theirs[i].latency:>10.5g}{missed} {mine[i].latency:>11.5g} | {theirs[i].energy:>10.4g} "
                              f"{mine[i].energy:>10.4g} | {moves:<24} | {'' if step is None else step.agrees}")
-    lines.append("* ZigZag's search found a faster mapping at a smaller size; the row shows that point (search_envelope)")
+    lines.append(f"* {tool.name}'s search found a faster mapping at a smaller size; the row shows that point "
+                 "(search_envelope)")
     return lines, steps
 
 
@@ -212,7 +243,8 @@ def _arrows(peer: int, mine: int) -> str:
     return {1: "up", 0: "=", -1: "down"}[peer] + "/" + {1: "up", 0: "=", -1: "down"}[mine]
 
 
-def _scale(scale: float) -> str:
+def scale_text(scale: float) -> str:
+    """A power-of-two scale as the peer CSVs write it: '1', '1/2', ... '1/1024'."""
     return "1" if scale == 1 else f"1/{round(1 / scale)}"
 
 
@@ -222,30 +254,34 @@ def _parse_scale(text: str) -> float:
     return float(numerator) / float(denominator or 1)
 
 
-def verdict(steps: list[Step]) -> str:
-    """One line: how many halvings agree in direction, and the first that does not."""
+def verdict(steps: list[Step], tool: Peer = ZIGZAG) -> str:
+    """One line: how many halvings agree in direction with `tool`, and the first that does not."""
     bad = [s for s in steps if not s.agrees]
-    head = f"{len(steps) - len(bad)} of {len(steps)} buffer halvings agree in direction with ZigZag"
+    head = f"{len(steps) - len(bad)} of {len(steps)} buffer halvings agree in direction with {tool.name}"
     if not bad:
         return head + ": the peer agrees"
     first = bad[0]
-    return (f"{head}; first disagreement: {first.pairing} {first.workload} at {_scale(first.scale)}x "
+    return (f"{head}; first disagreement: {first.pairing} {first.workload} at {scale_text(first.scale)}x "
             f"(latency, energy: peer {first.peer}, ours {first.ours})")
 
 
 def rows() -> list[Comparison]:
-    """One report row: of every buffer halving (2 descriptions x 5 layers x 10 steps), how many agree in direction
-    with ZigZag; published is all of them (the peer's directions are the reference)."""
-    _, steps = compare()
-    return [Comparison("buffer halvings agreeing in direction with ZigZag", float(len(steps)),
-                       float(sum(step.agrees for step in steps)), "steps")]
+    """One report row per peer: of every buffer halving it ran (ZigZag: 2 descriptions x 5 layers x 10 steps), how
+    many agree in direction with it; published is all of them (the peer's directions are the reference)."""
+    out = []
+    for tool in (ZIGZAG, ACCELFORGE):
+        _, steps = compare(tool=tool)
+        out.append(Comparison(f"buffer halvings agreeing in direction with {tool.name}", float(len(steps)),
+                              float(sum(step.agrees for step in steps)), "steps"))
+    return out
 
 
 def main() -> None:
-    """Print the table and the verdict."""
-    lines, steps = compare()
-    print("\n".join(lines))
-    print(verdict(steps))
+    """Print each peer's table and verdict."""
+    for tool in (ZIGZAG, ACCELFORGE):
+        lines, steps = compare(tool=tool)
+        print("\n".join(lines))
+        print(verdict(steps, tool))
 
 
 if __name__ == "__main__":

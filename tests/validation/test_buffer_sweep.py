@@ -1,7 +1,9 @@
-"""The peer buffer sweep (issue 15, "a peer agrees"): ZigZag's committed numbers, the direction rule, and ours."""
+"""The peer buffer sweeps (issue 15, "a peer agrees"): ZigZag's and AccelForge's committed numbers, the direction
+rule, and ours."""
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 import subprocess
 import sys
@@ -9,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from validation.buffer_sweep import (LAYERS, PAIRINGS, PEER_CSV, SCALES, Point, Step, compare, direction,
-                                     search_envelope, verdict)
+from validation.buffer_sweep import (ACCELFORGE, LAYERS, PAIRINGS, PEER_CSV, SCALES, Point, Step, compare,
+                                     direction, scale_text, search_envelope, verdict)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,6 +26,39 @@ def test_peer_csv_holds_every_hardware_layer_and_scale_once() -> None:
     for r in rows:
         assert (r["status"] == "ok" and float(r["latency_cycles"]) > 0 and float(r["energy_pj"]) > 0) or \
             r["status"].startswith("no mapping")
+
+
+def _accelforge_rows() -> list[dict[str, str]]:
+    with open(ACCELFORGE.csv, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_accelforge_csv_holds_each_layer_from_1x_down_once() -> None:
+    """AccelForge's tpu_v4i x the layers it ran: each point once, in order of size, 1x and 1/1024x among each
+    layer's (a layer cut short for time ran from both ends), the projections at all 11 sizes; each point has its
+    numbers or says why there is none."""
+    rows = _accelforge_rows()
+    keys = [(r["hardware"], r["workload"], r["scale"]) for r in rows]
+    assert len(keys) == len(set(keys)) and {r["workload"] for r in rows} == set(ACCELFORGE.workloads) <= set(LAYERS)
+    for workload in ACCELFORGE.workloads:
+        ran = [r["scale"] for r in rows if r["workload"] == workload]
+        assert ran == [scale_text(s) for s in SCALES if scale_text(s) in ran] and {"1", "1/1024"} <= set(ran), ran
+    assert sum(r["workload"].startswith("llama2") for r in rows) == 2 * len(SCALES)
+    for r in rows:
+        assert (r["status"] == "ok" and float(r["latency_cycles"]) > 0 and float(r["energy_pj"]) > 0) or \
+            r["status"].startswith("no mapping")
+
+
+def test_the_accelforge_comparison_runs_every_halving_it_committed() -> None:
+    """Every committed AccelForge point whose double was run too ends one halving, with both tools' directions, and
+    a verdict naming AccelForge; ours never falls on its description either (issue 15's property)."""
+    _, steps = compare(tool=ACCELFORGE)
+    ran = {(r["workload"], r["scale"]) for r in _accelforge_rows()}
+    assert sorted((s.workload, scale_text(s.scale)) for s in steps) == sorted(
+        (w, scale_text(s)) for w, s in itertools.product(ACCELFORGE.workloads, SCALES[1:])
+        if {(w, scale_text(s)), (w, scale_text(2 * s))} <= ran)
+    assert not [(s.workload, s.scale) for s in steps if min(s.ours) < 0]
+    assert "buffer halvings agree in direction with AccelForge" in verdict(steps, ACCELFORGE)
 
 
 def test_direction_ignores_changes_under_a_tenth_of_a_percent() -> None:
@@ -78,8 +113,9 @@ def test_our_energy_never_falls_as_the_buffers_halve() -> None:
 
 
 def test_script_runs_as_a_file_and_prints_a_verdict(tmp_path: Path) -> None:
-    """`python validation/buffer_sweep.py` from another folder prints the table and the one-line verdict."""
+    """`python validation/buffer_sweep.py` from another folder prints each peer's table and one-line verdict."""
     done = subprocess.run([sys.executable, str(ROOT / "validation" / "buffer_sweep.py")], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "buffer halvings agree in direction with ZigZag" in done.stdout.splitlines()[-1]
+    verdicts = [line for line in done.stdout.splitlines() if "buffer halvings agree in direction with" in line]
+    assert [v.split(" with ")[1].split(":")[0].split(";")[0] for v in verdicts] == ["ZigZag", "AccelForge"]
