@@ -134,31 +134,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # are frozen rather than collected (a collection then would walk them all once more); refcounting still frees
     # them, and a caller in the same process (tests) gets its collector back.
     gc.disable()
-    _keep_freed_memory()
     try:
         return _run(args)
     finally:
         gc.freeze()
         gc.enable()
-
-
-def _keep_freed_memory() -> None:
-    """Let glibc's malloc reuse the memory a run frees instead of handing it back to the kernel (mallopt(3)).
-
-    The scorer allocates and frees arrays of a few MB per candidate batch; by default glibc serves each from a
-    fresh mmap (or trims the heap after it is freed), so every batch faults its pages in again: about 13,000 page
-    faults, 0.04 s of system CPU, on Llama-2-7B decode. A `run` lives about a second, so its peak heap stays
-    mapped until exit (peak resident memory unchanged). Other C libraries (macOS, musl) keep their own policy.
-    """
-    import ctypes  # loaded on first use: only `run` tunes the allocator
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (AttributeError, OSError):
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3   # glibc <malloc.h>
-    mallopt(m_mmap_threshold, 32 << 20)   # glibc's largest mmap threshold on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX)
-    mallopt(m_trim_threshold, 1 << 30)
 
 
 def _run(args: argparse.Namespace) -> int:
