@@ -83,7 +83,7 @@ class LoopnestAnalysis:
     capacity: tuple[float, ...]                 # (L,) bytes (inf: unbounded)
     energy_per_bit: tuple[tuple[float, float], ...]   # (L,) read and write joules per bit
 
-    @property
+    @functools.cached_property
     def tile_bits(self) -> np.ndarray:
         """float (B, L, T): bits of an element of each tile (`wide_bits` where the tile is wide)."""
         return np.where(self.wide_tiles, self.wide_bits, self.bits)
