@@ -70,6 +70,7 @@ from accel_sim.spec.mapspace import Candidates
 
 if TYPE_CHECKING:
     from accel_sim.engines.systolic_mapspace import SystolicMapspace
+    from accel_sim.engines.systolic_space import SystolicSpace
     from accel_sim.spec.workload import Einsum, Workload
 
 # our level -> the ZigZag memory it renders (benchmarks/configs/*.yaml, each level's [ZZ] comment)
@@ -190,11 +191,9 @@ def translate(choice: ZigZagChoice, space: SystolicMapspace, levels: dict[str, s
     module docstring for the rules. `refill`: where the axes may take loops from when ZigZag unrolled a dim this
     dataflow cannot: 'any' level (innermost first), the 'innermost' level only (every level's tiles stay ZigZag's),
     or 'none' (fewer PEs than ZigZag's)."""
-    einsum, workload, engine = space.einsum, space.workload, space.engine
+    einsum, workload = space.einsum, space.workload
     sp = space.space
     ranks, level_names = sp.rank_names, sp.level_names
-    ri = {r: i for i, r in enumerate(ranks)}
-    notes: list[str] = []
     dims = dims_of(einsum, workload, choice.op_type)
     for dim, size in choice.sizes.items():
         mine = einsum.sizes.get(dims.get(dim, ""), 1)
@@ -203,16 +202,48 @@ def translate(choice: ZigZagChoice, space: SystolicMapspace, levels: dict[str, s
     rank = {dim: dims[dim] for dim in choice.sizes if dim in dims}
     streamed, weight = gemm_operands(einsum, workload.tensor_map)
     operand = {weight.tensor: "W", streamed.tensor: "I", einsum.output.tensor: "O"}
-    names = sp.tensor_names
-    n_l, n_r = len(level_names), len(ranks)
-    loop_names = [f"{d}{f}" for d, f in choice.loops]
+    notes: list[str] = []
+    cuts = _level_cuts(choice, sp, levels, operand, dataflow, notes)
+    temporal, order = _level_loops(choice, sp, rank, cuts, notes)
+    spatial = _spatial(choice, space, rank, dataflow, refill, temporal, order, notes)
+    _cover_ranks(space, dataflow, temporal, spatial, notes)
 
-    # 2. level cuts, innermost level first, never below the level inside
+    # 4. the array streams the time rank innermost at the innermost level
+    place = sp.places[dataflow]
+    inner_order = sorted(order[-1], key=lambda x: place[x] == TIME)
+    eff = lambda o: [int(x) for x in o if temporal[-1, x] > 1]  # noqa: E731
+    if eff(inner_order) != eff(order[-1]):
+        notes.append(f"{level_names[-1]} order {[ranks[x] for x in eff(order[-1])]} -> "
+                     f"{[ranks[x] for x in eff(inner_order)]} (the array streams the time rank innermost)")
+    order[-1] = inner_order
+    n_l = len(level_names)
+    batch = MappingBatch(ranks, level_names, ("rows", "cols"), sp.tensor_names, temporal[None], order[None],
+                         spatial[None], sp.bypass[None].copy(), np.array([n_l - 1], dtype=np.int64))
+    cand = Candidates(batch, np.array([dataflow], dtype=np.int64))
+    outside = [] if sp.locate(dataflow, batch, 0) is not None else ["factors"]
+    outside += [f"{level_names[li]} order" for li in range(n_l)
+                if not any([x for x in o if temporal[li, x] > 1] == [x for x in order[li] if temporal[li, x] > 1]
+                           for o in sp.orders[dataflow][li])]
+    return Translation(cand, DATAFLOW_CODES[dataflow], notes, outside)
+
+
+def _loop_names(choice: ZigZagChoice, upto: int) -> str:
+    """ZigZag's loops up to position `upto`, innermost first, as 'K32, C4' (or 'none')."""
+    return ", ".join(f"{d}{f}" for d, f in choice.loops[:upto]) or "none"
+
+
+def _level_cuts(choice: ZigZagChoice, sp: SystolicSpace, levels: dict[str, str], operand: dict[str, str],
+                dataflow: int, notes: list[str]) -> list[int]:
+    """Step 2: per level of ours, the number of ZigZag's loops (innermost first) at or below it: the largest cut of
+    the operands it keeps at its ZigZag memory, never below the level inside; the array's fold also holds the
+    loops of the stationary operand's per-PE register."""
+    level_names = sp.level_names
+    n_l = len(level_names)
     cuts = [0] * n_l
     inner = 0
     for li in range(n_l - 1, -1, -1):
         zz = levels[level_names[li]]
-        kept = [operand[t] for ti, t in enumerate(names) if not sp.bypass[li, ti]]
+        kept = [operand[t] for ti, t in enumerate(sp.tensor_names) if not sp.bypass[li, ti]]
         theirs = {op: choice.cuts[op][zz] for op in kept if zz in choice.cuts[op]}
         cut = len(choice.loops) if li == 0 else max([inner, *theirs.values()])
         if li == n_l - 1:   # the array's fold: the loops the dataflow's stationary operand keeps in ZigZag's PEs
@@ -221,18 +252,25 @@ def translate(choice: ZigZagChoice, space: SystolicMapspace, levels: dict[str, s
             if register not in levels.values() and choice.cuts[held][register] > cut:
                 cut = choice.cuts[held][register]
                 notes.append(f"{level_names[li]} (the array's fold) holds the loops of {held}'s per-PE {register} "
-                             f"([{', '.join(loop_names[:cut])}]: {DATAFLOW_CODES[dataflow]} keeps {held} in the PEs)")
+                             f"([{_loop_names(choice, cut)}]: {DATAFLOW_CODES[dataflow]} keeps {held} in the PEs)")
         for op, c in theirs.items():
             if c != cut:
-                notes.append(f"{op} at {level_names[li]}: ZigZag's {zz} holds loops up to "
-                             f"[{', '.join(loop_names[:c]) or 'none'}], ours up to "
-                             f"[{', '.join(loop_names[:cut]) or 'none'}] (one cut per level, nested)")
+                notes.append(f"{op} at {level_names[li]}: ZigZag's {zz} holds loops up to [{_loop_names(choice, c)}],"
+                             f" ours up to [{_loop_names(choice, cut)}] (one cut per level, nested)")
         cuts[li] = inner = cut
     ours = set(levels.values())
-    for op, mems in choice.cuts.items():
-        for mem, c in mems.items():
-            if mem not in ours:
-                notes.append(f"{op}'s {mem} (loops up to [{', '.join(loop_names[:c]) or 'none'}]) has no level here")
+    notes.extend(f"{op}'s {mem} (loops up to [{_loop_names(choice, c)}]) has no level here"
+                 for op, mems in choice.cuts.items() for mem, c in mems.items() if mem not in ours)
+    return cuts
+
+
+def _level_loops(choice: ZigZagChoice, sp: SystolicSpace, rank: dict[str, str], cuts: list[int], notes: list[str]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(temporal (L, R), order (L, R)): the loops between consecutive cuts as each level's factors, in ZigZag's
+    order (a rank met twice in one level multiplies, placed at its outermost occurrence)."""
+    ranks, level_names = sp.rank_names, sp.level_names
+    ri = {r: i for i, r in enumerate(ranks)}
+    n_l, n_r = len(level_names), len(ranks)
     temporal = np.ones((n_l, n_r), dtype=np.int64)
     order = np.zeros((n_l, n_r), dtype=np.int64)
     for li in range(n_l):
@@ -248,12 +286,18 @@ def translate(choice: ZigZagChoice, space: SystolicMapspace, levels: dict[str, s
             notes.append(f"{level_names[li]}: a rank's loops there are not adjacent in ZigZag's order; merged "
                          f"at the outermost")
         order[li] = [ri[r] for r in ranks if r not in seen] + [ri[r] for r in seen]
+    return temporal, order
 
-    # 3. spatial factors on our axes
+
+def _spatial(choice: ZigZagChoice, space: SystolicMapspace, rank: dict[str, str], dataflow: int, refill: str,
+             temporal: np.ndarray, order: np.ndarray, notes: list[str]) -> np.ndarray:
+    """Step 3: spatial factors (2, R) on our axes; a dim our dataflow cannot unroll becomes a temporal loop at the
+    innermost level (`temporal` is updated), and the axes are refilled to ZigZag's PE count from `refill`."""
+    sp, engine = space.space, space.engine
+    ri = {r: i for i, r in enumerate(sp.rank_names)}
+    n_l = len(sp.level_names)
     place = sp.places[dataflow]
-    spatial = np.ones((2, n_r), dtype=np.int64)
-    axis_size = (engine.rows, engine.cols)
-    zz_pes = math.prod(f for _, f in choice.spatial)
+    spatial = np.ones((2, len(ri)), dtype=np.int64)
     for d, f in choice.spatial:
         if d not in rank or f == 1:
             continue
@@ -263,28 +307,42 @@ def translate(choice: ZigZagChoice, space: SystolicMapspace, levels: dict[str, s
         else:
             temporal[n_l - 1, r] *= f
             notes.append(f"{d} {f} unrolled by ZigZag: {DATAFLOW_CODES[dataflow]} cannot unroll it, so a temporal "
-                         f"loop at {level_names[-1]}; axes refilled from: {refill} level")
+                         f"loop at {sp.level_names[-1]}; axes refilled from: {refill} level")
+    zz_pes = math.prod(f for _, f in choice.spatial)
     floor = {"any": 0, "innermost": n_l - 1, "none": n_l}[refill]
-    for axis in (ROWS, COLS):
-        while spatial.prod() < zz_pes and spatial[axis].prod() < axis_size[axis]:
-            room = axis_size[axis] // spatial[axis].prod()
-            took = False
-            for li in range(n_l - 1, floor - 1, -1):
-                for r in [int(x) for x in order[li][::-1] if place[x] == axis and temporal[li, x] > 1]:
-                    g = max(g for g in range(1, room + 1) if temporal[li, r] % g == 0)
-                    if g > 1:
-                        temporal[li, r] //= g
-                        spatial[axis, r] *= g
-                        notes.append(f"{ranks[r]} x{g} moved from {level_names[li]} onto "
-                                     f"{('rows', 'cols')[axis]} (refill to ZigZag's {zz_pes} PEs)")
-                        took = True
-                        break
-                if took:
-                    break
-            if not took:
-                break
-    for r in range(n_r):
-        size = einsum.sizes[ranks[r]]
+    for axis, size in ((ROWS, engine.rows), (COLS, engine.cols)):
+        while (spatial.prod() < zz_pes and spatial[axis].prod() < size
+               and _refill_one(sp, place, axis, size, floor, zz_pes, temporal, order, spatial, notes)):
+            pass
+    return spatial
+
+
+def _refill_one(sp: SystolicSpace, place: np.ndarray, axis: int, size: int, floor: int, zz_pes: int,
+                temporal: np.ndarray, order: np.ndarray, spatial: np.ndarray, notes: list[str]) -> bool:
+    """Move the largest factor that fits of the innermost temporal loop of `axis`'s ranks (levels innermost first,
+    down to `floor`) onto the axis; False when none can move."""
+    room = size // spatial[axis].prod()
+    for li in range(len(sp.level_names) - 1, floor - 1, -1):
+        for r in [int(x) for x in order[li][::-1] if place[x] == axis and temporal[li, x] > 1]:
+            g = max(g for g in range(1, room + 1) if temporal[li, r] % g == 0)
+            if g > 1:
+                temporal[li, r] //= g
+                spatial[axis, r] *= g
+                notes.append(f"{sp.rank_names[r]} x{g} moved from {sp.level_names[li]} onto "
+                             f"{('rows', 'cols')[axis]} (refill to ZigZag's {zz_pes} PEs)")
+                return True
+    return False
+
+
+def _cover_ranks(space: SystolicMapspace, dataflow: int, temporal: np.ndarray, spatial: np.ndarray,
+                 notes: list[str]) -> None:
+    """Make every rank whole where ZigZag floors a non-dividing split: raise its spatial factor if its axis has
+    room, else its outermost temporal factor (updates `temporal` and `spatial`)."""
+    sp, engine, einsum = space.space, space.engine, space.einsum
+    place = sp.places[dataflow]
+    axis_size = (engine.rows, engine.cols)
+    for r, name in enumerate(sp.rank_names):
+        size = einsum.sizes[name]
         have = spatial[:, r].prod() * temporal[:, r].prod()
         if have >= size:
             continue
@@ -292,30 +350,14 @@ def translate(choice: ZigZagChoice, space: SystolicMapspace, levels: dict[str, s
         ax = int(place[r]) if place[r] in (ROWS, COLS) else None
         need = -(-size // t)
         if ax is not None and spatial[ax].prod() // spatial[ax, r] * need <= axis_size[ax]:
-            notes.append(f"{ranks[r]}: ZigZag covers {have} of {size}; spatial {spatial[ax, r]} -> {need}")
+            notes.append(f"{name}: ZigZag covers {have} of {size}; spatial {spatial[ax, r]} -> {need}")
             spatial[ax, r] = need
         else:
-            li = next((li for li in range(n_l) if temporal[li, r] > 1), n_l - 1)
+            li = next((li for li in range(len(sp.level_names)) if temporal[li, r] > 1), len(sp.level_names) - 1)
             rest = spatial[:, r].prod() * t // temporal[li, r]
-            notes.append(f"{ranks[r]}: ZigZag covers {have} of {size}; {level_names[li]} factor {temporal[li, r]} "
+            notes.append(f"{name}: ZigZag covers {have} of {size}; {sp.level_names[li]} factor {temporal[li, r]} "
                          f"-> {-(-size // rest)}")
             temporal[li, r] = -(-size // rest)
-
-    # 4. the array streams the time rank innermost at the innermost level
-    inner_order = sorted(order[-1], key=lambda x: place[x] == TIME)
-    eff = lambda o: [int(x) for x in o if temporal[-1, x] > 1]  # noqa: E731
-    if eff(inner_order) != eff(order[-1]):
-        notes.append(f"{level_names[-1]} order {[ranks[x] for x in eff(order[-1])]} -> "
-                     f"{[ranks[x] for x in eff(inner_order)]} (the array streams the time rank innermost)")
-    order[-1] = inner_order
-    batch = MappingBatch(ranks, level_names, ("rows", "cols"), names, temporal[None], order[None], spatial[None],
-                         sp.bypass[None].copy(), np.array([n_l - 1], dtype=np.int64))
-    cand = Candidates(batch, np.array([dataflow], dtype=np.int64))
-    outside = [] if sp.locate(dataflow, batch, 0) is not None else ["factors"]
-    outside += [f"{level_names[li]} order" for li in range(n_l)
-                if not any([x for x in o if temporal[li, x] > 1] == [x for x in order[li] if temporal[li, x] > 1]
-                           for o in sp.orders[dataflow][li])]
-    return Translation(cand, DATAFLOW_CODES[dataflow], notes, outside)
 
 
 def best_translation(choice: ZigZagChoice, space: SystolicMapspace, levels: dict[str, str], objective: str = "edp"
