@@ -49,6 +49,9 @@ _GPU_KERNEL = ("issue 18 acceptance: GEMM and FlashAttention kernels within 15 %
                "as LLMCompass's GPU model does (10.4 % per operator)")
 _GPU_DECODE = ("issue 18 acceptance: Llama-2-7B decode within 20 % of a named serving framework's published tokens/s; "
                "the measurement includes the framework's per-step host work (scheduling, sampling) beside the kernels")
+_GPU_MEASURED = ("issue 18 acceptance ('also checked against GPU figures it was not tuned to'): the kernel target of "
+                 "15 %, against kernels measured on this workplace's H100 SXM5 80GB (validation/gpu_measure.py, "
+                 "validation/gpu_measured_h100.json) that no H100 parameter was set from")
 _VERSUS_GPU = ("issue 18 item 5: a seed paper's ratio over a GPU within 20 %, the decode target of issue 18: both "
                "sides are decode throughput, and each side's model is held to 15-20 % of its own published figure "
                "(neupims, flightllm and gpu rows)")
@@ -99,6 +102,29 @@ _PEER_ACCELFORGE_GAP = ("issue 15: of 23 committed halvings one disagrees, ResNe
                         "stays under, where AccelForge's MACs take their ideal 1.68 us; both energies rise. A "
                         "difference of the timing models (the kind two of ZigZag's steps showed before partial sums took their 16-bit width), not of the buffer"
                         " sizes")
+
+_H100_LAUNCH = ("ours charges every kernel the config's 4 us launch overhead, an eager launch from the host (as the "
+                "A100's); replayed from a CUDA graph the measured kernels follow one another 0.1-1.5 us apart (graph "
+                "time less profiled kernel time: 8192 x 64 x 64 3.66 vs 2.93 us, 1024^3 7.25 vs 5.76 us). With 0.3 us "
+                "per launch ours gives 1.35, 2.26, 4.39 and 9.18 us for 8192 x N x N at N = 64 to 512 against 2.93, "
+                "3.10, 4.62 and 9.14 us of kernel: the two smallest kernels also have a fixed cost of about 1-1.5 us "
+                "(prologue, descriptor set-up, epilogue) that the CTA-tile model leaves out. The engine does not know "
+                "how its kernels are launched (graph or eager), so no constant was changed")
+_H100_POWER = ("the config's tensor efficiency (0.794 of the 1830 MHz peak) was set from waynehacking8's 761.7 TFLOPS at "
+               "8192^3; this board holds 630-690 TFLOPS on every GEMM longer than about 0.2 ms because it runs at its "
+               "700 W limit: NVML read SM clocks of 1215-1410 MHz at 681-707 W under them (the file's sm_clock_mhz "
+               "and power_w), where 4,096 dense fp16 FLOP per SM per clock x 132 SMs makes 657-762 TFLOPS. The engine "
+               "has one clock and no power limit, so the clock a board's power limit sets (which differs between "
+               "boards, cooling and data) is not modelled")
+
+# the measured H100 GEMMs outside 15 %: small kernels (ours slower) and power-limited long ones (ours faster)
+_H100_GAPS = {**{shape: _H100_LAUNCH for shape in ((1024, 1024, 1024), (8192, 64, 64), (8192, 128, 128),
+                                                   (8192, 256, 256), (8192, 512, 512))},
+              **{shape: _H100_POWER for shape in ((6144, 6144, 6144), (8192, 8192, 8192), (12288, 12288, 12288),
+                                                  (512, 12288, 12288), (1024, 12288, 12288), (2048, 12288, 12288),
+                                                  (4096, 12288, 12288), (16384, 12288, 12288),
+                                                  (32768, 12288, 12288), (8192, 8192, 8192), (8192, 16384, 16384),
+                                                  (8192, 32768, 32768))}}
 
 _CALL_FLOOR = ("LLMCompass's harness (software_model/matmul.py, run_on_gpu) times the median of time.time() around "
                "one torch.bmm and torch.cuda.synchronize(): Python dispatch, cuBLAS's host-side setup, launch, kernel"
@@ -287,6 +313,16 @@ TARGETS: dict[str, Target] = {
        for n in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)},
     **{f"gpu: H100 GEMM {n}x{n}x{n} (TFLOPS, cuBLAS)": _t(0.15, _GPU_KERNEL) for n in (2048, 4096, 8192)},
     "gpu: A100 FlashAttention-2 fwd d128 seq 16384 (TFLOPs/s, FA2 paper)": _t(0.15, _GPU_KERNEL),
+    **{f"gpu: H100 GEMM {m}x{n}x{k} (TFLOPS, measured here)": _t(0.15, _GPU_MEASURED, _H100_GAPS.get((m, n, k)))
+       for m, n, k in [*((s, s, s) for s in (1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384)),
+                       *((m, 12288, 12288) for m in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)),
+                       *((8192, n, n) for n in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768))]},
+    **{f"gpu: H100 GEMV {k}x{n} (weight GB/s, measured here)": _t(0.15, _GPU_MEASURED,
+                                                                  _H100_LAUNCH if (k, n) == (4096, 4096) else None)
+       for k, n in ((4096, 12288), (4096, 4096), (4096, 22016), (11008, 4096), (4096, 32000), (8192, 8192),
+                    (16384, 16384))},
+    **{f"gpu: H100 FlashAttention-2 fwd d{d} seq {n} (TFLOPs/s, measured here)": _t(0.15, _GPU_MEASURED)
+       for d in (64, 128) for n in (512, 1024, 2048, 4096, 8192, 16384)},
     **{f"gpu: H100 FlashAttention-2 fwd d{d} seq {n} (TFLOPs/s, FA3 paper)": _t(0.15, _GPU_KERNEL)
        for d in (64, 128) for n in (512, 1024, 2048, 4096, 8192, 16384)},
     **{f"gpu: A100 Llama-2-7B decode b{b} (tokens/s, LMDeploy throughput)": _t(0.20, _GPU_DECODE,

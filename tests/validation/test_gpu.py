@@ -14,8 +14,8 @@ GPU_TARGETS = {key: target for key, target in TARGETS.items() if key.startswith(
 
 
 def _group(key: str) -> str:
-    """GEMM, attention or decode, from a GPU row's quantity."""
-    for word, group in (("GEMM", "gemm"), ("FlashAttention", "attention"), ("decode", "decode")):
+    """GEMM (GEMV among them), attention or decode, from a GPU row's quantity."""
+    for word, group in (("GEMM", "gemm"), ("GEMV", "gemm"), ("FlashAttention", "attention"), ("decode", "decode")):
         if word in key:
             return group
     raise AssertionError(f"{key}: no group")

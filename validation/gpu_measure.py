@@ -1,0 +1,384 @@
+"""Measure GEMM, FlashAttention-2, GEMV and Llama-2-7B decode on a real GPU with PyTorch: the figures that
+validation/gpu_measured.json holds and validation/gpu.py compares the H100 config against (issue 18: the GPU
+engine checked against GPU figures it was not tuned to).
+
+This script is not part of the package or the suite: it runs once on a machine with the GPU and PyTorch (CUDA),
+and its JSON output is committed as data with the command that produced it (the `command` and `device` fields).
+Run: python3 validation/gpu_measure.py OUT.json [--quick]   (--quick: tiny sizes, for a dry run on a CPU)
+
+What is timed, and how:
+- GEMM: torch.matmul of fp16 A (M x K) and B (K x N), fp32 accumulation (cuBLAS; split-K reductions kept in fp32,
+  `allow_fp16_reduced_precision_reduction = False`), random normal data (zeros draw less power and clock higher).
+  Kernel time: CUDA events around R back-to-back calls after warm-up, divided by R (so it holds the few
+  microseconds between one kernel and the next, not Python's launch path). The cuBLAS kernel names of one
+  profiled call are kept: they name the CTA tile (e.g. tilesize128x256x64) and split-K reductions.
+- LLMCompass's harness (PrincetonUniversity/LLMCompass software_model/matmul.py run_on_gpu): the median of
+  time.time() around one torch.bmm and torch.cuda.synchronize(), and the same for 1 x 1 x 1 (its launch floor),
+  to separate host path from kernel time for skinny shapes.
+- FlashAttention-2 forward: torch's SDPA with only the FLASH_ATTENTION backend (torch ships FA2's kernels), fp16,
+  batch x heads = (16k / N) x (2048 / d) as FA2's benchmark, non-causal; FLOPs 4 x b x h x N^2 x d.
+- GEMV: fp16 (1 x K) @ (K x N) over Llama-2-7B's projection shapes; bytes = the weight matrix.
+  Also a device-to-device copy (bytes read + written).
+- Llama-2-7B decode, kernels only: a plain eager PyTorch Llama-2-7B (32 layers, d 4096, 32 heads, FFN 11008,
+  vocab 32000, fp16, random weights, RMSNorm via torch's fused rms_norm, rotary, SDPA over a KV cache, greedy
+  argmax) captured in one CUDA graph per (batch, cached positions) and replayed: the time per step is the GPU's
+  for that kernel sequence, without Python's launch path or a serving framework's scheduler.
+"""
+from __future__ import annotations
+
+import json
+import math
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.attention
+import torch.nn.functional as F
+
+QUICK = "--quick" in sys.argv
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+HALF = torch.float16 if DEVICE == "cuda" else torch.float32
+MIN_TIMED_S = 0.02 if not QUICK else 0.0
+REPORT = []
+
+
+def log(*parts: object) -> None:
+    """Print progress at once (the device's output tail is all one sees of a run that dies)."""
+    print(*parts, flush=True)
+
+
+def sync() -> None:
+    """Wait for the GPU."""
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def per_call_s(fn, min_reps: int = 3) -> float:
+    """Seconds per call of `fn` back to back: warm-up, then enough reps for MIN_TIMED_S, timed by CUDA events."""
+    for _ in range(2):
+        fn()
+    sync()
+    start = time.perf_counter()
+    fn()
+    sync()
+    once = max(time.perf_counter() - start, 1e-6)
+    reps = max(min_reps, min(2000, math.ceil(MIN_TIMED_S / once)))
+    if DEVICE != "cuda":
+        start = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        return (time.perf_counter() - start) / reps
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    for _ in range(reps):
+        fn()
+    end.record()
+    end.synchronize()
+    return begin.elapsed_time(end) / 1e3 / reps
+
+
+def kernels(fn, calls: int = 5) -> tuple[list[str], float, float]:
+    """(names of the GPU kernels `fn` launches, their summed duration per call in seconds, kernels per call) from
+    the profiler's kernel timestamps over `calls` calls: the GPU's own time, with no launch path or gap."""
+    if DEVICE != "cuda":
+        return [], 0.0, 0.0
+    from torch.profiler import ProfilerActivity, profile   # only on the GPU: the profiler is slow to start
+
+    fn()
+    sync()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        sync()
+    found = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    names = list(dict.fromkeys(e.name for e in found))
+    return names, sum(e.time_range.elapsed_us() for e in found) / calls / 1e6, len(found) / calls
+
+
+def graph_s(fn, calls: int = 20) -> float:
+    """Seconds per call of `fn` captured `calls` times in one CUDA graph and replayed: back-to-back kernels with
+    no host launch path (a few-microsecond kernel launched from Python is host-bound otherwise)."""
+    if DEVICE != "cuda":
+        return per_call_s(fn)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    seconds = per_call_s(graph.replay) / calls
+    del graph
+    return seconds
+
+
+def clock_under_load(fn, seconds: float = 0.3) -> dict:
+    """The SM clock (MHz) and board power (W) NVML reads while `fn` runs back to back for about `seconds`."""
+    if DEVICE != "cuda":
+        return {}
+    start = time.perf_counter()
+    fn()
+    sync()
+    once = max(time.perf_counter() - start, 1e-6)
+    for _ in range(max(1, int(seconds / once))):
+        fn()
+    time.sleep(seconds * 0.6)   # the queue is still running: read the clock under load, not after it
+    try:
+        reading = {"sm_clock_mhz": torch.cuda.clock_rate(), "power_w": torch.cuda.power_draw() / 1e3}
+    except Exception as exc:  # noqa: BLE001  (NVML missing or refused: keep the timing, say why)
+        reading = {"clock_error": f"{type(exc).__name__}: {exc}"}
+    sync()
+    return reading
+
+
+def device_info() -> dict:
+    """The GPU, driver, clocks and power limit, as nvidia-smi and torch report them."""
+    info = {"torch": torch.__version__, "cuda": torch.version.cuda, "python": platform.python_version(),
+            "date": time.strftime("%Y-%m-%d"), "command": " ".join(["python3", *sys.argv])}
+    if DEVICE == "cuda":
+        p = torch.cuda.get_device_properties(0)
+        info.update(name=p.name, sms=p.multi_processor_count, memory_gib=round(p.total_memory / 2**30, 1),
+                    l2_bytes=getattr(p, "L2_cache_size", None), cudnn=torch.backends.cudnn.version())
+        query = "driver_version,clocks.max.sm,clocks.max.mem,power.limit,power.max_limit,clocks.sm"
+        try:
+            info["nvidia_smi"] = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv"],
+                                                capture_output=True, text=True, timeout=20).stdout.strip()
+        except (OSError, subprocess.SubprocessError) as exc:
+            info["nvidia_smi"] = f"unavailable: {exc}"
+    return info
+
+
+def gemm(m: int, n: int, k: int, names: bool = True) -> dict:
+    """One fp16 GEMM: time per call back to back, from a CUDA graph (one pass; `repeat_gemms` adds passes), the
+    profiled kernel time, TFLOPS, the cuBLAS kernels."""
+    a = torch.randn(m, k, device=DEVICE, dtype=HALF)
+    b = torch.randn(k, n, device=DEVICE, dtype=HALF)
+    call = lambda: torch.matmul(a, b)  # noqa: E731
+    seconds = per_call_s(call)
+    flops = 2 * m * n * k
+    row = {"m": m, "n": n, "k": k, "s": seconds, "tflops": flops / seconds / 1e12,
+           "graph_passes_s": [graph_s(call, 20 if seconds < 1e-3 else 2)]}
+    if names:
+        row["kernels"], row["kernel_s"], _ = kernels(call)
+    return row
+
+
+def repeat_gemms(rows: list[dict], passes: int) -> None:
+    """Time every GEMM of `rows` again from a CUDA graph, `passes` more times in turn (a long GEMM's throughput
+    moves by several per cent with the board's power and temperature state), then keep the median per shape."""
+    for _ in range(passes):
+        for row in rows:
+            a = torch.randn(row["m"], row["k"], device=DEVICE, dtype=HALF)
+            b = torch.randn(row["k"], row["n"], device=DEVICE, dtype=HALF)
+            row["graph_passes_s"].append(graph_s(lambda: torch.matmul(a, b), 20 if row["s"] < 1e-3 else 2))
+    for row in rows:
+        row["graph_s"] = statistics.median(row["graph_passes_s"])
+        row["graph_tflops"] = 2 * row["m"] * row["n"] * row["k"] / row["graph_s"] / 1e12
+
+
+def clocks(rows: list[dict]) -> None:
+    """The SM clock and power under each long GEMM of `rows` (after all timing, so that it heats nothing timed)."""
+    for row in rows:
+        if row["s"] > 2e-4:
+            a = torch.randn(row["m"], row["k"], device=DEVICE, dtype=HALF)
+            b = torch.randn(row["k"], row["n"], device=DEVICE, dtype=HALF)
+            row.update(clock_under_load(lambda: torch.matmul(a, b)))
+
+
+def harness(m: int, n: int, k: int, reps: int = 50) -> float:
+    """LLMCompass's timing of one torch.bmm: median of time.time() around the call and a synchronize."""
+    a = torch.randn(1, m, k, device=DEVICE, dtype=HALF)
+    b = torch.randn(1, k, n, device=DEVICE, dtype=HALF)
+    for _ in range(3):
+        torch.bmm(a, b)
+    sync()
+    times = []
+    for _ in range(reps):
+        start = time.time()
+        torch.bmm(a, b)
+        sync()
+        times.append(time.time() - start)
+    return statistics.median(times)
+
+
+def attention(seq: int, head_dim: int, causal: bool = False) -> dict:
+    """FA2's forward through SDPA's flash backend, at FA2's benchmark shape."""
+    batch, heads = max(1, 16384 // seq), 2048 // head_dim
+    if QUICK:
+        batch, heads = 1, 2
+    q, k, v = (torch.randn(batch, heads, seq, head_dim, device=DEVICE, dtype=HALF) for _ in range(3))
+    backend = torch.nn.attention.SDPBackend.FLASH_ATTENTION if DEVICE == "cuda" else \
+        torch.nn.attention.SDPBackend.MATH
+    with torch.nn.attention.sdpa_kernel([backend]):
+        call = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+        seconds = per_call_s(call)
+        names, kernel_s, _ = kernels(call)
+    flops = 4 * batch * heads * seq * seq * head_dim / (2 if causal else 1)
+    return {"seq": seq, "head_dim": head_dim, "batch": batch, "heads": heads, "causal": causal, "s": seconds,
+            "tflops": flops / seconds / 1e12, "kernel_s": kernel_s, "kernels": names}
+
+
+def gemv(k: int, n: int) -> dict:
+    """A (1 x K) @ (K x N) fp16 GEMV: kernel time and the weight bytes it reads per second."""
+    x = torch.randn(1, k, device=DEVICE, dtype=HALF)
+    w = torch.randn(k, n, device=DEVICE, dtype=HALF)
+    call = lambda: torch.matmul(x, w)  # noqa: E731
+    seconds, replayed = per_call_s(call), graph_s(call)
+    names, kernel_s, _ = kernels(call)
+    weight = k * n * w.element_size()
+    return {"k": k, "n": n, "s": seconds, "weight_gb_per_s": weight / seconds / 1e9, "graph_s": replayed,
+            "graph_gb_per_s": weight / replayed / 1e9, "kernel_s": kernel_s, "kernels": names}
+
+
+def copy_bandwidth(gib: float) -> dict:
+    """A device-to-device copy: bytes read plus bytes written per second."""
+    src = torch.empty(int(gib * 2**30) // 2, device=DEVICE, dtype=torch.float16)
+    dst = torch.empty_like(src)
+    seconds = per_call_s(lambda: dst.copy_(src))
+    return {"bytes": 2 * src.numel() * 2, "s": seconds, "gb_per_s": 2 * src.numel() * 2 / seconds / 1e9}
+
+
+class Llama:
+    """Llama-2-7B's decode step in plain PyTorch ops over a preallocated KV cache (random fp16 weights)."""
+
+    def __init__(self, layers: int, dim: int, heads: int, ffn: int, vocab: int):
+        """Allocate the weights (the KV cache comes with each decode configuration: `allocate`)."""
+        def w(rows: int, cols: int) -> torch.Tensor:
+            return torch.randn(rows, cols, device=DEVICE, dtype=HALF) * 0.02
+
+        self.dim, self.heads, self.head_dim = dim, heads, dim // heads
+        self.layers = [{"norm1": torch.ones(dim, device=DEVICE, dtype=HALF), "wqkv": w(dim, 3 * dim),
+                        "wo": w(dim, dim), "norm2": torch.ones(dim, device=DEVICE, dtype=HALF),
+                        "w13": w(dim, 2 * ffn), "w2": w(ffn, dim)} for _ in range(layers)]
+        self.embed = w(vocab, dim)
+        self.norm = torch.ones(dim, device=DEVICE, dtype=HALF)
+        self.head = w(dim, vocab)
+        self.cache: list[tuple[torch.Tensor, torch.Tensor]] = []
+        inv = 1.0 / (10000 ** (torch.arange(0, self.head_dim, 2, device=DEVICE).float() / self.head_dim))
+        self.inv_freq = inv
+
+    def allocate(self, batch: int, kv: int) -> None:
+        """A KV cache of `batch` sequences and kv + 1 positions per layer (the old one freed first)."""
+        self.cache = []
+        if DEVICE == "cuda":
+            torch.cuda.empty_cache()
+        shape = (batch, self.heads, kv + 1, self.head_dim)
+        self.cache = [(torch.zeros(shape, device=DEVICE, dtype=HALF), torch.zeros(shape, device=DEVICE, dtype=HALF))
+                      for _ in self.layers]
+
+    def rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        """Rotary embedding of (b, h, 1, d) at one position."""
+        x1, x2 = x[..., ::2], x[..., 1::2]
+        return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
+
+    def step(self, tokens: torch.Tensor, pos: int) -> torch.Tensor:
+        """One decode step of `tokens` (b,) at cached position `pos`: the next tokens (greedy)."""
+        b = tokens.shape[0]
+        angle = pos * self.inv_freq
+        cos, sin = angle.cos().to(HALF), angle.sin().to(HALF)
+        x = self.embed[tokens]                                                     # (b, dim)
+        for layer, (kc, vc) in zip(self.layers, self.cache):
+            h = F.rms_norm(x, (self.dim,), layer["norm1"], 1e-5)
+            q, k, v = (h @ layer["wqkv"]).view(b, 3, self.heads, 1, self.head_dim).unbind(1)
+            q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
+            kc[:b, :, pos:pos + 1] = k
+            vc[:b, :, pos:pos + 1] = v
+            a = F.scaled_dot_product_attention(q, kc[:b, :, :pos + 1], vc[:b, :, :pos + 1])
+            x = x + a.reshape(b, self.dim) @ layer["wo"]
+            h = F.rms_norm(x, (self.dim,), layer["norm2"], 1e-5)
+            gate, up = (h @ layer["w13"]).chunk(2, dim=-1)
+            x = x + (F.silu(gate) * up) @ layer["w2"]
+        logits = F.rms_norm(x, (self.dim,), self.norm, 1e-5) @ self.head
+        return logits.argmax(dim=-1)
+
+
+def decode(model: Llama, batch: int, kv: int) -> dict:
+    """Seconds per decode step at `batch` with `kv` cached positions, the step replayed from one CUDA graph."""
+    model.allocate(batch, kv)
+    tokens = torch.randint(0, model.embed.shape[0], (batch,), device=DEVICE)
+    if DEVICE != "cuda":
+        return {"batch": batch, "kv": kv, "s": per_call_s(lambda: model.step(tokens, kv), 1), "graph": False}
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            model.step(tokens, kv)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        model.step(tokens, kv)
+    seconds = per_call_s(graph.replay)
+    eager = per_call_s(lambda: model.step(tokens, kv))
+    names, kernel_s, launched = kernels(lambda: model.step(tokens, kv), 1)
+    del graph
+    return {"batch": batch, "kv": kv, "s": seconds, "tokens_per_s": batch / seconds, "eager_s": eager,
+            "kernel_s": kernel_s, "kernels_per_step": launched, "kernel_names": names, "graph": True}
+
+
+def main() -> None:
+    """Run every measurement and write the JSON."""
+    out_path = next(a for a in sys.argv[1:] if not a.startswith("--"))
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    result = {"device": device_info()}
+    log(result["device"])
+    start = time.time()
+    tiny = QUICK
+
+    square = (256, 512) if tiny else (1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384)
+    result["gemm_square"] = [gemm(n, n, n) for n in square]
+    log("square", [(r["m"], round(r["tflops"], 1)) for r in result["gemm_square"]], round(time.time() - start))
+    big = 256 if tiny else 12288
+    over_m = (64, 128) if tiny else (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+    result["gemm_over_m"] = [gemm(m, big, big) for m in over_m]
+    over_n = (64, 128) if tiny else (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+    rows = 256 if tiny else 8192
+    result["gemm_over_n"] = [gemm(rows, n, n) for n in over_n]
+    timed = result["gemm_square"] + result["gemm_over_m"] + result["gemm_over_n"]
+    repeat_gemms(timed, 2)
+    clocks(timed)
+    log("over m/n", round(time.time() - start))
+    dims = (64, 64, 96, 160) if tiny else (4096, 4096 * 3, 4096, 4096, 4096, 11008 * 2, 11008, 4096, 4096, 32000)
+    pairs = list(zip(dims[::2], dims[1::2]))                                         # (K, N) of each projection
+    tokens = (1, 16, 64) if tiny else (1, 16, 32, 64, 128, 512, 2048)
+    result["gemm_llama"] = [gemm(t, n, k, names=False) for t in tokens for k, n in pairs]
+    repeat_gemms(result["gemm_llama"], 0)
+    result["gemv"] = [gemv(k, n) for k, n in pairs + ([] if tiny else [(8192, 8192), (16384, 16384)])]
+    result["copy"] = copy_bandwidth(0.01 if tiny else 2.0)
+    log("gemv", [round(r["weight_gb_per_s"]) for r in result["gemv"]], result["copy"]["gb_per_s"],
+        round(time.time() - start))
+    skinny = (64, 128) if tiny else (64, 128, 256, 512, 1024)
+    result["harness"] = {"floor_1x1x1_s": harness(1, 1, 1),
+                         "rows": [{"m": rows, "n": n, "k": n, "s": harness(rows, n, n)} for n in skinny]}
+    log("harness", result["harness"], round(time.time() - start))
+    seqs = (128, 256) if tiny else (512, 1024, 2048, 4096, 8192, 16384)
+    result["attention"] = [attention(s, d) for d in (64, 128) for s in seqs]
+    log("attention", [(r["head_dim"], r["seq"], round(r["tflops"], 1)) for r in result["attention"]],
+        round(time.time() - start))
+
+    if tiny:
+        model = Llama(2, 256, 4, 512, 1000)
+        configs = ((1, 64), (4, 64))
+    else:
+        model = Llama(32, 4096, 32, 11008, 32000)
+        configs = ((1, 64), (1, 100), (1, 384), (1, 1024), (1, 4095), (8, 64), (16, 64), (32, 64), (64, 64),
+                   (8, 1024), (16, 4095))
+    result["decode"] = []
+    for batch, kv in configs:
+        result["decode"].append(decode(model, batch, kv))
+        log("decode", result["decode"][-1], round(time.time() - start))
+        with open(out_path, "w") as f:   # keep what is measured if the run is cut short
+            json.dump(result, f, indent=1)
+    result["elapsed_s"] = time.time() - start
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=1)
+    log("done", round(result["elapsed_s"]))
+
+
+if __name__ == "__main__":
+    main()
