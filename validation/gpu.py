@@ -49,10 +49,13 @@ on GPU figures it has not seen. GEMMs are fp16 torch.matmul with fp32 accumulati
 for long kernels, 2) calls captured in one CUDA graph and replayed, median of 3 passes: kernels back to back with
 no host launch path, the time a kernel costs inside a step. GEMV is the same at M = 1 (weight bytes per second).
 FlashAttention-2 is torch's SDPA flash backend (FA2's kernels, Flash_fwd_kernel_traits<64, 128, 128, 4> at d 64,
-<128, 128, 64, 4> at d 128) at FA2's benchmark shape, timed back to back (each call 0.2-7 ms). The file also holds
-a plain-PyTorch Llama-2-7B decode step in a CUDA graph; it is not a row: it launches 969-1,001 unfused kernels per
-step (rotary, RMSNorm, copies, 30 per layer), a kernel sequence that no serving framework runs and that
-workloads/llama2-7b-decode.yaml does not describe.
+<128, 128, 64, 4> at d 128) at FA2's benchmark shape, timed back to back (each call 0.2-7 ms). Llama-2-7B decode
+(fp16, random weights, greedy) is the step with each decoder layer compiled by torch.compile, as gpt-fast runs it
+(inductor fuses norms, rotary, residuals and the SiLU gate: 425 kernels a step), replayed from one CUDA graph: the
+GPU's time per step, with no serving framework's host work (`decode_compiled`, a second run with
+--compiled-decode: the file's device_compiled_decode). The file also holds the same step uncompiled; it is not a
+row: it launches 969-1,001 kernels a step (rotary, RMSNorm, copies unfused, 30 per layer), a kernel sequence that no
+serving framework runs and that workloads/llama2-7b-decode.yaml does not describe.
 
 The rows join the one validation report (`python -m validation`, validation/REPORT.md); their targets and the
 mechanism behind each known miss are in validation/targets.py (the few-microsecond A100 GEMMs,
@@ -182,7 +185,8 @@ def decode_rows() -> list[Comparison]:
 
 
 def measured_rows() -> list[Comparison]:
-    """[MH]: GEMM, GEMV and FlashAttention-2 measured on an H100 SXM5 here, against the H100 config."""
+    """[MH]: GEMM, GEMV, FlashAttention-2 and compiled Llama-2-7B decode measured on an H100 SXM5 here, against
+    the H100 config."""
     measured = json.loads(MEASURED_H100.read_text())
     shapes = {(r["m"], r["n"], r["k"]): r for group in ("gemm_square", "gemm_over_m", "gemm_over_n")
               for r in measured[group]}   # 8192^3 is in two series: one row
@@ -196,6 +200,9 @@ def measured_rows() -> list[Comparison]:
     out += [Comparison(f"H100 FlashAttention-2 fwd d{r['head_dim']} seq {r['seq']} (TFLOPs/s, measured here)",
                        r["tflops"], flash_tflops(H100, r["seq"], r["head_dim"]), "torch SDPA flash backend")
             for r in measured["attention"]]
+    out += [Comparison(f"H100 Llama-2-7B decode b{r['batch']} kv{r['kv']} (tokens/s, torch.compile, measured here)",
+                       r["tokens_per_s"], decode_tokens_per_s(r["batch"], r["kv"], H100), "CUDA graph, no host work")
+            for r in measured["decode_compiled"]]
     return out
 
 

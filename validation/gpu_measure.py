@@ -4,7 +4,8 @@ engine checked against GPU figures it was not tuned to).
 
 This script is not part of the package or the suite: it runs once on a machine with the GPU and PyTorch (CUDA),
 and its JSON output is committed as data with the command that produced it (the `command` and `device` fields).
-Run: python3 validation/gpu_measure.py OUT.json [--quick]   (--quick: tiny sizes, for a dry run on a CPU)
+Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode]
+(--quick: tiny sizes, for a dry run on a CPU; --compiled-decode: only the compiled decode step, below)
 
 What is timed, and how:
 - GEMM: torch.matmul of fp16 A (M x K) and B (K x N), fp32 accumulation (cuBLAS; split-K reductions kept in fp32,
@@ -23,6 +24,8 @@ What is timed, and how:
   vocab 32000, fp16, random weights, RMSNorm via torch's fused rms_norm, rotary, SDPA over a KV cache, greedy
   argmax) captured in one CUDA graph per (batch, cached positions) and replayed: the time per step is the GPU's
   for that kernel sequence, without Python's launch path or a serving framework's scheduler.
+- The same step with each decoder layer compiled by torch.compile (`--compiled-decode`): inductor fuses the
+  norms, rotary embedding, residual adds and SiLU gate into Triton kernels, as gpt-fast does; still one CUDA graph.
 """
 from __future__ import annotations
 
@@ -272,30 +275,42 @@ class Llama:
         self.cache = [(torch.zeros(shape, device=DEVICE, dtype=HALF), torch.zeros(shape, device=DEVICE, dtype=HALF))
                       for _ in self.layers]
 
-    def rotate(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        """Rotary embedding of (b, h, 1, d) at one position."""
-        x1, x2 = x[..., ::2], x[..., 1::2]
-        return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
-
     def step(self, tokens: torch.Tensor, pos: int) -> torch.Tensor:
         """One decode step of `tokens` (b,) at cached position `pos`: the next tokens (greedy)."""
-        b = tokens.shape[0]
         angle = pos * self.inv_freq
         cos, sin = angle.cos().to(HALF), angle.sin().to(HALF)
         x = self.embed[tokens]                                                     # (b, dim)
         for layer, (kc, vc) in zip(self.layers, self.cache):
-            h = F.rms_norm(x, (self.dim,), layer["norm1"], 1e-5)
-            q, k, v = (h @ layer["wqkv"]).view(b, 3, self.heads, 1, self.head_dim).unbind(1)
-            q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
-            kc[:b, :, pos:pos + 1] = k
-            vc[:b, :, pos:pos + 1] = v
-            a = F.scaled_dot_product_attention(q, kc[:b, :, :pos + 1], vc[:b, :, :pos + 1])
-            x = x + a.reshape(b, self.dim) @ layer["wo"]
-            h = F.rms_norm(x, (self.dim,), layer["norm2"], 1e-5)
-            gate, up = (h @ layer["w13"]).chunk(2, dim=-1)
-            x = x + (F.silu(gate) * up) @ layer["w2"]
+            x = self.layer(x, layer["norm1"], layer["wqkv"], layer["wo"], layer["norm2"], layer["w13"], layer["w2"],
+                           kc, vc, cos, sin, pos, self.heads)
         logits = F.rms_norm(x, (self.dim,), self.norm, 1e-5) @ self.head
         return logits.argmax(dim=-1)
+
+    layer = staticmethod(lambda *args: decoder_layer(*args))   # eager; `compiled` swaps in torch.compile's
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotary embedding of (b, h, 1, d) at one position."""
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
+
+
+def decoder_layer(x: torch.Tensor, norm1: torch.Tensor, wqkv: torch.Tensor, wo: torch.Tensor, norm2: torch.Tensor,
+                  w13: torch.Tensor, w2: torch.Tensor, kc: torch.Tensor, vc: torch.Tensor, cos: torch.Tensor,
+                  sin: torch.Tensor, pos: int, heads: int) -> torch.Tensor:
+    """One Llama decoder layer on (b, dim) activations, writing position `pos` of its KV cache."""
+    b, dim = x.shape
+    head_dim = dim // heads
+    h = F.rms_norm(x, (dim,), norm1, 1e-5)
+    q, k, v = (h @ wqkv).view(b, 3, heads, 1, head_dim).unbind(1)
+    q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+    kc[:, :, pos:pos + 1] = k
+    vc[:, :, pos:pos + 1] = v
+    a = F.scaled_dot_product_attention(q, kc[:, :, :pos + 1], vc[:, :, :pos + 1])
+    x = x + a.reshape(b, dim) @ wo
+    h = F.rms_norm(x, (dim,), norm2, 1e-5)
+    gate, up = (h @ w13).chunk(2, dim=-1)
+    return x + (F.silu(gate) * up) @ w2
 
 
 def decode(model: Llama, batch: int, kv: int) -> dict:
@@ -321,10 +336,31 @@ def decode(model: Llama, batch: int, kv: int) -> dict:
             "kernel_s": kernel_s, "kernels_per_step": launched, "kernel_names": names, "graph": True}
 
 
+def compiled_decode(out_path: str) -> None:
+    """`--compiled-decode`: the decode step with each decoder layer compiled by torch.compile (inductor fuses the
+    norms, rotary and activations into a few Triton kernels, as gpt-fast does), in one CUDA graph per
+    (batch, cached positions); the JSON gets only these rows ('decode_compiled')."""
+    result = {"device": device_info(), "decode_compiled": []}
+    start = time.time()
+    model = Llama(2, 256, 4, 512, 1000) if QUICK else Llama(32, 4096, 32, 11008, 32000)
+    compiled = torch.compile(decoder_layer, dynamic=False)
+    model.layer = lambda *args: compiled(*args)
+    configs = ((1, 64), (4, 64)) if QUICK else ((1, 64), (1, 384), (8, 64), (16, 64), (32, 64), (64, 64))
+    for batch, kv in configs:
+        result["decode_compiled"].append(decode(model, batch, kv))
+        row = {k: v for k, v in result["decode_compiled"][-1].items() if k != "kernel_names"}
+        log("compiled decode", row, round(time.time() - start))
+        with open(out_path, "w") as f:   # keep what is measured if the run is cut short
+            json.dump(result, f, indent=1)
+
+
 def main() -> None:
     """Run every measurement and write the JSON."""
     out_path = next(a for a in sys.argv[1:] if not a.startswith("--"))
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    if "--compiled-decode" in sys.argv:
+        compiled_decode(out_path)
+        return
     result = {"device": device_info()}
     log(result["device"])
     start = time.time()
