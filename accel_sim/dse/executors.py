@@ -28,10 +28,19 @@ from accel_sim.mapper import MapperCache
 T = TypeVar("T")
 R = TypeVar("R")
 IN_FLIGHT_PER_WORKER = 4  # enough queued work to hide the driver's commit time; small enough to bound memory
-# Points per task, aligned to point ids (ids // CHUNK_POINTS). A task starts with an empty mapping cache, so a
+# Points per task, aligned to point ids (ids // chunk; run_sweep rounds CHUNK_POINTS to whole runs of the grid's
+# fastest axis: aligned_chunk). A task starts with an empty mapping cache, so a
 # point's result depends only on the points before it in its chunk - never on which worker ran what before,
 # on the executor (local, dask, one process) or on a resume: the same spec gives the same table every time.
 CHUNK_POINTS = 25
+
+
+def aligned_chunk(group: int, size: int = CHUNK_POINTS) -> int:
+    """The largest multiple of `group` up to `size` (`size` when one group is larger): chunks of it never split a
+    run of `group` consecutive points. A grid's consecutive points that differ only in its fastest axis (often a
+    capacity or a bandwidth) share their mapspaces' structure, which a chunk's cache keeps for the next
+    (search.MapperCache.shelf); a group split over two chunks builds it twice."""
+    return size if group > size else size // group * group
 
 
 class Executor(Protocol):
@@ -148,6 +157,7 @@ class DaskExecutor:
     """A dask.distributed cluster, by scheduler address ('tcp://host:8786') or an existing Client."""
 
     address: Any  # str or distributed.Client
+    chunk: int = CHUNK_POINTS
 
     def map_unordered(self, fn: Callable[[T, MapperCache], R], tasks: Iterable[T]) -> Iterator[R]:
         """Results of fn(task, cache) for every task, as they finish on the cluster's workers."""
@@ -165,7 +175,7 @@ class DaskExecutor:
             def submit(f: Callable[[list[T]], list[R]], chunk: list[T]) -> Any:
                 return client.submit(f, chunk, pure=False)
 
-            for results in _windowed(submit, functools.partial(_run_chunk, fn), _chunks(tasks, CHUNK_POINTS),
+            for results in _windowed(submit, functools.partial(_run_chunk, fn), _chunks(tasks, max(1, self.chunk)),
                                      workers * IN_FLIGHT_PER_WORKER,
                                      lambda pending: dask_wait(list(pending), return_when="FIRST_COMPLETED").done):
                 yield from results

@@ -281,6 +281,13 @@ class Sweep:
         return chosen * len(self.workload_paths)
 
     @property
+    def neighbour_points(self) -> int:
+        """Consecutive points that differ only in the grid's fastest axis (and the workload): its values x the
+        workloads (a chunk of a multiple of it keeps them together: executors.aligned_chunk)."""
+        fastest = len(self.free[-1][1]) if self.free else 1
+        return fastest * len(self.workload_paths)
+
+    @property
     def adaptive(self) -> bool:
         """True when the designs are chosen from earlier results (a search strategy), not listed up front."""
         return isinstance(self.spec.strategy, SearchStrategy)

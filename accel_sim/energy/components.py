@@ -8,6 +8,7 @@ from accel_sim.energy.model import (dram_energy_j_per_bit, phy_area_mm2, regfile
 from accel_sim.energy.model import Number
 from accel_sim.energy.tables import DEFAULT_FLOAT_BY_BITS, REGISTER_FILE_REFERENCE_BITS, SRAM_REFERENCE_ACCESS_BITS
 from accel_sim.spec.fields import MemoryKind, memory_kind
+from accel_sim.spec.identity import IdentityMemo
 
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch, MemoryLevel
@@ -76,6 +77,15 @@ def level_energy_per_bit(level: MemoryLevel, node_nm: float) -> tuple[float, flo
 
     A write figure left out follows the read figure (pinned or derived).
     """
+    # a search prices the same levels for every batch it scores: once per level object (it is frozen)
+    return _PER_BIT.get((level,), lambda: _level_energy_per_bit(level, node_nm), (node_nm,))
+
+
+_PER_BIT = IdentityMemo()
+
+
+def _level_energy_per_bit(level: MemoryLevel, node_nm: float) -> tuple[float, float]:
+    """`level_energy_per_bit`, computed."""
     read = level.read_energy_j_per_bit
     write = level.write_energy_j_per_bit
     if read is None or write is None:

@@ -110,6 +110,11 @@ class ArrayAnalyses:
         return np.array([self.tensors[t].bits for t in self.batch.tensor_names], dtype=float)
 
     @cached_property
+    def traffic_memo(self) -> dict[tuple, tuple[np.ndarray, ...]]:
+        """`array_traffic`'s results by choice, for the designs (capacities) that choose alike."""
+        return {}
+
+    @cached_property
     def held(self) -> np.ndarray:
         """(2, B, L, T) bytes each tensor's tiles take at each level, streamed (double-buffered on chip: one tile
         streams in while the last is used) and resident."""
@@ -183,14 +188,37 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     """Per candidate, the choice per operand (streamed, resident, spilled) that fits with the fewest spilled
     operands, then the least outermost-level traffic, then the least total traffic, and its accesses, bytes and
     energy per level; `analyses` from `array_analyses`."""
-    bits = analyses.bits
     on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
+    fits, choice = analyses.ranking.choose(on_chip, capacity)
+    # designs that differ in a capacity (a sweep's buffer axis) mostly choose alike: where every candidate fits and
+    # the choice is one seen before, its traffic is that choice's (what follows reads only the analyses and it);
+    # only the energies, which the levels' sizes price, are recomputed
+    memo_key = (rows, cols, on_chip.tobytes(), choice.tobytes()) if fits.all() else None
+    found = analyses.traffic_memo.get(memo_key) if memo_key is not None else None
+    if found is None:
+        found = _chosen_traffic(einsum, workload, arch, rows, cols, batch, analyses, on_chip, capacity, fits, choice)
+        if memo_key is not None:
+            for array in found:
+                array.flags.writeable = False   # shared by every later design that chooses alike
+            analyses.traffic_memo[memo_key] = found
+    fits, choice, read, fill, update, write, widened, read_bits, write_bits = found
+    per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
+    level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
+    return ArrayTraffic(fits, choice, read, fill, update, write, widened, read_bits / 8, write_bits / 8,
+                        level_energy)
+
+
+def _chosen_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, batch: MappingBatch,
+                    analyses: ArrayAnalyses, on_chip: np.ndarray, capacity: np.ndarray, fits: np.ndarray,
+                    choice: np.ndarray) -> tuple[np.ndarray, ...]:
+    """`array_traffic` from the first choice (`ResidencyRanking.choose`) on: the spilled layout for candidates
+    that fit no other way, then (fits, choice, read, fill, update, write, widened, read bits, write bits)."""
+    bits = analyses.bits
     streamed, resident = ((v.read_elements, v.fill_elements, v.update_elements, v.write_elements)
                           for v in (analyses.streamed, analyses.collapsed))
     wide_s, wide_r = analyses.streamed.widened_bits, analyses.collapsed.widened_bits   # (B, 4, L)
     out = analyses.streamed.output
-    fits, choice = analyses.ranking.choose(on_chip, capacity)
     kept = (choice == RESIDENT)[:, None, :]
     read, fill, update, write = (np.where(kept, r, s) for s, r in zip(streamed, resident))
     widened = np.where(kept[:, :, out, None], wide_r, wide_s)
@@ -217,10 +245,7 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
 
     read_bits = (read * bits).sum(axis=2) + widened[:, READ]
     write_bits = ((fill + update + write) * bits).sum(axis=2) + widened[:, FILL] + widened[:, UPDATE] + widened[:, WRITE]
-    per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
-    level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
-    return ArrayTraffic(fits, choice, read, fill, update, write, widened, read_bits / 8, write_bits / 8,
-                        level_energy)
+    return fits, choice, read, fill, update, write, widened, read_bits, write_bits
 
 
 def _staging_route(batch: MappingBatch) -> tuple[np.ndarray, np.ndarray]:

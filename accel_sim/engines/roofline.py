@@ -72,6 +72,12 @@ class Bound:
 
 def compulsory_traffic(einsum: Einsum, workload: Workload) -> Traffic:
     """Distinct bytes of every tensor the einsum reads and of its output."""
+    # every design of a sweep bounds the same parsed workload's einsums: once per einsum (Workload.derived)
+    return workload.derived(einsum, "compulsory_traffic", lambda: _compulsory_traffic(einsum, workload))
+
+
+def _compulsory_traffic(einsum: Einsum, workload: Workload) -> Traffic:
+    """`compulsory_traffic`, computed."""
     reads: dict[str, float] = {}
     for access in einsum.inputs:
         if access.tensor in reads or access.tensor == einsum.output.tensor:

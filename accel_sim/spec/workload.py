@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Literal, Mapping, Union
+from typing import TYPE_CHECKING, Callable, Literal, Mapping, TypeVar, Union
 
 import numpy as np
 
 from accel_sim.errors import ConfigError
 from accel_sim.spec.fields import TensorRole
+from accel_sim.spec.identity import IdentityMemo
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 # kv_cache: a transformer's K/V cache, state that earlier decode steps wrote and this one reads (and appends to)
 TensorKind = Literal["activation", "weight", "constant", "kv_cache"]
 StorageClass = Literal["weights", "kv_cache", "activations"]
+T = TypeVar("T")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -453,17 +455,16 @@ class Workload:
         same shapes, widths and storage classes, so every cost model gives them the same cost (the repeated
         layers of a transformer cost one evaluation). Kept per einsum object: the pipeline asks several times.
         """
-        kept = self._shape_keys.get(id(einsum))
-        if kept is not None and kept[0] is einsum:
-            return kept[1]
-        key = self._shape_key(einsum)
-        self._shape_keys[id(einsum)] = (einsum, key)
-        return key
+        return self.derived(einsum, "shape_key", lambda: self._shape_key(einsum))
+
+    def derived(self, einsum: Einsum, what: str, compute: Callable[[], T]) -> T:
+        """`compute()`, a value `what` of `einsum` in this workload, once per einsum object (spec/identity.py)."""
+        return self._derived.get((einsum,), compute, (what,))
 
     @cached_property
-    def _shape_keys(self) -> dict[int, tuple[Einsum, tuple[tuple, tuple[str, ...]]]]:
-        """id(einsum) -> (einsum, its shape_key); the einsum is kept so that its id is not reused."""
-        return {}
+    def _derived(self) -> IdentityMemo:
+        """What `derived` has computed."""
+        return IdentityMemo()
 
     def _shape_key(self, einsum: Einsum) -> tuple[tuple, tuple[str, ...]]:
         order = tuple(dict.fromkeys([einsum.output.tensor, *(a.tensor for a in einsum.inputs)]))
