@@ -16,7 +16,7 @@ import pytest
 
 from accel_sim.cli import main
 from accel_sim.dse import load_results, load_sweep, run_sweep
-from accel_sim.dse.executors import DaskExecutor, LocalExecutor
+from accel_sim.dse.executors import DaskExecutor, LocalExecutor, aligned_chunk
 from accel_sim.dse.store import export_results
 from accel_sim.errors import ConfigError
 
@@ -253,3 +253,10 @@ def test_progress_with_workers_counts_every_point_once(tmp_path: Path, capsys: p
     run_sweep(load_sweep(SMALL), tmp_path / "w.db", executor=LocalExecutor(2), progress=True)
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 65 and "64 of 64 points (100 %)" in lines[-1]
+
+
+def test_sweep_chunks_keep_each_run_of_the_fastest_axis_together() -> None:
+    """aligned_chunk: the largest multiple of the run length up to the chunk size (the size itself when one run is
+    longer); tpu_array_resnet50's runs are its 4 buffer sizes, so its chunks are 24 points, never 25."""
+    assert [aligned_chunk(g, 25) for g in (1, 4, 5, 7, 25, 26, 100)] == [25, 24, 25, 21, 25, 25, 25]
+    assert load_sweep(Path(__file__).parents[3] / "dse" / "tpu_array_resnet50.yaml").neighbour_points == 4
