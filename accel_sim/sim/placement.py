@@ -43,6 +43,7 @@ import numpy as np
 
 from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.errors import InfeasibleError
+from accel_sim.spec.identity import IdentityMemo
 from accel_sim.sim.trace import LevelUse
 
 if TYPE_CHECKING:
@@ -116,6 +117,15 @@ def _sources(workload: Workload) -> dict[str, tuple[str, ...]]:
 
 def lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
     """Every tensor alive across einsums, in walk order (start, then first appearance)."""
+    # every design of a sweep places the same parsed workload: walk it once (it is frozen)
+    return _LIFETIMES.get((workload,), lambda: _lifetimes(workload))
+
+
+_LIFETIMES = IdentityMemo(limit=8)   # each entry keeps its workload alive: a few
+
+
+def _lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
+    """`lifetimes`, computed."""
     sources = _sources(workload)
     writers: dict[str, list[int]] = {}
     readers: dict[str, list[int]] = {}
