@@ -83,6 +83,9 @@ def spilled(batch: MappingBatch) -> MappingBatch:
     return replace(batch, bypass=batch.bypass | inner)
 
 
+KEPT_CHOICES = 8  # choices (and spilled layouts) an analysed batch keeps the traffic of: each about as large as it
+
+
 @dataclass(frozen=True)
 class ArrayAnalyses:
     """Loop-nest analyses of B candidates on an array in the layouts `array_traffic` chooses between: streamed and
@@ -110,9 +113,31 @@ class ArrayAnalyses:
         return np.array([self.tensors[t].bits for t in self.batch.tensor_names], dtype=float)
 
     @cached_property
-    def traffic_memo(self) -> dict[tuple, tuple[np.ndarray, ...]]:
-        """`array_traffic`'s results by choice, for the designs (capacities) that choose alike."""
+    def traffic_memo(self) -> dict[tuple, object]:
+        """`array_traffic`'s results by choice, and the `SpillChoice` by the candidates that need one, for the
+        designs (capacities) that choose alike."""
         return {}
+
+    def spill_choice(self, einsum: Einsum, workload: Workload, arch: Arch, need: np.ndarray,
+                     on_chip: np.ndarray) -> SpillChoice:
+        """The `SpillChoice` of the candidates at `need`: what no capacity decides, kept for the designs whose
+        capacities leave the same candidates without a fit."""
+        key = ("spill", need.tobytes(), on_chip.tobytes())
+        found = self.traffic_memo.get(key)
+        if found is None:
+            spill = self.spilled_rows(need)
+            staged = _staged(self.batch.rows(need), spill)
+            staged_wide = _staged_widened(einsum, arch, self.batch.rows(need), spill, staged)
+            held = np.concatenate([self.held[:, need], spilled_occupancy(einsum, workload, arch,
+                                                                         self.batch.rows(need), spill)[None]])
+            staged_bits = sum(staged) * self.bits
+            staged_bits[..., self.streamed.output] += staged_wide.sum(axis=1)
+            moved = np.concatenate([self.moved[:, need], (staged_bits / 8)[None]])
+            found = SpillChoice(staged, staged_wide,
+                                residency_ranking(held, moved, (STREAMED, RESIDENT, SPILLED), spilling=True))
+            if len(self.traffic_memo) < KEPT_CHOICES:
+                self.traffic_memo[key] = found
+        return found
 
     @cached_property
     def held(self) -> np.ndarray:
@@ -191,17 +216,22 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
     capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
     fits, choice = analyses.ranking.choose(on_chip, capacity)
-    # designs that differ in a capacity (a sweep's buffer axis) mostly choose alike: where every candidate fits and
-    # the choice is one seen before, its traffic is that choice's (what follows reads only the analyses and it);
-    # only the energies, which the levels' sizes price, are recomputed
-    memo_key = (rows, cols, on_chip.tobytes(), choice.tobytes()) if fits.all() else None
-    found = analyses.traffic_memo.get(memo_key) if memo_key is not None else None
+    # a spill is chosen only where no choice without one fits: only those candidates need the spilled layout
+    need = np.flatnonzero(~fits)
+    spill = analyses.spill_choice(einsum, workload, arch, need, on_chip) if len(need) else None
+    if spill is not None:
+        fits[need], choice[need] = spill.ranking.choose(on_chip, capacity)
+    # designs that differ in a capacity (a sweep's buffer axis) mostly choose alike: a choice seen before has that
+    # choice's traffic (what follows reads only the analyses and it); only the energies, which the levels' sizes
+    # price, are recomputed
+    key = (rows, cols, on_chip.tobytes(), need.tobytes(), fits.tobytes(), choice.tobytes())
+    found = analyses.traffic_memo.get(key)
     if found is None:
-        found = _chosen_traffic(einsum, workload, arch, rows, cols, batch, analyses, on_chip, capacity, fits, choice)
-        if memo_key is not None:
+        found = _chosen_traffic(batch, analyses, rows, cols, need, spill, fits, choice)
+        if len(analyses.traffic_memo) < KEPT_CHOICES:
             for array in found:
                 array.flags.writeable = False   # shared by every later design that chooses alike
-            analyses.traffic_memo[memo_key] = found
+            analyses.traffic_memo[key] = found
     fits, choice, read, fill, update, write, widened, read_bits, write_bits = found
     per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
     level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
@@ -209,11 +239,20 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
                         level_energy)
 
 
-def _chosen_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, batch: MappingBatch,
-                    analyses: ArrayAnalyses, on_chip: np.ndarray, capacity: np.ndarray, fits: np.ndarray,
-                    choice: np.ndarray) -> tuple[np.ndarray, ...]:
-    """`array_traffic` from the first choice (`ResidencyRanking.choose`) on: the spilled layout for candidates
-    that fit no other way, then (fits, choice, read, fill, update, write, widened, read bits, write bits)."""
+@dataclass(frozen=True)
+class SpillChoice:
+    """The spilled layout of the candidates no choice without a spill fits (`ArrayAnalyses.spill_choice`): its
+    accesses through the staging levels and the ranking of the combinations with a spill."""
+
+    staged: tuple[np.ndarray, ...]   # (read, fill, update, write) elements (N, L, T), `_staged`
+    staged_wide: np.ndarray          # (N, 4, L) bits of the output's partial sums beyond its width
+    ranking: ResidencyRanking        # the combinations with a spill, best first
+
+
+def _chosen_traffic(batch: MappingBatch, analyses: ArrayAnalyses, rows: int, cols: int, need: np.ndarray,
+                    spill: SpillChoice | None, fits: np.ndarray, choice: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(fits, choice, read, fill, update, write, widened, read bits, write bits) of `array_traffic`'s choice,
+    `spill` the spilled layout of the candidates at `need`."""
     bits = analyses.bits
     streamed, resident = ((v.read_elements, v.fill_elements, v.update_elements, v.write_elements)
                           for v in (analyses.streamed, analyses.collapsed))
@@ -222,27 +261,14 @@ def _chosen_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, c
     kept = (choice == RESIDENT)[:, None, :]
     read, fill, update, write = (np.where(kept, r, s) for s, r in zip(streamed, resident))
     widened = np.where(kept[:, :, out, None], wide_r, wide_s)
-    # a spill is chosen only where no choice without one fits: only those candidates need the spilled layout
-    need = np.flatnonzero(~fits)
-    if len(need):
-        spill = analyses.spilled_rows(need)
-        staged = _staged(batch.rows(need), spill)
-        staged_wide = _staged_widened(einsum, arch, batch.rows(need), spill, staged)
-        held = np.concatenate([analyses.held[:, need], spilled_occupancy(einsum, workload, arch, batch.rows(need),
-                                                                         spill)[None]])
-        staged_bits = sum(staged) * bits
-        staged_bits[..., out] += staged_wide.sum(axis=1)
-        moved = np.concatenate([analyses.moved[:, need], (staged_bits / 8)[None]])
-        fits[need], choice[need] = residency_ranking(held, moved, (STREAMED, RESIDENT, SPILLED),
-                                                     spilling=True).choose(on_chip, capacity)
+    if spill is not None:
         picked = choice[need][:, None, :]
-        for full, s, r, part in zip((read, fill, update, write), streamed, resident, staged):
+        for full, s, r, part in zip((read, fill, update, write), streamed, resident, spill.staged):
             full[need] = np.where(picked == SPILLED, part, np.where(picked == RESIDENT, r[need], s[need]))
         picked_out = picked[:, :, out, None]
-        widened[need] = np.where(picked_out == SPILLED, staged_wide,
+        widened[need] = np.where(picked_out == SPILLED, spill.staged_wide,
                                  np.where(picked_out == RESIDENT, wide_r[need], wide_s[need]))
-    fits &= (batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
-
+    fits = fits & (batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
     read_bits = (read * bits).sum(axis=2) + widened[:, READ]
     write_bits = ((fill + update + write) * bits).sum(axis=2) + widened[:, FILL] + widened[:, UPDATE] + widened[:, WRITE]
     return fits, choice, read, fill, update, write, widened, read_bits, write_bits

@@ -176,15 +176,15 @@ def test_a_batch_with_repeated_candidates_scores_each_as_on_its_own() -> None:
 
 def test_one_analysis_scored_at_several_capacities_equals_a_fresh_analysis_at_each() -> None:
     """array_traffic keeps an analysed batch's traffic per residency choice (a sweep's capacity variants): the
-    same analyses priced at 4096/2048, 8192/4096, then 4096/2048 again and at 192/96 (some candidates spill, so
-    nothing is kept) give every field of a fresh analysis at that size, and the kept arrays cannot be written."""
+    same analyses priced at 4096/2048, 8192/4096, then 4096/2048 again, at 192/96 (some candidates spill) and at
+    192/96 again give every field of a fresh analysis at that size, and the kept arrays cannot be written."""
     work = gemm(12, 8, 16)
     einsum = work.einsums[0]
     first = _arch(4096, 2048)
     candidates = _sampled(first.engines[0].mapspace(einsum, work, first), 300)
     batch = candidates.mappings
     shared = array_analyses(einsum, work, first, 4, 4, batch, candidates.group, accumulator_bits=32)
-    for act_bytes, weight_bytes in ((4096, 2048), (8192, 4096), (4096, 2048), (192, 96)):
+    for act_bytes, weight_bytes in ((4096, 2048), (8192, 4096), (4096, 2048), (192, 96), (192, 96)):
         arch = _arch(act_bytes, weight_bytes)
         got = array_traffic(einsum, work, arch, 4, 4, batch, shared)
         fresh = array_traffic(einsum, work, arch, 4, 4, batch,
@@ -192,7 +192,8 @@ def test_one_analysis_scored_at_several_capacities_equals_a_fresh_analysis_at_ea
         for name in ("fits", "choice", "read", "fill", "update", "write", "widened_bits", "level_read_bytes",
                      "level_write_bytes", "level_energy_j"):
             np.testing.assert_array_equal(getattr(got, name), getattr(fresh, name))
-    assert len(shared.traffic_memo) == 1   # the first two sizes keep everything alike; 192/96 spills
+    # the first two sizes choose alike (one entry); 192/96 adds its spilled layout and its own choice
+    assert sorted(type(v).__name__ for v in shared.traffic_memo.values()) == ["SpillChoice", "tuple", "tuple"]
     with pytest.raises(ValueError):
         got_again = array_traffic(einsum, work, first, 4, 4, batch, shared)
         got_again.read[0, 0, 0] = -1
