@@ -328,7 +328,8 @@ TARGETS: dict[str, Target] = {
     **{f"gpu: H100 FlashAttention-2 fwd d{d} seq {n} (TFLOPs/s, measured here)": _t(0.15, _GPU_MEASURED)
        for d in (64, 128) for n in (512, 1024, 2048, 4096, 8192, 16384)},
     **{f"gpu: H100 Llama-2-7B decode b{b} kv{kv} (tokens/s, torch.compile, measured here)": _t(0.20, _GPU_MEASURED_DECODE)
-       for b, kv in ((1, 64), (1, 384), (8, 64), (16, 64), (32, 64), (64, 64))},
+       for b, kv in ((1, 64), (1, 384), (8, 64), (16, 64), (32, 64), (64, 64), (1, 1024), (1, 4095), (8, 1024),
+                     (16, 4095), (32, 2048))},
     **{f"gpu: H100 FlashAttention-2 fwd d{d} seq {n} (TFLOPs/s, FA3 paper)": _t(0.15, _GPU_KERNEL)
        for d in (64, 128) for n in (512, 1024, 2048, 4096, 8192, 16384)},
     **{f"gpu: A100 Llama-2-7B decode b{b} (tokens/s, LMDeploy throughput)": _t(0.20, _GPU_DECODE,
