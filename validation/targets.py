@@ -139,8 +139,13 @@ _CALL_FLOOR = ("LLMCompass's harness (software_model/matmul.py, run_on_gpu) time
                "Such a floor already holds a tiny kernel's GPU time. Measured less ours is 6.6, 7.2, 9.2, 8.8 and 7.8"
                " us at N = K = 64 to 1,024, about constant rather than growing with the tiles (the 8192 x 64 x 64 "
                "call, a 2 us kernel here, takes 29.6 us): either a host path heavier than the 1 x 1 x 1 call's or "
-               "cuBLAS kernels for these skinny shapes that take longer than our CTA-tile model; no source we have "
-               "separates the two (an Nsight Systems trace of these calls on an A100 would), so no constant is added")
+               "cuBLAS kernels for these skinny shapes that take longer than our CTA-tile model; no A100 source we have "
+               "separates the two (an Nsight Systems trace of these calls on an A100 would), so no constant is added. "
+               "On this workplace's H100 (validation/gpu_measured_h100.json, 'harness' and 'gemm_over_n') the same "
+               "harness measures a 1 x 1 x 1 floor of 48.9 us, not 21: the floor is the host's, and 8192 x N x N at "
+               "N = 64 to 512 take 47.2, 51.3, 53.2 and 56.7 us on it. There the profiled kernels for N = 64 and 128 "
+               "take 2.9 and 3.1 us where our CTA-tile model gives 1.1 and 2.0 us, a fixed cost per kernel that the "
+               "model lacks: evidence for the kernel side, on the other GPU")
 _STATIC_SERVING = ("LMDeploy v0.1.0a1's static benchmark (benchmark/profile_generation.py, default --test-round 10, "
                    "as benchmark/benchmark-7b.sh runs it) starts `concurrency` Python threads, each running 10 "
                    "sessions in turn of a one-token prompt ('hi', no BOS: lmdeploy/tokenizer.py) and 128 output "
