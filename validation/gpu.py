@@ -47,7 +47,8 @@ device machine (an H100 80GB HBM3, i.e. SXM5: 132 SMs, 50 MB L2, 700 W limit; Py
 the file records the command, driver and date). The H100 config was not tuned to it: these rows check the model
 on GPU figures it has not seen. GEMMs are fp16 torch.matmul with fp32 accumulation, random data, timed as 20 (or,
 for long kernels, 2) calls captured in one CUDA graph and replayed, median of 3 passes: kernels back to back with
-no host launch path, the time a kernel costs inside a step. GEMV is the same at M = 1 (weight bytes per second).
+no host launch path, the time a kernel costs inside a step; FP8 (e4m3) GEMMs the same through torch._scaled_mm
+(cuBLASLt, unit scales, bf16 result; ours with 8-bit operands). GEMV is the same at M = 1 (weight bytes per second).
 FlashAttention-2 is torch's SDPA flash backend (FA2's kernels, Flash_fwd_kernel_traits<64, 128, 128, 4> at d 64,
 <128, 128, 64, 4> at d 128) at FA2's benchmark shape, timed back to back (each call 0.2-7 ms). Llama-2-7B decode
 (fp16, random weights, greedy) is the step with each decoder layer compiled by torch.compile, as gpt-fast runs it
@@ -185,13 +186,16 @@ def decode_rows() -> list[Comparison]:
 
 
 def measured_rows() -> list[Comparison]:
-    """[MH]: GEMM, GEMV, FlashAttention-2 and compiled Llama-2-7B decode measured on an H100 SXM5 here, against
-    the H100 config."""
+    """[MH]: GEMM (fp16, fp8), GEMV, FlashAttention-2 and compiled Llama-2-7B decode measured on an H100 SXM5
+    here, against the H100 config."""
     measured = json.loads(MEASURED_H100.read_text())
     shapes = {(r["m"], r["n"], r["k"]): r for group in ("gemm_square", "gemm_over_m", "gemm_over_n")
               for r in measured[group]}   # 8192^3 is in two series: one row
     out = [Comparison(f"H100 GEMM {m}x{n}x{k} (TFLOPS, measured here)", r["graph_tflops"], gemm_tflops(H100, m, n, k),
                       "CUDA graph, median of 3") for (m, n, k), r in shapes.items()]
+    out += [Comparison(f"H100 GEMM fp8 {r['n']}x{r['n']}x{r['n']} (TFLOPS, measured here)", r["graph_tflops"],
+                       gemm_tflops(H100, r["n"], r["n"], r["n"], ("workload.default_bits=8",)),
+                       "torch._scaled_mm, CUDA graph, median of 3") for r in measured["gemm_fp8"]]
     for r in measured["gemv"]:
         seconds = run(H100, GEMM, ("workload.ranks.m=1", f"workload.ranks.n={r['n']}",
                                    f"workload.ranks.k={r['k']}")).latency_s

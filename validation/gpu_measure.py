@@ -4,8 +4,8 @@ engine checked against GPU figures it was not tuned to).
 
 This script is not part of the package or the suite: it runs once on a machine with the GPU and PyTorch (CUDA),
 and its JSON output is committed as data with the command that produced it (the `command` and `device` fields).
-Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode]
-(--quick: tiny sizes, for a dry run on a CPU; --compiled-decode: only the compiled decode step, below)
+Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode | --fp8]
+(--quick: tiny sizes, for a dry run on a CPU; --compiled-decode, --fp8: only those rows, below)
 
 What is timed, and how:
 - GEMM: torch.matmul of fp16 A (M x K) and B (K x N), fp32 accumulation (cuBLAS; split-K reductions kept in fp32,
@@ -24,6 +24,8 @@ What is timed, and how:
   vocab 32000, fp16, random weights, RMSNorm via torch's fused rms_norm, rotary, SDPA over a KV cache, greedy
   argmax) captured in one CUDA graph per (batch, cached positions) and replayed: the time per step is the GPU's
   for that kernel sequence, without Python's launch path or a serving framework's scheduler.
+- FP8 GEMM (`--fp8`): square e4m3 GEMMs through torch._scaled_mm (cuBLASLt), unit scales, bf16 result; timed as
+  the fp16 GEMMs.
 - The same step with each decoder layer compiled by torch.compile (`--compiled-decode`): inductor fuses the
   norms, rotary embedding, residual adds and SiLU gate into Triton kernels, as gpt-fast does; still one CUDA graph.
 """
@@ -336,6 +338,40 @@ def decode(model: Llama, batch: int, kv: int) -> dict:
             "kernel_s": kernel_s, "kernels_per_step": launched, "kernel_names": names, "graph": True}
 
 
+def fp8_gemms(out_path: str) -> None:
+    """`--fp8`: square FP8 (e4m3) GEMMs through torch._scaled_mm (cuBLASLt; unit scales, bf16 result), timed as
+    the fp16 GEMMs are (CUDA graph, median of 3 passes), then the SM clock and power under the long ones; the JSON
+    gets only these rows ('gemm_fp8')."""
+    result = {"device": device_info(), "gemm_fp8": []}
+    fp8 = getattr(torch, "float8_e4m3fn", None)
+    sizes = (256, 512) if QUICK else (1024, 2048, 4096, 6144, 8192, 12288, 16384)
+    operands = {}
+    for n in sizes:
+        a = torch.randn(n, n, device=DEVICE).to(fp8)
+        b = torch.randn(n, n, device=DEVICE).to(fp8).t()   # _scaled_mm takes B column-major
+        one = torch.ones((), device=DEVICE)
+        operands[n] = (a, b, one)
+    def call(n: int):   # noqa: E306
+        a, b, one = operands[n]
+        return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    for n in sizes:
+        seconds = per_call_s(call(n))
+        names, kernel_s, _ = kernels(call(n))
+        result["gemm_fp8"].append({"m": n, "n": n, "k": n, "s": seconds, "kernels": names, "kernel_s": kernel_s,
+                                   "graph_passes_s": [graph_s(call(n), 20 if seconds < 1e-3 else 2)]})
+    for _ in range(2):
+        for row in result["gemm_fp8"]:
+            row["graph_passes_s"].append(graph_s(call(row["n"]), 20 if row["s"] < 1e-3 else 2))
+    for row in result["gemm_fp8"]:
+        row["graph_s"] = statistics.median(row["graph_passes_s"])
+        row["graph_tflops"] = 2 * row["n"] ** 3 / row["graph_s"] / 1e12
+        if row["s"] > 2e-4:
+            row.update(clock_under_load(call(row["n"])))
+        log("fp8", row["n"], round(row["graph_tflops"], 1), row.get("sm_clock_mhz"), row["kernels"][:1])
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=1)
+
+
 def compiled_decode(out_path: str) -> None:
     """`--compiled-decode`: the decode step with each decoder layer compiled by torch.compile (inductor fuses the
     norms, rotary and activations into a few Triton kernels, as gpt-fast does), in one CUDA graph per
@@ -366,6 +402,9 @@ def main() -> None:
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     if "--compiled-decode" in sys.argv:
         compiled_decode(out_path)
+        return
+    if "--fp8" in sys.argv:
+        fp8_gemms(out_path)
         return
     result = {"device": device_info()}
     log(result["device"])
