@@ -153,12 +153,14 @@ class MemoryLevel(BaseModel):
     def admits(self, role: str, tensor: str = "") -> bool:
         """Whether this level may hold a tensor of `role` (a role, or the storage class 'activations': any
         non-weight role) or, by name pattern, `tensor` itself."""
+        role = "outputs" if role == "results" else role   # a map's output: held where outputs are
         held = (any(r in self.holds for r in ACTIVATION_ROLES) if role == "activations" else role in self.holds)
         return held or any(fnmatch.fnmatchcase(tensor, pattern) for pattern in self.tensors)
 
     def keeps(self, role: str, tensor: str = "") -> bool:
         """Whether an einsum keeps `tensor`, accessed in `role` (`Workload.roles`), at this level: as `admits`, and
-        an output also stays where its partial sums accumulate ('psums'), draining out to a level holding 'outputs'."""
+        an output also stays where its partial sums accumulate ('psums'), draining out to a level holding 'outputs'
+        (a map's output, role 'results', has no partial sums: only where outputs are)."""
         return self.admits(role, tensor) or (role == "outputs" and self.admits("psums", tensor))
 
 

@@ -17,8 +17,10 @@ from accel_sim.units import Dimension, example_quantity, parse_quantity
 # allow_inf_nan=False: every plain float of a spec (a DRAM's vdd, a scale) is finite too, not only the typed ones
 SPEC_CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
 # What a memory level may hold, by role; Workload.roles gives the role of each tensor an einsum accesses.
-# 'activations' in a config is the shorthand for every non-weight role.
-TensorRole = Literal["weights", "inputs", "outputs", "psums", "kv_cache"]
+# 'activations' in a config is the shorthand for every non-weight role. 'results' is no config role: it is the
+# output of an einsum that reduces no rank (a map: ReLU, a residual add), which has no partial sums, so it is held
+# where 'outputs' are (MemoryLevel.admits) and never at a level of partial sums only (MemoryLevel.keeps).
+TensorRole = Literal["weights", "inputs", "outputs", "psums", "kv_cache", "results"]
 HoldsEntry = Literal["weights", "inputs", "outputs", "psums", "kv_cache", "activations"]
 ACTIVATION_ROLES: tuple[str, ...] = ("inputs", "outputs", "psums", "kv_cache")
 

@@ -438,14 +438,16 @@ class Workload:
 
     def roles(self, einsum: Einsum) -> dict[str, TensorRole]:
         """Tensor name -> the role in which `einsum` accesses it, the role memory levels are asked about
-        (`MemoryLevel.keeps`): its output 'outputs' (a KV cache it appends to stays 'kv_cache'); an input
-        'weights', 'kv_cache' or else 'inputs', by its storage class."""
+        (`MemoryLevel.keeps`): its output 'outputs', or 'results' when it reduces no rank (a KV cache it appends
+        to stays 'kv_cache'); an input 'weights', 'kv_cache' or else 'inputs', by its storage class."""
         classes = self.storage_class
         out: dict[str, TensorRole] = {}
         for access in einsum.inputs:
             out[access.tensor] = _INPUT_ROLE[classes[access.tensor]]
         written = einsum.output.tensor
-        out[written] = "kv_cache" if classes[written] == "kv_cache" else "outputs"
+        # an einsum that reduces no rank writes each output once: no partial sums to keep ('results')
+        out[written] = ("kv_cache" if classes[written] == "kv_cache" else "outputs" if einsum.reduced_ranks
+                        else "results")
         return out
 
     def shape_key(self, einsum: Einsum) -> tuple[tuple, tuple[str, ...]]:
