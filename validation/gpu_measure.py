@@ -47,7 +47,6 @@ QUICK = "--quick" in sys.argv
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 HALF = torch.float16 if DEVICE == "cuda" else torch.float32
 MIN_TIMED_S = 0.02 if not QUICK else 0.0
-REPORT = []
 
 
 def log(*parts: object) -> None:
@@ -103,11 +102,8 @@ def kernels(fn, calls: int = 5) -> tuple[list[str], float, float]:
     return names, sum(e.time_range.elapsed_us() for e in found) / calls / 1e6, len(found) / calls
 
 
-def graph_s(fn, calls: int = 20) -> float:
-    """Seconds per call of `fn` captured `calls` times in one CUDA graph and replayed: back-to-back kernels with
-    no host launch path (a few-microsecond kernel launched from Python is host-bound otherwise)."""
-    if DEVICE != "cuda":
-        return per_call_s(fn)
+def capture(fn, calls: int = 1) -> torch.cuda.CUDAGraph:
+    """`calls` calls of `fn` in one CUDA graph, warmed up on a side stream first (as capture requires)."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -118,9 +114,20 @@ def graph_s(fn, calls: int = 20) -> float:
     with torch.cuda.graph(graph):
         for _ in range(calls):
             fn()
-    seconds = per_call_s(graph.replay) / calls
-    del graph
-    return seconds
+    return graph
+
+
+def graph_s(fn, calls: int = 20) -> float:
+    """Seconds per call of `fn` captured `calls` times in one CUDA graph and replayed: back-to-back kernels with
+    no host launch path (a few-microsecond kernel launched from Python is host-bound otherwise)."""
+    if DEVICE != "cuda":
+        return per_call_s(fn)
+    return per_call_s(capture(fn, calls).replay) / calls
+
+
+def graph_calls(seconds: float) -> int:
+    """Calls per captured graph for a kernel of `seconds`: 20 short ones, 2 long ones (each replay stays short)."""
+    return 20 if seconds < 1e-3 else 2
 
 
 def clock_under_load(fn, seconds: float = 0.3) -> dict:
@@ -159,41 +166,51 @@ def device_info() -> dict:
     return info
 
 
-def gemm(m: int, n: int, k: int, names: bool = True) -> dict:
-    """One fp16 GEMM: time per call back to back, from a CUDA graph (one pass; `repeat_gemms` adds passes), the
-    profiled kernel time, TFLOPS, the cuBLAS kernels."""
+def fp16_matmul(m: int, n: int, k: int):
+    """torch.matmul of random fp16 A (M x K) and B (K x N), as a call."""
     a = torch.randn(m, k, device=DEVICE, dtype=HALF)
     b = torch.randn(k, n, device=DEVICE, dtype=HALF)
-    call = lambda: torch.matmul(a, b)  # noqa: E731
+    return lambda: torch.matmul(a, b)
+
+
+def fp8_matmul(m: int, n: int, k: int):
+    """torch._scaled_mm of random e4m3 A (M x K) and B (K x N, column-major as it requires), unit scales, bf16
+    result (cuBLASLt's FP8 GEMM), as a call."""
+    fp8 = getattr(torch, "float8_e4m3fn", None)
+    a = torch.randn(m, k, device=DEVICE).to(fp8)
+    b = torch.randn(n, k, device=DEVICE).to(fp8).t()
+    one = torch.ones((), device=DEVICE)
+    return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+
+def gemm(m: int, n: int, k: int, names: bool = True, make=fp16_matmul) -> dict:
+    """One GEMM (`make`: fp16 or fp8): time per call back to back, from a CUDA graph (one pass; `repeat_gemms`
+    adds passes), the profiled kernel time, TFLOPS, the cuBLAS kernels."""
+    call = make(m, n, k)
     seconds = per_call_s(call)
-    flops = 2 * m * n * k
-    row = {"m": m, "n": n, "k": k, "s": seconds, "tflops": flops / seconds / 1e12,
-           "graph_passes_s": [graph_s(call, 20 if seconds < 1e-3 else 2)]}
+    row = {"m": m, "n": n, "k": k, "s": seconds, "tflops": 2 * m * n * k / seconds / 1e12,
+           "graph_passes_s": [graph_s(call, graph_calls(seconds))]}
     if names:
         row["kernels"], row["kernel_s"], _ = kernels(call)
     return row
 
 
-def repeat_gemms(rows: list[dict], passes: int) -> None:
+def repeat_gemms(rows: list[dict], passes: int, make=fp16_matmul) -> None:
     """Time every GEMM of `rows` again from a CUDA graph, `passes` more times in turn (a long GEMM's throughput
     moves by several per cent with the board's power and temperature state), then keep the median per shape."""
     for _ in range(passes):
         for row in rows:
-            a = torch.randn(row["m"], row["k"], device=DEVICE, dtype=HALF)
-            b = torch.randn(row["k"], row["n"], device=DEVICE, dtype=HALF)
-            row["graph_passes_s"].append(graph_s(lambda: torch.matmul(a, b), 20 if row["s"] < 1e-3 else 2))
+            row["graph_passes_s"].append(graph_s(make(row["m"], row["n"], row["k"]), graph_calls(row["s"])))
     for row in rows:
         row["graph_s"] = statistics.median(row["graph_passes_s"])
         row["graph_tflops"] = 2 * row["m"] * row["n"] * row["k"] / row["graph_s"] / 1e12
 
 
-def clocks(rows: list[dict]) -> None:
+def clocks(rows: list[dict], make=fp16_matmul) -> None:
     """The SM clock and power under each long GEMM of `rows` (after all timing, so that it heats nothing timed)."""
     for row in rows:
         if row["s"] > 2e-4:
-            a = torch.randn(row["m"], row["k"], device=DEVICE, dtype=HALF)
-            b = torch.randn(row["k"], row["n"], device=DEVICE, dtype=HALF)
-            row.update(clock_under_load(lambda: torch.matmul(a, b)))
+            row.update(clock_under_load(make(row["m"], row["n"], row["k"])))
 
 
 def harness(m: int, n: int, k: int, reps: int = 50) -> float:
@@ -265,8 +282,8 @@ class Llama:
         self.norm = torch.ones(dim, device=DEVICE, dtype=HALF)
         self.head = w(dim, vocab)
         self.cache: list[tuple[torch.Tensor, torch.Tensor]] = []
-        inv = 1.0 / (10000 ** (torch.arange(0, self.head_dim, 2, device=DEVICE).float() / self.head_dim))
-        self.inv_freq = inv
+        self.layer = decoder_layer   # `compiled_decode` swaps in torch.compile's
+        self.inv_freq = 1.0 / (10000 ** (torch.arange(0, self.head_dim, 2, device=DEVICE).float() / self.head_dim))
 
     def allocate(self, batch: int, kv: int) -> None:
         """A KV cache of `batch` sequences and kv + 1 positions per layer (the old one freed first)."""
@@ -287,8 +304,6 @@ class Llama:
                            kc, vc, cos, sin, pos, self.heads)
         logits = F.rms_norm(x, (self.dim,), self.norm, 1e-5) @ self.head
         return logits.argmax(dim=-1)
-
-    layer = staticmethod(lambda *args: decoder_layer(*args))   # eager; `compiled` swaps in torch.compile's
 
 
 def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -321,15 +336,7 @@ def decode(model: Llama, batch: int, kv: int) -> dict:
     tokens = torch.randint(0, model.embed.shape[0], (batch,), device=DEVICE)
     if DEVICE != "cuda":
         return {"batch": batch, "kv": kv, "s": per_call_s(lambda: model.step(tokens, kv), 1), "graph": False}
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(2):
-            model.step(tokens, kv)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        model.step(tokens, kv)
+    graph = capture(lambda: model.step(tokens, kv))
     seconds = per_call_s(graph.replay)
     eager = per_call_s(lambda: model.step(tokens, kv))
     names, kernel_s, launched = kernels(lambda: model.step(tokens, kv), 1)
@@ -339,37 +346,16 @@ def decode(model: Llama, batch: int, kv: int) -> dict:
 
 
 def fp8_gemms(out_path: str) -> None:
-    """`--fp8`: square FP8 (e4m3) GEMMs through torch._scaled_mm (cuBLASLt; unit scales, bf16 result), timed as
-    the fp16 GEMMs are (CUDA graph, median of 3 passes), then the SM clock and power under the long ones; the JSON
-    gets only these rows ('gemm_fp8')."""
-    result = {"device": device_info(), "gemm_fp8": []}
-    fp8 = getattr(torch, "float8_e4m3fn", None)
+    """`--fp8`: square FP8 GEMMs (`fp8_matmul`) timed as the fp16 GEMMs are (CUDA graph, median of 3 passes), then
+    the SM clock and power under the long ones; the JSON gets only these rows ('gemm_fp8')."""
     sizes = (256, 512) if QUICK else (1024, 2048, 4096, 6144, 8192, 12288, 16384)
-    operands = {}
-    for n in sizes:
-        a = torch.randn(n, n, device=DEVICE).to(fp8)
-        b = torch.randn(n, n, device=DEVICE).to(fp8).t()   # _scaled_mm takes B column-major
-        one = torch.ones((), device=DEVICE)
-        operands[n] = (a, b, one)
-    def call(n: int):   # noqa: E306
-        a, b, one = operands[n]
-        return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-    for n in sizes:
-        seconds = per_call_s(call(n))
-        names, kernel_s, _ = kernels(call(n))
-        result["gemm_fp8"].append({"m": n, "n": n, "k": n, "s": seconds, "kernels": names, "kernel_s": kernel_s,
-                                   "graph_passes_s": [graph_s(call(n), 20 if seconds < 1e-3 else 2)]})
-    for _ in range(2):
-        for row in result["gemm_fp8"]:
-            row["graph_passes_s"].append(graph_s(call(row["n"]), 20 if row["s"] < 1e-3 else 2))
-    for row in result["gemm_fp8"]:
-        row["graph_s"] = statistics.median(row["graph_passes_s"])
-        row["graph_tflops"] = 2 * row["n"] ** 3 / row["graph_s"] / 1e12
-        if row["s"] > 2e-4:
-            row.update(clock_under_load(call(row["n"])))
+    rows = [gemm(n, n, n, make=fp8_matmul) for n in sizes]
+    repeat_gemms(rows, 2, fp8_matmul)
+    clocks(rows, fp8_matmul)
+    for row in rows:
         log("fp8", row["n"], round(row["graph_tflops"], 1), row.get("sm_clock_mhz"), row["kernels"][:1])
     with open(out_path, "w") as f:
-        json.dump(result, f, indent=1)
+        json.dump({"device": device_info(), "gemm_fp8": rows}, f, indent=1)
 
 
 def compiled_decode(out_path: str) -> None:
@@ -384,8 +370,7 @@ def compiled_decode(out_path: str) -> None:
     for limit in ("cache_size_limit", "recompile_limit"):   # one specialization per (batch, kv): keep them all
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, 64)
-    compiled = torch.compile(decoder_layer, dynamic=False)
-    model.layer = lambda *args: compiled(*args)
+    model.layer = torch.compile(decoder_layer, dynamic=False)
     configs = ((1, 64), (4, 64)) if QUICK else ((1, 64), (1, 384), (8, 64), (16, 64), (32, 64), (64, 64), (1, 1024),
                                                 (1, 4095), (8, 1024), (16, 4095), (32, 2048))
     for batch, kv in configs:
