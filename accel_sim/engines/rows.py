@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+
 def distinct_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first, inverse) of the distinct rows of a 2-D integer array: key[first] are they (in no set order), each
     the first row of its kind, and key[first][inverse] == key."""
