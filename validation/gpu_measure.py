@@ -31,6 +31,7 @@ What is timed, and how:
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import platform
@@ -43,7 +44,20 @@ import torch
 import torch.nn.attention
 import torch.nn.functional as F
 
-QUICK = "--quick" in sys.argv
+
+def arguments() -> argparse.Namespace:
+    """The command line (module docstring); a wrong one exits 2 with argparse's usage line."""
+    parser = argparse.ArgumentParser(description="Time GEMM, attention and decode on this machine's GPU.")
+    parser.add_argument("out", help="JSON file to write")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a dry run of the logic on a CPU")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--compiled-decode", action="store_true", help="only the torch.compile'd decode rows")
+    only.add_argument("--fp8", action="store_true", help="only the FP8 GEMMs")
+    return parser.parse_args()
+
+
+ARGS = arguments()
+QUICK = ARGS.quick
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 HALF = torch.float16 if DEVICE == "cuda" else torch.float32
 MIN_TIMED_S = 0.02 if not QUICK else 0.0
@@ -383,12 +397,12 @@ def compiled_decode(out_path: str) -> None:
 
 def main() -> None:
     """Run every measurement and write the JSON."""
-    out_path = next(a for a in sys.argv[1:] if not a.startswith("--"))
+    out_path = ARGS.out
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-    if "--compiled-decode" in sys.argv:
+    if ARGS.compiled_decode:
         compiled_decode(out_path)
         return
-    if "--fp8" in sys.argv:
+    if ARGS.fp8:
         fp8_gemms(out_path)
         return
     result = {"device": device_info()}
