@@ -35,6 +35,7 @@ PHASES = """
 import contextlib, io, pathlib, sys, time
 clock = time.process_time
 t0 = clock()
+import accel_sim.cli  # first, as `run` does: it sets the process environment (OpenBLAS threads) before numpy loads
 from accel_sim.evaluate import evaluate
 from accel_sim.io.load import load_arch, load_workload
 from accel_sim.reports.tables import print_run, write_report
