@@ -205,17 +205,23 @@ class Arch(BaseModel):
     def _check_memory(cls, levels: tuple[MemoryLevel, ...]) -> tuple[MemoryLevel, ...]:
         named_entries(levels, "memory level", "memory",
                       "no memory levels. Fix: list at least one level, outermost (e.g. DRAM) first")
-        outer: tuple[int, MemoryLevel] | None = None
+        # A level nests inside the outer levels that hold what it holds (its roles' routes), and may not be larger
+        # than them; levels on disjoint routes are siblings whatever their order (tpu_v1's Accumulators hold only
+        # partial sums, which no Unified Buffer of any size holds, so the buffer may be the smaller)
         for index, level in enumerate(levels):
             if level.capacity_bytes is None:
                 continue
-            if outer is not None and level.capacity_bytes > outer[1].capacity_bytes:
-                raise located(
-                    f"level '{level.name}' ({level.capacity_bytes:,.0f} bytes) is larger than the outer level "
-                    f"'{outer[1].name}' (memory[{outer[0]}], {outer[1].capacity_bytes:,.0f} bytes); levels go "
-                    f"outer -> inner with non-increasing capacity. Fix: list the levels outermost first, "
-                    f"or correct the capacity", index, "capacity")
-            outer = (index, level)
+            for outer_index, outer in enumerate(levels[:index]):
+                shared = [r for r in level.holds if r in outer.holds] or [p for p in level.tensors if p in outer.tensors]
+                if not shared or outer.capacity_bytes is None:
+                    continue
+                if level.capacity_bytes > outer.capacity_bytes:
+                    raise located(
+                        f"level '{level.name}' ({level.capacity_bytes:,.0f} bytes) is larger than '{outer.name}' "
+                        f"(memory[{outer_index}], {outer.capacity_bytes:,.0f} bytes), an outer level that also "
+                        f"holds {', '.join(shared)}; on a route the levels go outer -> inner with non-increasing "
+                        f"capacity. Fix: list the levels outermost first, correct the capacity, or give the two "
+                        f"levels disjoint 'holds'", index, "capacity")
         return levels
 
     @field_validator("engines", mode="after")

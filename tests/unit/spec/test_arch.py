@@ -108,6 +108,16 @@ def test_tpu_v1_levels_hold_the_roles_on_their_routes() -> None:
                      "accumulators": ("psums",), "weight_fifo": ("weights", "kv_cache")}
 
 
+def test_levels_on_disjoint_routes_may_be_any_size() -> None:
+    """tpu_v1's Accumulators (4 MiB, partial sums only) sit after a Unified Buffer that holds no partial sums, so the
+    buffer may shrink below them (a 2 MiB buffer loads); a level that shares a role with an outer one may not
+    outgrow it (tests/data/bad/arch_inner_level_larger.yaml)."""
+    arch = load_arch(TPU, ["memory.unified_buffer.capacity=2 MiB"])
+    assert arch.level("unified_buffer").capacity_bytes == 2 * 2**20 < arch.level("accumulators").capacity_bytes
+    with pytest.raises(ConfigError, match="'weight_fifo' .* is larger than 'weight_memory' .* also holds weights"):
+        load_arch(TPU, ["memory.weight_fifo.capacity=16 GiB"])  # both hold weights; Weight Memory has 8 GiB
+
+
 def test_tpu_v1_peak_is_65536_macs_per_cycle_or_92_tops() -> None:
     """ISCA 2017: 65,536 8-bit MACs at 700 MHz = 92 TOPS counting 2 ops per MAC (91.75e12, quoted as 92)."""
     arch = load_arch(TPU)
