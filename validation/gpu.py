@@ -45,7 +45,9 @@ a block waits for its QK^T and the PV GEMM for the softmax). FA2's GEMMs issue A
 Measured here [MH]: validation/gpu_measured_h100.json, from validation/gpu_measure.py run once on this workplace's
 device machine (an H100 80GB HBM3, i.e. SXM5: 132 SMs, 50 MB L2, 700 W limit; PyTorch 2.11 + CUDA 13.0, cuBLAS;
 the file records the command, driver and date). The H100 config was not tuned to it: these rows check the model
-on GPU figures it has not seen. GEMMs are fp16 torch.matmul with fp32 accumulation, random data, timed as 20 (or,
+on GPU figures it has not seen. validation/gpu_measured_h200.json is the same three runs on an H200 (141 GB HBM3e,
+60 MiB L2, 700 W), against arch_configs/gpu/h200_sxm_141gb.yaml, written from the H200 datasheet and the H100's
+SM before the measurement: a chip the model was never tuned to. GEMMs are fp16 torch.matmul with fp32 accumulation, random data, timed as 20 (or,
 for long kernels, 2) calls captured in one CUDA graph and replayed, median of 3 passes: kernels back to back with
 no host launch path, the time a kernel costs inside a step; FP8 (e4m3) GEMMs the same through torch._scaled_mm
 (cuBLASLt, unit scales, bf16 result; ours with 8-bit operands). GEMV is the same at M = 1 (weight bytes per second).
@@ -82,6 +84,7 @@ from validation.targets import TARGETS
 REPO = Path(__file__).resolve().parents[1]
 A100 = "arch_configs/gpu/a100_sxm4_80gb.yaml"
 H100 = "arch_configs/gpu/h100_sxm5_80gb.yaml"
+H200 = "arch_configs/gpu/h200_sxm_141gb.yaml"
 GEMM = "workloads/gemm_fp16.einsum.yaml"
 FLASH = "workloads/flash_attention.einsum.yaml"
 DECODE = "workloads/llama2-7b-decode.yaml"
@@ -104,8 +107,9 @@ DECODE_KV = 64                   # [LD] 1-token prompt, 128 output tokens: 64 ca
 LMDEPLOY_THROUGHPUT = {1: 100.02, 16: 1504.72, 32: 2136.73, 64: 4154.81}
 LMDEPLOY_P50_S = {1: 0.009, 16: 0.010, 32: 0.011, 64: 0.012}
 GPTFAST_B1, GPTFAST_KV = 104.9, 100
-FLIGHTLLM_VLLM, FLIGHTLLM_KV = 89.4, 384
-MEASURED_H100 = REPO / "validation" / "gpu_measured_h100.json"   # [MH]   # [FD] 128-token prompt, 512 decoded: 384 cached positions on average
+FLIGHTLLM_VLLM, FLIGHTLLM_KV = 89.4, 384   # [FD] 128-token prompt, 512 decoded: 384 cached positions on average
+MEASURED_H100 = REPO / "validation" / "gpu_measured_h100.json"   # [MH]
+MEASURED_H200 = REPO / "validation" / "gpu_measured_h200.json"   # [MH], on the H200
 
 
 def run(arch: str, workload: str, sets: tuple[str, ...] = ()) -> Result:
@@ -185,34 +189,36 @@ def decode_rows() -> list[Comparison]:
     return out
 
 
-def measured_rows() -> list[Comparison]:
-    """[MH]: GEMM (fp16, fp8), GEMV, FlashAttention-2 and compiled Llama-2-7B decode measured on an H100 SXM5
-    here, against the H100 config."""
-    measured = json.loads(MEASURED_H100.read_text())
+def measured_rows(label: str, arch: str, path: Path) -> list[Comparison]:
+    """GEMM (fp16, fp8), GEMV, FlashAttention-2 and compiled Llama-2-7B decode measured on one GPU here (`path`, a
+    gpu_measure.py file), against its config `arch`; rows named after `label` (H100, H200)."""
+    measured = json.loads(path.read_text())
     shapes = {(r["m"], r["n"], r["k"]): r for group in ("gemm_square", "gemm_over_m", "gemm_over_n")
               for r in measured[group]}   # 8192^3 is in two series: one row
-    out = [Comparison(f"H100 GEMM {m}x{n}x{k} (TFLOPS, measured here)", r["graph_tflops"], gemm_tflops(H100, m, n, k),
-                      "CUDA graph, median of 3") for (m, n, k), r in shapes.items()]
-    out += [Comparison(f"H100 GEMM fp8 {r['n']}x{r['n']}x{r['n']} (TFLOPS, measured here)", r["graph_tflops"],
-                       gemm_tflops(H100, r["n"], r["n"], r["n"], ("workload.default_bits=8",)),
+    out = [Comparison(f"{label} GEMM {m}x{n}x{k} (TFLOPS, measured here)", r["graph_tflops"],
+                      gemm_tflops(arch, m, n, k), "CUDA graph, median of 3") for (m, n, k), r in shapes.items()]
+    out += [Comparison(f"{label} GEMM fp8 {r['n']}x{r['n']}x{r['n']} (TFLOPS, measured here)", r["graph_tflops"],
+                       gemm_tflops(arch, r["n"], r["n"], r["n"], ("workload.default_bits=8",)),
                        "torch._scaled_mm, CUDA graph, median of 3") for r in measured["gemm_fp8"]]
     for r in measured["gemv"]:
-        seconds = run(H100, GEMM, ("workload.ranks.m=1", f"workload.ranks.n={r['n']}",
+        seconds = run(arch, GEMM, ("workload.ranks.m=1", f"workload.ranks.n={r['n']}",
                                    f"workload.ranks.k={r['k']}")).latency_s
-        out.append(Comparison(f"H100 GEMV {r['k']}x{r['n']} (weight GB/s, measured here)", r["graph_gb_per_s"],
+        out.append(Comparison(f"{label} GEMV {r['k']}x{r['n']} (weight GB/s, measured here)", r["graph_gb_per_s"],
                               r["k"] * r["n"] * 2 / seconds / 1e9, "CUDA graph"))
-    out += [Comparison(f"H100 FlashAttention-2 fwd d{r['head_dim']} seq {r['seq']} (TFLOPs/s, measured here)",
-                       r["tflops"], flash_tflops(H100, r["seq"], r["head_dim"]), "torch SDPA flash backend")
+    out += [Comparison(f"{label} FlashAttention-2 fwd d{r['head_dim']} seq {r['seq']} (TFLOPs/s, measured here)",
+                       r["tflops"], flash_tflops(arch, r["seq"], r["head_dim"]), "torch SDPA flash backend")
             for r in measured["attention"]]
-    out += [Comparison(f"H100 Llama-2-7B decode b{r['batch']} kv{r['kv']} (tokens/s, torch.compile, measured here)",
-                       r["tokens_per_s"], decode_tokens_per_s(r["batch"], r["kv"], H100), "CUDA graph, no host work")
+    out += [Comparison(f"{label} Llama-2-7B decode b{r['batch']} kv{r['kv']} (tokens/s, torch.compile, measured "
+                       "here)", r["tokens_per_s"], decode_tokens_per_s(r["batch"], r["kv"], arch),
+                       "CUDA graph, no host work")
             for r in measured["decode_compiled"]]
     return out
 
 
 def rows() -> list[Comparison]:
-    """Published and measured vs ours for every GEMM, attention and decode figure (about 8 s: 93 evaluations)."""
-    return [*gemm_rows(), *attention_rows(), *decode_rows(), *measured_rows()]
+    """Published and measured vs ours for every GEMM, attention and decode figure (about 12 s: 157 evaluations)."""
+    return [*gemm_rows(), *attention_rows(), *decode_rows(), *measured_rows("H100", H100, MEASURED_H100),
+            *measured_rows("H200", H200, MEASURED_H200)]
 
 
 def main() -> None:
