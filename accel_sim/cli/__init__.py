@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 DEFAULT_ARCH = "tpu_v1"
-DEFAULT_WORKLOAD = "llama2-7b-decode"
+DEFAULT_WORKLOAD = "llama2-7b-decode-int8"  # TPU v1's 8 GiB Weight Memory holds Llama-2-7B only at int8
 TABLE_ROWS = 40
 
 

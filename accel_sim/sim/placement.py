@@ -9,9 +9,14 @@ changes their storage class, as a gather of embedding rows does; then it is a te
 - activations: from their producer (0 for a workload input) to their last consumer (the last einsum for a
   workload output);
 - weights read by more than one einsum: from the first reader to the last (a weight read once is streamed in by
-  its einsum and lives across no einsum);
+  its einsum and lives across no einsum), an on-chip copy beside the backing copy below;
 - KV caches (tensors of kind `kv_cache`, role `kv_cache`): the whole step; a cache the workload marks as a plain
   activation lives from the einsum that writes its new row to its last reader.
+
+Parameters (weights no einsum writes: the model's weights, biases, scales, embedding tables) persist: the next
+step or inference reads them again, so each keeps a backing copy for the whole run at the outermost level that may
+hold it, whatever copies the einsums stage further in. A bounded backing level must hold them all at once
+(`check_levels_exist` names the total, the level and the fix), and they take its room before any home is placed.
 
 Homes: tensors are taken in the walk order (start, then first appearance) and each goes to the innermost level
 that admits its role and has room for its bytes at every point of its lifetime (first fit over the live bytes
@@ -124,6 +129,35 @@ def lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
 _LIFETIMES = IdentityMemo(limit=8)   # each entry keeps its workload alive: a few
 
 
+def parameters(workload: Workload) -> tuple[tuple[str, float], ...]:
+    """(name, bytes) of every parameter the einsums read (weights no einsum writes; a view's stored sources)."""
+    return _PARAMETERS.get((workload,), lambda: _parameters(workload))
+
+
+_PARAMETERS = IdentityMemo(limit=8)
+
+
+def _parameters(workload: Workload) -> tuple[tuple[str, float], ...]:
+    """`parameters`, computed."""
+    sources = _sources(workload)
+    written = {einsum.output.tensor for einsum in workload.einsums}
+    read = dict.fromkeys(name for einsum in workload.einsums for access in einsum.inputs
+                         for name in sources.get(access.tensor, (access.tensor,)))
+    return tuple((name, workload.tensor(name).bytes) for name in read
+                 if name not in written and role_of(workload, name) == "weights")
+
+
+def resident_parameters(arch: Arch, workload: Workload) -> dict[str, list[tuple[str, float]]]:
+    """Per level: the parameters whose backing copy lives there for the whole run (the outermost level that may
+    hold each, module docstring), with their bytes; levels holding none are left out."""
+    backing: dict[str, list[tuple[str, float]]] = {}
+    for name, size in parameters(workload):
+        level = next((lv for lv in arch.memory if lv.admits("weights", name)), None)
+        if level is not None:   # none: check_levels_exist names the tensor
+            backing.setdefault(level.name, []).append((name, size))
+    return backing
+
+
 def _lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
     """`lifetimes`, computed."""
     sources = _sources(workload)
@@ -169,12 +203,24 @@ def check_levels_exist(arch: Arch, workload: Workload) -> None:
     for life in lifetimes(workload):
         if not any(may_hold(lv, life) for lv in arch.memory):
             raise InfeasibleError(_no_level(arch, workload, life))
+    for level_name, held in resident_parameters(arch, workload).items():
+        level = arch.level(level_name)
+        total = sum(size for _, size in held)
+        if level.capacity_bytes is not None and total > level.capacity_bytes:
+            largest = max(held, key=lambda item: item[1])
+            raise InfeasibleError(
+                f"the parameters of '{workload.name}' ({len(held):,} weight tensor{'s' if len(held) > 1 else ''}, "
+                f"{_bytes(total)}; the largest "
+                f"'{largest[0]}', {_bytes(largest[1])}) must stay in level '{level.name}' for the whole run, the "
+                f"outermost level that may hold weights, which holds {_bytes(level.capacity_bytes)}. Fix: raise "
+                f"memory.{level.name}.capacity to at least {_bytes(total)}, store the weights in fewer bits (a zoo "
+                f"recipe's workload.weight_bits, e.g. int8; a cascade's bits), or let a larger level hold role "
+                f"'weights' (its holds:)")
 
 
 def assign_homes(arch: Arch, workload: Workload) -> tuple[Home, ...]:
     """A home level for every tensor alive across einsums (module docstring); InfeasibleError where none has room."""
-    n = max(len(workload.einsums), 1)
-    live = {lv.name: np.zeros(n) for lv in arch.memory}
+    live = _parameter_occupancy(arch, workload)
     homes = []
     for life in lifetimes(workload):
         admitting = [lv for lv in reversed(arch.memory) if may_hold(lv, life)]
@@ -189,6 +235,15 @@ def assign_homes(arch: Arch, workload: Workload) -> tuple[Home, ...]:
         crossed = tuple(lv.name for lv in admitting[1:admitting.index(home) + 1])
         homes.append(Home(life, home.name, admitting[0].name, crossed))
     return tuple(homes)
+
+
+def _parameter_occupancy(arch: Arch, workload: Workload) -> dict[str, np.ndarray]:
+    """Live bytes per level at each einsum index from the parameters' backing copies alone (whole run)."""
+    n = max(len(workload.einsums), 1)
+    live = {lv.name: np.zeros(n) for lv in arch.memory}
+    for level, held in resident_parameters(arch, workload).items():
+        live[level] += sum(size for _, size in held)
+    return live
 
 
 def _bytes(value: float) -> str:
@@ -216,14 +271,25 @@ def _no_room(arch: Arch, workload: Workload, life: Lifetime, admitting: list[Mem
     tried = "; ".join(f"{lv.name} has {_bytes(lv.capacity_bytes - live[lv.name][span].max())} free of "
                       f"{_bytes(lv.capacity_bytes)}" for lv in admitting)
     outer = admitting[-1]
-    need = live[outer.name][span].max() + life.bytes
-    fix = f"raise memory.{outer.name}.capacity to at least {_bytes(need)}"
+    fix = f"raise memory.{outer.name}.capacity to at least {_bytes(_needed_capacity(arch, workload, outer))}"
     further = [lv for lv in arch.memory[:arch.memory.index(outer)] if not may_hold(lv, life)]
     if further:
         fix += (f", or let level '{further[-1].name}' hold role '{life.role}' (add it to "
                 f"memory.{further[-1].name}.holds)")
     return (f"tensor '{life.tensor}' ({_bytes(life.bytes)}, role {life.role}, live {_span_text(workload, life)}) "
             f"fits no memory level that may hold it: {tried} over its lifetime. Fix: {fix}")
+
+
+def _needed_capacity(arch: Arch, workload: Workload, level: MemoryLevel) -> float:
+    """The capacity `level` needs for every tensor placed as now to find a home: its peak live bytes with the
+    level unbounded (not just room for the first tensor refused, so one raise is enough)."""
+    memory = tuple(lv.model_copy(update={"capacity_bytes": None}) if lv.name == level.name else lv
+                   for lv in arch.memory)
+    unbounded = arch.model_copy(update={"memory": memory})
+    live = _parameter_occupancy(unbounded, workload)
+    for home in assign_homes(unbounded, workload):
+        live[home.level][home.lifetime.start:home.lifetime.end + 1] += home.lifetime.bytes
+    return float(live[level.name].max())
 
 
 def charge_spills(arch: Arch, workload: Workload, placements: tuple[Placement, ...], homes: tuple[Home, ...]
@@ -338,20 +404,20 @@ def memory_use(arch: Arch, workload: Workload, placements: tuple[Placement, ...]
 def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, ...] | None
                ) -> tuple[dict[str, float], dict[str, float]]:
     """(peak live bytes, bytes refused) per level: from the homes, else the trace's on-chip buffers."""
-    peak: dict[str, float] = {}
+    live = _parameter_occupancy(arch, workload)
+    peak = {name: float(v.max()) for name, v in live.items() if v.any()}
     spilled: dict[str, float] = {}
     if homes is None:
         # the scheduler's own allocation: its on-chip buffer (the trace's capacity) and the intermediates it spilled
         inner = [lv for lv in arch.memory[1:] if lv.capacity_bytes == trace.capacity_bytes]
         if inner:
             events = sorted([(b.start, b.bytes) for b in trace.buffers] + [(b.end, -b.bytes) for b in trace.buffers])
-            peak[inner[0].name] = float(max(np.cumsum([d for _, d in events]), default=0.0))
+            peak[inner[0].name] = peak.get(inner[0].name, 0.0) + float(max(np.cumsum([d for _, d in events]),
+                                                                              default=0.0))
             spills = [b for b in trace.buffers if b.placement == "spill"]
             spilled[inner[0].name] = float(sum(workload.tensor(b.tensor).bytes for b in spills
                                                if b.tensor in workload.tensor_map))
         return peak, spilled
-    n = max(len(workload.einsums), 1)
-    live = {lv.name: np.zeros(n) for lv in arch.memory}
     for home in homes:
         life = home.lifetime
         live[home.level][life.start:life.end + 1] += life.bytes

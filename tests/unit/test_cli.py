@@ -54,7 +54,7 @@ def test_run_json_prints_summary(tmp_path: Path, capsys: pytest.CaptureFixture) 
 
 def test_set_override_changes_the_result(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """Halving the DRAM bandwidth of a DRAM-bound decode step doubles its DRAM-bound cycles."""
-    args = ["run", "tpu_v1", "workloads/llama2-7b-decode.yaml", "--json", "-o", str(tmp_path)]
+    args = ["run", "tpu_v1", "workloads/llama2-7b-decode-int8.yaml", "--json", "-o", str(tmp_path)]
     assert main(args) == 0
     base = json.loads(capsys.readouterr().out)
     assert main(args + ["--set", "memory.0.bandwidth=17 GB/s"]) == 0
