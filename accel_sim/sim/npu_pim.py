@@ -84,6 +84,7 @@ class Item:
     resource: str
     busy_s: float
     dram_bytes: float
+    dram_s: float        # the bus time of those bytes: through one shared port, or the busier of a read and a write port
     ops: int
     cost: Cost
     engine: str
@@ -159,8 +160,10 @@ class _Coster:
         self.m = machine
         self.memo: dict[tuple, tuple] = {}
 
-    def npu(self, einsum: Einsum, workload: Workload) -> tuple[str, Cost, float, float, float]:
-        """(engine, cost, busy seconds, DRAM bytes, DRAM bytes other than weights) on the fastest NPU engine."""
+    def npu(self, einsum: Einsum, workload: Workload
+            ) -> tuple[str, Cost, float, tuple[float, float], tuple[float, float]]:
+        """(engine, cost, busy seconds, (DRAM bytes, their bus seconds), the same for the DRAM bytes other than
+        weights) on the fastest NPU engine."""
         key, tensors = workload.shape_key(einsum)
         if ("npu", key) in self.memo:
             first, name, cost, busy, dram, rest = self.memo[("npu", key)]
@@ -177,11 +180,13 @@ class _Coster:
             compute = (cost.compute_cycles + cost.fill_drain_cycles) / share
             level_cycles = engine.level_busy_cycles(cost, workload, arch)
             on_chip = max([cycles for name, cycles in level_cycles.items() if name != self.m.dram], default=0.0)
+            ports = arch.level(self.m.dram).ports
             dram_read, dram_write = cost.read_write_bytes_by_level(bits).get(self.m.dram, (0.0, 0.0))
-            dram = dram_read + dram_write
+            dram = (dram_read + dram_write, float(ports.seconds(dram_read, dram_write)))
             busy = max(compute, on_chip) / clock
             total = max(busy, engine.transfer_cycles(dram_read, dram_write, arch.level(self.m.dram), arch) / clock)
-            rest = cost.bytes_by_level(activation_bits).get(self.m.dram, 0.0)  # DRAM bytes other than weights
+            rest_read, rest_write = cost.read_write_bytes_by_level(activation_bits).get(self.m.dram, (0.0, 0.0))
+            rest = (rest_read + rest_write, float(ports.seconds(rest_read, rest_write)))  # other than weights
             options.append((total, NPU if engine in self.m.arrays else engine.name, cost, busy, dram, rest))
         if not options:
             raise ConfigError(f"no NPU engine of arch '{arch.name}' can run einsum '{einsum.name}' "
@@ -268,7 +273,9 @@ class _CoSim:
             self.res[f"pim.ch{c:02d}"] = simpy.Resource(env)
         self.spans: list[Span] = []
         self.items: list[Item] = []
-        self.bus_bw = arch.level(machine.dram).ports.peak_bytes_per_s  # one bus carries reads and writes
+        # the bus's bytes per second in both directions together, at most (an item's own mix of reads and writes
+        # sets its time: Item.dram_s)
+        self.bus_bw = arch.level(machine.dram).ports.peak_bytes_per_s
         self.parts = split_sub_batches(contexts, pol.sub_batches)
         weight_names = frozenset(t for t, c in workload.storage_class.items() if c == "weights")
         self.stages = _stages(workload)
@@ -286,15 +293,16 @@ class _CoSim:
         clock = self.arch.clock_hz
         self.spans.append(Span(resource, kind, label, start_s * clock, self.env.now * clock, nbytes, sb))
 
-    def transfer(self, nbytes: float, sb: int) -> Process:
-        """NPU traffic over the HBM bus in chunks, so that PIM-mode switches interleave with it."""
+    def transfer(self, nbytes: float, seconds: float, sb: int) -> Process:
+        """NPU traffic of `nbytes` taking `seconds` of the HBM bus, in chunks, so that PIM-mode switches interleave
+        with it."""
         left = nbytes
         while left > 0:
             chunk = min(CHUNK_BYTES, left)
             with self.res[BUS].request() as req:
                 yield req
                 start = self.env.now
-                yield self.env.timeout(chunk / self.bus_bw)
+                yield self.env.timeout(chunk / nbytes * seconds)
                 self.span(BUS, "transfer", "npu traffic", start, sb, chunk)
             left -= chunk
 
@@ -306,7 +314,7 @@ class _CoSim:
             start = env.now
             parts_ = [env.timeout(item.busy_s)]
             if item.dram_bytes > 0:
-                parts_.append(env.process(self.transfer(item.dram_bytes, item.sub_batch)))
+                parts_.append(env.process(self.transfer(item.dram_bytes, item.dram_s, item.sub_batch)))
             yield env.all_of(parts_)
             self.span(item.resource, "einsum", item.einsum, start, item.sub_batch)
         self.items.append(item)
@@ -317,7 +325,7 @@ class _CoSim:
         engine, cost, busy, dram, rest = self.coster.npu(e, w)
         if reuse:
             dram = rest
-        return Item(einsum.name, layer, sb, engine, busy, dram, e.ops, cost, engine)
+        return Item(einsum.name, layer, sb, engine, busy, *dram, e.ops, cost, engine)
 
     def pim_request(self, attn: list[Einsum], layer: str, sb: int, r: int, channel: str) -> Process:
         """Request `r`'s attention: GEMVs in its channel's banks, softmax on the NPU's vector engine."""
@@ -332,12 +340,12 @@ class _CoSim:
                     start = env.now
                     yield env.timeout((time.compute_cycles + time.io_cycles) / self.arch.clock_hz)
                     self.span(channel, "einsum", einsum.name, start, sb)
-                self.items.append(Item(einsum.name, layer, sb, channel, env.now - start, 0.0, e.ops, cost,
+                self.items.append(Item(einsum.name, layer, sb, channel, env.now - start, 0.0, 0.0, e.ops, cost,
                                        self.m.pim.name))
             else:
                 item = self.npu_item(einsum, layer, sb, sizes, False)
                 # scores arrive by READRES and leave by GWRITE: the softmax moves no DRAM traffic
-                yield env.process(self.run_item(replace(item, dram_bytes=0.0)))
+                yield env.process(self.run_item(replace(item, dram_bytes=0.0, dram_s=0.0)))
 
     def attend_on_pim(self, sb: int, members: tuple[int, ...], assignment: tuple[int, ...], layer: str,
                       attn: list[Einsum], turn: simpy.resources.resource.Request | None) -> Process:

@@ -60,6 +60,25 @@ def test_npu_traffic_never_beats_the_dram_roofline(traces, policy: str) -> None:
     assert all(b[0] >= a[1] - 1e-15 for a, b in zip(bus, bus[1:]))
 
 
+def test_split_read_and_write_ports_do_not_add_up_to_one_faster_bus() -> None:
+    """With HBM given a 1 TB/s read port and a 1 TB/s write port (instead of one shared 1 TB/s port), NPU traffic
+    that is mostly reads (weights and KV caches) still moves at most 1 TB/s: the makespan is at least the NPU's
+    DRAM read bytes / 1 TB/s (before, the two ports were one 2 TB/s bus, under that bound), and at most the
+    shared-port run's (the writes now overlap the reads)."""
+    w = small_decode()
+    shared = simulate(load_arch(ROOT / "arch_configs" / "neupims_like.yaml", ["memory.hbm.bandwidth=1 TB/s"]),
+                      w, None, "npu_only")
+    split = simulate(load_arch(ROOT / "arch_configs" / "neupims_like.yaml",
+                               ["memory.hbm.bandwidth=null", "memory.hbm.read_bandwidth=1 TB/s",
+                                "memory.hbm.write_bandwidth=1 TB/s"]), w, None, "npu_only")
+    hbm = ARCH.memory[0].name
+    reads = sum(i.cost.read_write_bytes_by_level({t.name: t.bits for t in w.tensors}).get(hbm, (0.0, 0.0))[0]
+                for i in split.detail.items if i.dram_bytes > 0)
+    assert reads > 0.9 * split.detail.dram_bytes
+    assert split.makespan_s >= reads / 1e12 * (1 - 1e-9)
+    assert split.makespan_s <= shared.makespan_s * (1 + 1e-9)
+
+
 def test_blocked_mode_serializes_npu_traffic_and_pim(traces) -> None:
     """Blocked (naive): no NPU bus transfer overlaps a PIM channel's compute."""
     _, _, runs = traces
