@@ -45,7 +45,9 @@ def load_onnx(path: str | Path, *, strict: bool = False) -> Workload:
             graph.register_outputs(node, index, allow_unknown=True)
             continue
         graph.same_shape_fallback(node)
+        added = len(graph.einsums)
         handler(graph, node, index)
+        graph.check_extents(node, index, graph.einsums[added:])
     return graph.workload()
 
 

@@ -116,7 +116,35 @@ class Graph:
                 f"after ONNX shape inference ({dims})", file=self.path, key_path=f"graph.node[{index}]",
                 fix="export the model with static input shapes (fixed batch and sequence length), or fix the "
                     "symbolic dimensions first (onnx.tools.update_model_dims.update_inputs_outputs_dims)")
+        negative = next((d for d, size in enumerate(shape) if size < 0), None)
+        if negative is not None:  # valid in no ONNX model; it would make negative sizes, bytes and MACs
+            raise self.dimension_error(name, shape, negative, node, index)
         return shape
+
+    def dimension_error(self, name: str, shape: tuple[int, ...], dim: int, node: NodeProto, index: int
+                        ) -> ConfigError:
+        """A ConfigError for dimension `dim` of tensor `name` (negative, or zero where work is costed), at the
+        graph input that declares it or else at the node that reads it."""
+        reader = f" used by {node.op_type} node '{self.node_name(node, index)}'" if index >= 0 else ""
+        if name in self.graph_inputs:
+            what, key_path = "graph input", f"graph.input[{self.graph_inputs.index(name)}]"
+        else:
+            what, key_path = "tensor", f"graph.node[{index}]"
+        dims = "[" + ", ".join(str(d) for d in shape) + "]"
+        return ConfigError(
+            f"{what} '{name}'{reader} has shape {dims}: dimension {dim} is {shape[dim]}, and every dimension of a "
+            "costed tensor must be at least 1", file=self.path, key_path=key_path,
+            fix="export the model with a size of at least 1 in every dimension of its inputs (e.g. batch 1, "
+                "sequence length 1), or fix the shape that produces the empty or negative dimension")
+
+    def check_extents(self, node: NodeProto, index: int, einsums: list[Einsum]) -> None:
+        """Every einsum `node` added iterates over at least one point: a zero-size operand (whose dims give the
+        einsum's rank sizes) leaves nothing to cost, and the engines tile iteration spaces of at least one point."""
+        for einsum in einsums:
+            for access in (*einsum.inputs, einsum.output):
+                shape = self.tensors[access.tensor].shape if access.tensor in self.tensors else ()
+                if 0 in shape:
+                    raise self.dimension_error(access.tensor, shape, shape.index(0), node, index)
 
     def tensor(self, name: str, node: NodeProto, index: int, kind: TensorKind | None = None) -> Tensor:
         """The Tensor called `name`, registered on first use (graph inputs, initializers, node outputs)."""

@@ -627,3 +627,19 @@ def test_traced_expert_loop_splits_the_pinned_nonzero_bound_by_its_export_time_c
     workload = load_onnx(path, strict=True)
     assert workload.tensor("nz").shape == (1, 5) and workload.tensor("e0").shape == (1, 1)
     assert workload.total_macs == 2 * 6 * 3 * 8
+
+
+def test_empty_dimension_of_a_computed_tensor_is_an_error_but_an_empty_shape_operand_is_not(tmp_path: Path) -> None:
+    """Reshape to a scalar reads an empty shape constant (dims [0]): a view, imported. A Relu on a [2, 0] slice has
+    nothing to cost (the engines tile at least one point): ConfigError at that node, naming tensor and dim."""
+    nodes = [helper.make_node("Reshape", ["X", "shape"], ["Y"]), helper.make_node("Relu", ["Y"], ["Z"])]
+    scalar = _save(tmp_path, nodes, {"X": (1, 1)}, {"Z": None}, inits={"shape": np.zeros(0, np.int64)}, name="scalar.onnx")
+    assert load_onnx(scalar).tensor("Z").shape == ()
+    nodes = [helper.make_node("Slice", ["X", "zero", "zero", "one"], ["S"]),
+             helper.make_node("Relu", ["S"], ["Y"], name="act")]
+    empty = _save(tmp_path, nodes, {"X": (2, 3)}, {"Y": None}, name="empty.onnx",
+                  inits={"zero": np.array([0]), "one": np.array([1])})
+    with pytest.raises(ConfigError) as info:
+        load_onnx(empty)
+    assert info.value.key_path == "graph.node[1]"
+    assert "tensor 'S' used by Relu node 'act' has shape [2, 0]: dimension 1 is 0" in info.value.problem
