@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from accel_sim.cli.args import metric_tolerance, output_folder, positive_int
+from accel_sim.cli.args import metric_tolerance, output_file, output_folder, positive_int
 from accel_sim.errors import ConfigError
 
 
@@ -17,12 +17,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register sweep, report and check on the CLI's subparsers."""
     sw = sub.add_parser("sweep", help="run a design-space sweep spec (dse/*.yaml) into a resumable SQLite store")
     sw.add_argument("spec", help="sweep spec YAML (see dse/)")
-    sw.add_argument("--store", type=Path, help="results store (default: reports/<sweep name>/results.db)")
+    sw.add_argument("--store", type=output_file, help="results store (default: reports/<sweep name>/results.db)")
     sw.add_argument("--workers", type=positive_int, default=2, help="local worker processes (default: 2)")
     sw.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, e.g. tcp://host:8786")
     sw.add_argument("--resume", action="store_true", help="continue a store: skip the points already finished")
     sw.add_argument("--overwrite", action="store_true", help="empty an existing store and start again")
-    sw.add_argument("--export", type=Path, action="append", default=[], metavar="FILE",
+    sw.add_argument("--export", type=output_file, action="append", default=[], metavar="FILE",
                     help="also write the table to FILE (.csv or .parquet); may repeat")
     sw.add_argument("--no-report", action="store_true", help="skip the HTML/Markdown report")
     sw.add_argument("--quiet", action="store_true", help="no progress bar")

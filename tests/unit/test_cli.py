@@ -116,6 +116,13 @@ def test_list_names_every_shipped_config_as_run_accepts_it(tmp_path: Path, capsy
     (["search", "tpu_v1", "workloads/gemm.einsum.yaml", "--time-limit", "-1"], "seconds above 0"),
     (["search", "tpu_v1", "workloads/gemm.einsum.yaml", "--jobs", "0"], "must be at least 1"),
     (["sweep", "dse/tpu_array_resnet50.yaml", "--workers", "0"], "must be at least 1"),
+    # an output under an existing file, or a store that is a folder: refused at parse time, not by a mkdir crash
+    (["run", "tpu_v1", "workloads/gemm.einsum.yaml", "-o", "{file}/sub"], "is a file, so"),
+    (["report", "reports", "-o", "{file}/r"], "is a file, so"),
+    (["check", "a.json", "--baseline", "b.json", "--html", "{file}/d"], "is a file, so"),
+    (["sweep", "dse/tpu_array_resnet50.yaml", "--store", "{file}/x.db"], "is a file, so"),
+    (["sweep", "dse/tpu_array_resnet50.yaml", "--export", "{file}/x.csv"], "is a file, so"),
+    (["sweep", "dse/tpu_array_resnet50.yaml", "--store", "{dir}"], "is a folder, not a file"),
 ])
 def test_bad_option_values_exit_2_with_the_fix(args: list[str], message: str, tmp_path: Path,
                                                capsys: pytest.CaptureFixture) -> None:
@@ -123,10 +130,21 @@ def test_bad_option_values_exit_2_with_the_fix(args: list[str], message: str, tm
     existing = tmp_path / "file"
     existing.write_text("")
     with pytest.raises(SystemExit) as exited:
-        main([a.replace("{file}", str(existing)) for a in args])
+        main([a.replace("{file}", str(existing)).replace("{dir}", str(tmp_path)) for a in args])
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Fix:" in err
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_an_output_folder_that_cannot_be_created_is_refused_up_front(capsys: pytest.CaptureFixture) -> None:
+    """/proc takes no new entries, though for root it passes every permission check: the folder is tried, not its
+    permission bits."""
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "tpu_v1", "workloads/gemm.einsum.yaml", "-o", "/proc/accel-sim-out"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "cannot write in the folder /proc (to create /proc/accel-sim-out)" in err and "Fix:" in err
 
 
 def test_a_run_is_byte_identical_under_two_hash_seeds(tmp_path: Path) -> None:
