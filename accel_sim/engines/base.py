@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, Field
 
-from accel_sim.spec.arch import ByteCount, Ports
+from accel_sim.spec.arch import ByteCount, LevelReference, Ports
 from accel_sim.spec.fields import SPEC_CONFIG, Hertz, Seconds
 from accel_sim.spec.workload import Einsum
 
@@ -45,6 +45,10 @@ class EngineBase(BaseModel):
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Cycles, accesses and energy of running `einsum` on this engine within `arch`."""
         raise NotImplementedError(f"{type(self).__name__} does not define cost")
+
+    def level_references(self) -> tuple[LevelReference, ...]:
+        """The memory levels this engine's fields name, with their key paths (the arch checks that each exists)."""
+        return ()
 
     def level_ports(self, level: MemoryLevel, clock_hz: float) -> Ports:
         """The ports through which this engine sees `level` (near-memory engines read their own level faster)."""

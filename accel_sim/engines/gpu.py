@@ -72,6 +72,7 @@ from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_v
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.gpu_kernel import elementwise_kernel_cost
 from accel_sim.engines.gpu_mapspace import GpuMapspace
+from accel_sim.spec.arch import LevelReference
 from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveInt, Seconds, SquareMillimetres, Watts
 from accel_sim.spec.mapspace import MapperSpec
 from accel_sim.spec.workload import Einsum
@@ -228,6 +229,10 @@ class GpuEngine(EngineBase):
         """The fraction of the tensor peak a main loop sustains: `tensor_efficiency` times the issued instruction
         family's fraction of the native rate (module docstring)."""
         return self.tensor_efficiency * dict(self.instruction_rates).get(self.instruction, 1.0)
+
+    def level_references(self) -> tuple[LevelReference, ...]:
+        """The levels `bandwidth_efficiency` lists (a misspelt one would leave its level at its peak)."""
+        return tuple(LevelReference(("bandwidth_efficiency", name), name) for name, _ in self.bandwidth_efficiency)
 
     def level_efficiency(self, level: str) -> float:
         """Achievable fraction of a level's peak bandwidth (1.0 when the config lists none)."""

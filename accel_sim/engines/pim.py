@@ -29,7 +29,7 @@ from accel_sim.energy import add_area_mm2, dram_energy_j_per_bit, dtype_mac_area
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.loopnest import gemm_view
-from accel_sim.spec.arch import Ports
+from accel_sim.spec.arch import LevelReference, Ports
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt
 from accel_sim.spec.workload import Einsum
@@ -178,6 +178,10 @@ class PimEngine(EngineBase):
     def peak_macs_per_cycle(self) -> float:
         """Every multiplier of every bank."""
         return float(self.channels * self.banks * self.multipliers_per_bank)
+
+    def level_references(self) -> tuple[LevelReference, ...]:
+        """`memory`: the off-chip level whose banks compute."""
+        return (LevelReference(("memory",), self.memory, off_chip=True),)
 
     def level_ports(self, level: MemoryLevel, clock_hz: float) -> Ports:
         """The banks read and write their own level at the in-bank rate (or its ports, if faster); other levels

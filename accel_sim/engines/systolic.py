@@ -50,6 +50,7 @@ from accel_sim.engines.costing import elementwise_cost, systolic_cost, systolic_
 from accel_sim.engines.systolic_mapspace import SystolicMapspace, systolic_mapspace
 from accel_sim.energy.tables import DEFAULT_INT_ACCUMULATOR_BITS
 from accel_sim.folds import Buffering, Dataflow
+from accel_sim.spec.arch import LevelReference
 from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveFloat, PositiveInt
 from accel_sim.spec.mapspace import MapperSpec, pins_for
 from accel_sim.spec.workload import MAP_OPS, Einsum, map_ops_of
@@ -191,6 +192,11 @@ class SystolicEngine(EngineBase):
         # the next einsum's operands cannot arrive early through a level this one keeps busy to its end
         busiest = max(self.level_busy_cycles(cost, workload, arch).values(), default=0.0)
         return max(0.0, min(skew, cost.fill_drain_cycles, cost.total_cycles - busiest))
+
+    def level_references(self) -> tuple[LevelReference, ...]:
+        """The slots `mapper.pin` names: a memory level, or the array's rows or cols."""
+        return tuple(LevelReference(("mapper", "pin", i, "slot"), pin.slot, others=("rows", "cols"))
+                     for i, pin in enumerate(self.mapper.pin))
 
     def mapspace(self, einsum: Einsum, workload: Workload, arch: Arch) -> SystolicMapspace | None:
         """A contraction's tilings, loop orders and (`dataflow: any`) dataflows with the exact scorer, for the

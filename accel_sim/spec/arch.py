@@ -34,6 +34,17 @@ ByteCount = TypeVar("ByteCount", float, np.ndarray)
 
 
 @dataclass(frozen=True)
+class LevelReference:
+    """An engine field that names a memory level (`EngineBase.level_references`): its key path inside the engine, the
+    name it gives, the other names the field also takes, and whether the level must be off-chip DRAM."""
+
+    at: tuple[str | int, ...]
+    name: str
+    others: tuple[str, ...] = ()   # names that are no level (a systolic pin's engine axes, rows and cols)
+    off_chip: bool = False         # the engine models the level's DRAM itself (PIM banks)
+
+
+@dataclass(frozen=True)
 class Ports:
     """The bandwidths at which a memory level is read and written: one port both share, or two independent ones."""
 
@@ -239,6 +250,30 @@ class Arch(BaseModel):
                 except NotImplementedError as error:
                     raise located(f"{error}. Fix: describe one core with such an engine, or remove 'cpu:'",
                                   "engines", index, "kind") from None
+        return self
+
+    @model_validator(mode="after")
+    def _engines_name_levels(self) -> Arch:
+        # an engine looks its levels up by name when it runs (PIM banks, GPU efficiencies, systolic pins): a name
+        # the arch lacks would be a KeyError mid-run, or silently ignored
+        levels = {level.name: level for level in self.memory}
+        for index, engine in enumerate(self.engines):
+            for ref in engine.level_references():
+                if ref.name in ref.others:
+                    continue
+                level = levels.get(ref.name)
+                if level is None:
+                    named = (f"'{ref.name}', which is neither {' nor '.join(ref.others)} nor a memory level of the arch"
+                             if ref.others else f"memory level '{ref.name}', which the arch does not have")
+                    raise located(f"engine '{engine.name}' names {named} (levels: {', '.join(levels)}). Fix: use one of "
+                                  f"{', '.join((*ref.others, *levels))}, or add the level under 'memory:'",
+                                  "engines", index, *ref.at)
+                if ref.off_chip and memory_kind(level.technology) != "off_chip":
+                    off_chip = [lv.name for lv in self.memory if memory_kind(lv.technology) == "off_chip"]
+                    raise located(f"engine '{engine.name}' ({engine.kind}) computes in the banks of a DRAM level, but "
+                                  f"'{ref.name}' is {level.technology}. Fix: name an off-chip level"
+                                  f"{' (' + ', '.join(off_chip) + ')' if off_chip else ''}, or set its technology "
+                                  f"to a DRAM kind such as HBM2", "engines", index, *ref.at)
         return self
 
     def engine_clock_hz(self, engine: EngineBase | str) -> float:
