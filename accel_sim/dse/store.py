@@ -165,7 +165,7 @@ def open_store(path: str | Path, *, spec_hash: str, meta: dict[str, str], resume
     emptied with `overwrite`; anything else is a ConfigError, so finished points are never lost by accident.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _make_folder(path)
     lock = lock_store(path)  # before anything is read or emptied: a running sweep's rows stay its own
     try:
         return _open_locked(path, spec_hash, meta, resume, overwrite, lock)
@@ -289,6 +289,16 @@ def load_results(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=columns)
 
 
+def _make_folder(file: Path) -> None:
+    """Create the folder `file` goes in; a ConfigError naming `file` when it cannot be (the CLI checks this at parse
+    time, cli/args.output_file; the API and default paths end here)."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the folder {file.parent} ({exc.strerror or exc})", file=file,
+                          fix="give a path in a folder you can write to") from None
+
+
 def check_export_target(out: str | Path) -> None:
     """ConfigError unless `export_results` can write `out`: a .csv, or a .parquet with pyarrow installed (checked
     before a sweep starts, so a missing extra does not fail it at the end)."""
@@ -303,10 +313,11 @@ def check_export_target(out: str | Path) -> None:
 
 
 def export_results(path: str | Path, out: str | Path) -> Path:
-    """Write the store's table to CSV or Parquet, chosen by `out`'s suffix."""
+    """Write the store's table to CSV or Parquet, chosen by `out`'s suffix, creating `out`'s folder if needed."""
     out = Path(out)
     check_export_target(out)
     frame = load_results(path)
+    _make_folder(out)  # as the store's folder is: `--export new/o.csv` after a sweep must not fail
     if out.suffix == ".csv":
         frame.to_csv(out, index=False)
     else:

@@ -91,6 +91,8 @@ def test_store_is_wal_and_exports_csv(tmp_path: Path) -> None:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     frame = pd.read_csv(export_results(store, tmp_path / "out.csv"))
     assert len(frame) == 20 and "memory.global_buffer.capacity" in frame.columns
+    # a folder that does not exist yet is created, as the store's is (before: pandas' OSError after the sweep)
+    assert pd.read_csv(export_results(store, tmp_path / "new" / "sub" / "out.csv")).equals(frame)
 
 
 def test_parquet_export_round_trips(tmp_path: Path) -> None:
