@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from accel_sim.energy import add_area_mm2, dram_energy_j_per_bit, dtype_mac_area_mm2, dtype_mac_energy_j
 from accel_sim.energy.components import dtype_of_bits
@@ -31,7 +31,7 @@ from accel_sim.engines.base import EngineBase
 from accel_sim.engines.loopnest import gemm_view
 from accel_sim.spec.arch import LevelReference, Ports
 from accel_sim.spec.cost import Cost
-from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt
+from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt, located
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
@@ -62,6 +62,17 @@ class DramTiming(BaseModel):
     tFAW: PositiveInt = 30
     tRFC: PositiveInt = 260
     tREFI: PositiveInt = 3900
+
+    @model_validator(mode="after")
+    def _refresh_leaves_time(self) -> DramTiming:
+        # refresh stretches time by tREFI / (tREFI - tRFC) (module docstring): a refresh that lasts as long as its
+        # interval leaves the banks no time, and a longer one gave a negative time (simpy: "Negative delay")
+        if self.tREFI <= self.tRFC:
+            raise located(f"the refresh interval tREFI ({self.tREFI} cycles) is not longer than the refresh time "
+                          f"tRFC ({self.tRFC} cycles): all-bank refresh would leave the banks no time to compute. "
+                          f"Fix: give tREFI above tRFC, in device cycles (DRAMsim3 HBM2_8Gb_x128: tREFI 3900, tRFC 260)",
+                          "tREFI")
+        return self
 
 
 class DramPower(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from pydantic import ValidationError
 
 from accel_sim.engines.pim import DramTiming, PimEngine, gemv_shape
 from accel_sim.engines.roofline import bound_on
@@ -132,3 +133,11 @@ def test_area_grows_with_multipliers() -> None:
     """Doubling multipliers per bank roughly doubles the datapath area (adder tree grows with them)."""
     a16, a32 = hbm2_pim().area_mm2(28), hbm2_pim(multipliers_per_bank=32).area_mm2(28)
     assert 1.9 < a32 / a16 < 2.1 and math.isfinite(a16)
+
+
+@pytest.mark.parametrize("trefi", [1, 259, 260])
+def test_refresh_interval_must_outlast_the_refresh(trefi: int) -> None:
+    """tREFI <= tRFC would give a refresh stretch tREFI / (tREFI - tRFC) that is infinite or negative."""
+    with pytest.raises(ValidationError, match="tREFI"):
+        DramTiming(tRFC=260, tREFI=trefi)
+    assert hbm2_pim(timing=DramTiming(tRFC=260, tREFI=261)).refresh_factor() == 261
