@@ -31,7 +31,7 @@ from accel_sim.engines.base import EngineBase
 from accel_sim.engines.loopnest import gemm_view
 from accel_sim.spec.arch import LevelReference, Ports
 from accel_sim.spec.cost import Cost
-from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt, located
+from accel_sim.spec.fields import SPEC_CONFIG, PositiveFloat, PositiveInt, located
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
@@ -80,11 +80,21 @@ class DramPower(BaseModel):
 
     model_config = SPEC_CONFIG
 
-    vdd: float = 1.2     # [DRAMsim3 HBM2_8Gb_x128.ini] VDD = 1.2
-    idd0: float = 65.0   # [ditto] IDD0 = 65
-    idd2n: float = 40.0  # [ditto] IDD2N = 40
-    idd3n: float = 55.0  # [ditto] IDD3N = 55
-    idd4r: float = 390.0  # [ditto] IDD4R = 390
+    vdd: PositiveFloat = 1.2     # [DRAMsim3 HBM2_8Gb_x128.ini] VDD = 1.2
+    idd0: PositiveFloat = 65.0   # [ditto] IDD0 = 65
+    idd2n: PositiveFloat = 40.0  # [ditto] IDD2N = 40
+    idd3n: PositiveFloat = 55.0  # [ditto] IDD3N = 55
+    idd4r: PositiveFloat = 390.0  # [ditto] IDD4R = 390
+
+    @model_validator(mode="after")
+    def _read_above_standby(self) -> DramPower:
+        # a burst costs VDD x (IDD4R - IDD3N) x its time (TN-41-01, `pim_energy_j`): the read current is the
+        # active-standby current plus the read's own, so it is the larger
+        if self.idd4r <= self.idd3n:
+            raise located(f"the read current idd4r ({self.idd4r:g} mA) is not above the active-standby current "
+                          f"idd3n ({self.idd3n:g} mA), so a column read would cost no or negative energy. Fix: give "
+                          f"idd4r above idd3n, in mA (DRAMsim3 HBM2_8Gb_x128: IDD4R 390, IDD3N 55)", "idd4r")
+        return self
 
 
 class PimEngine(EngineBase):
@@ -105,6 +115,18 @@ class PimEngine(EngineBase):
     operand_bits: PositiveInt = 16
     global_buffer_bytes: PositiveInt = Field(256, alias="global_buffer")  # per channel, for broadcast operands
     mode: PimMode = "concurrent"
+
+    @model_validator(mode="after")
+    def _activation_costs_energy(self) -> PimEngine:
+        # an ACT/PRE pair costs VDD x (IDD0 x tRC - (IDD3N x tRAS + IDD2N x tRP)) (TN-41-01, `pim_energy_j`): IDD0
+        # over a row cycle includes the standby currents it subtracts, so the difference is positive
+        p, t = self.power, self.timing
+        if p.idd0 * (t.tRAS + t.tRP) <= p.idd3n * t.tRAS + p.idd2n * t.tRP:
+            raise located(f"idd0 ({p.idd0:g} mA) over a row cycle (tRAS {t.tRAS} + tRP {t.tRP}) is not above the "
+                          f"standby currents idd3n ({p.idd3n:g} mA) over tRAS and idd2n ({p.idd2n:g} mA) over tRP, so "
+                          f"an activation would cost no or negative energy. Fix: give idd0 above idd3n and idd2n, "
+                          f"in mA (DRAMsim3 HBM2_8Gb_x128: IDD0 65, IDD3N 55, IDD2N 40)", "power", "idd0")
+        return self
 
     # ---- geometry -------------------------------------------------------------------------------
     @property

@@ -6,7 +6,7 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from accel_sim.engines.pim import DramTiming, PimEngine, gemv_shape
+from accel_sim.engines.pim import DramPower, DramTiming, PimEngine, gemv_shape, pim_energy_j
 from accel_sim.engines.roofline import bound_on
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
@@ -141,3 +141,21 @@ def test_refresh_interval_must_outlast_the_refresh(trefi: int) -> None:
     with pytest.raises(ValidationError, match="tREFI"):
         DramTiming(tRFC=260, tREFI=trefi)
     assert hbm2_pim(timing=DramTiming(tRFC=260, tREFI=261)).refresh_factor() == 261
+
+
+@pytest.mark.parametrize("field", ["vdd", "idd0", "idd2n", "idd3n", "idd4r"])
+@pytest.mark.parametrize("value", [0, -5])
+def test_supply_voltage_and_currents_are_positive(field: str, value: float) -> None:
+    """A zero or negative VDD or IDD current priced DRAM actions at zero or negative energy."""
+    with pytest.raises(ValidationError, match=field):
+        DramPower(**{field: value})
+
+
+def test_energies_follow_the_current_ordering_the_formulas_subtract() -> None:
+    """Column reads cost VDD x (IDD4R - IDD3N) and ACT/PRE VDD x (IDD0 tRC - IDD3N tRAS - IDD2N tRP): both positive."""
+    with pytest.raises(ValidationError, match="idd4r"):
+        DramPower(idd3n=55, idd4r=55)
+    with pytest.raises(ValidationError, match="idd0"):
+        hbm2_pim(power=DramPower(idd0=40))   # 40 x 48 = 1920 < 55 x 34 + 40 x 14 = 2430
+    energy = pim_energy_j(hbm2_pim(), rows_opened=1, bursts_read=1, macs=0, io_bits=0, node_nm=28)
+    assert energy[("pim_dram", "activate")] > 0 and energy[("pim_dram", "column_read")] > 0
