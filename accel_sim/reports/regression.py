@@ -11,7 +11,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -63,6 +63,16 @@ class CheckReport:
 
 def metric_table(path: str | Path) -> pd.DataFrame:
     """A run folder, summary.json, CSV or sweep store as a (workload, item)-indexed table of numeric metrics."""
+    return _tables(path)[0]
+
+
+# metric name -> the value that is no number, as found ('"abc"' in JSON, "'abc' on line 3" in a CSV): such a metric is
+# no column of the table, and `compare` refuses it when the other side has it as a number
+NonNumbers = dict[str, str]
+
+
+def _tables(path: str | Path) -> tuple[pd.DataFrame, NonNumbers]:
+    """`metric_table`, with the metrics whose values are not numbers."""
     import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
     path = Path(path)
@@ -71,10 +81,13 @@ def metric_table(path: str | Path) -> pd.DataFrame:
         if not summary.exists():
             raise ConfigError("the folder holds no summary.json", file=path,
                               fix="give a folder written by `accel-sim run -o DIR`, a sweep store or a CSV")
-        frames = [_summary_frame(summary)]
+        frame, odd = _summary_frame(summary)
+        frames = [frame]
         if per_einsum.exists():
-            frames.append(_csv_frame(per_einsum, default_workload=str(frames[0].index[0][0])))
-        return pd.concat(frames)
+            per, odd_per = _csv_frame(per_einsum, default_workload=str(frame.index[0][0]))
+            frames.append(per)
+            odd = {**odd_per, **odd}
+        return pd.concat(frames), odd
     if not path.exists():
         raise ConfigError("file not found", file=path, fix="check the path")
     if is_store(path):
@@ -85,11 +98,15 @@ def metric_table(path: str | Path) -> pd.DataFrame:
         return _summary_frame(path)
     if path.suffix == ".csv":
         return _csv_frame(path)
+    if path.suffix in (".db", ".sqlite", ".sqlite3"):  # named like a store, but its header says otherwise
+        raise ConfigError("not a sweep store: the file is not a SQLite database", file=path,
+                          fix="give the results.db that `accel-sim sweep` wrote (--store), or a run folder, "
+                              "summary.json or .csv")
     raise ConfigError(f"cannot compare a '{path.suffix}' file", file=path,
-                      fix="give a run folder, summary.json, a .csv, or a sweep store (.db)")
+                      fix="give a run folder, summary.json, a .csv, or a sweep store (the results.db of a sweep)")
 
 
-def _summary_frame(path: Path) -> pd.DataFrame:
+def _summary_frame(path: Path) -> tuple[pd.DataFrame, NonNumbers]:
     import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
     try:
@@ -100,9 +117,22 @@ def _summary_frame(path: Path) -> pd.DataFrame:
     if not isinstance(data, dict) or not isinstance(data.get("workload"), str):
         raise ConfigError("not a run summary (no 'workload' name)", file=path, line=1, key_path="workload",
                           fix="give the summary.json that `accel-sim run -o DIR` writes")
-    row = flat_numbers(data)
+    row: dict[str, float] = {}
+    odd: NonNumbers = {}
+    for key, value in _leaves(data):
+        if _is_number(value):
+            row[key] = value
+        elif value is None:  # how a sweep store writes an undefined metric: compared as NaN (missing)
+            row[key] = math.nan
+        else:
+            odd[key] = json.dumps(value)  # as the file writes it: "abc", true, [1]
+    for c in IGNORED:
+        row.pop(c, None)
+    if not row:  # {"workload": "gemm"}: nothing to hold or fail, which must not read as "0 metrics hold"
+        raise ConfigError("the summary holds no metrics (no key has a number)", file=path, line=1,
+                          fix="give the summary.json that `accel-sim run -o DIR` writes (cycles, latency_s, ...)")
     index = pd.MultiIndex.from_tuples([(data["workload"], TOTAL)], names=["workload", "item"])
-    return pd.DataFrame([row], index=index).drop(columns=[c for c in IGNORED if c in row])
+    return pd.DataFrame([row], index=index), odd
 
 
 def moved(baseline: float, result: float, rtol: float) -> bool:
@@ -115,16 +145,19 @@ def moved(baseline: float, result: float, rtol: float) -> bool:
 
 def flat_numbers(data: dict, prefix: str = "") -> dict[str, float]:
     """Every number in a summary, nested ones under dotted keys at any depth (memory.unified_buffer.peak_bytes)."""
-    row: dict[str, float] = {}
+    return {key: value for key, value in _leaves(data, prefix) if _is_number(value)}
+
+
+def _leaves(data: dict, prefix: str = "") -> Iterator[tuple[str, object]]:
+    """(dotted key, value) of every value of a summary that is not a mapping, at any depth."""
     for key, value in data.items():
         if isinstance(value, dict):
-            row.update(flat_numbers(value, f"{prefix}{key}."))
-        elif _is_number(value):
-            row[f"{prefix}{key}"] = value
-    return row
+            yield from _leaves(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
 
 
-def _csv_frame(path: Path, default_workload: str | None = None) -> pd.DataFrame:
+def _csv_frame(path: Path, default_workload: str | None = None) -> tuple[pd.DataFrame, NonNumbers]:
     import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
 
     try:
@@ -150,11 +183,22 @@ def _csv_frame(path: Path, default_workload: str | None = None) -> pd.DataFrame:
     return _numeric(frame.set_index(["workload", "item"]), path)
 
 
-def _numeric(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+def _numeric(frame: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, NonNumbers]:
+    import pandas as pd  # pandas is heavy to import (~0.5 s): loaded on first use
+
     cols = [c for c in frame.columns if c not in IGNORED and frame[c].dtype.kind in "iuf"]
     if not cols:
         raise ConfigError("no numeric metric columns", file=path, fix="give a results table with metric columns")
-    return frame[cols].astype(float)
+    odd: NonNumbers = {}
+    for c in frame.columns:
+        if c in IGNORED or frame[c].dtype.kind in "iuf":
+            continue
+        column = frame[c]
+        words = column.notna() & pd.to_numeric(column, errors="coerce").isna()
+        if words.any():  # a text column (op, bound) or a metric with a word in it: `compare` tells them apart
+            at = int(words.to_numpy().argmax())
+            odd[str(c)] = f"{column.iloc[at]!r} on line {at + 2}"  # line 1 is the header
+    return frame[cols].astype(float), odd
 
 
 def _is_number(value: object) -> bool:
@@ -188,9 +232,15 @@ def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
         if not (value >= 0 and math.isfinite(value)):
             raise ConfigError(f"--atol {name}={value} is not a tolerance", fix="give a non-negative number, e.g. "
                               "--atol stall_cycles=10")
-    base = metric_table(baseline)
-    new = metric_table(result)
+    base, base_words = _tables(baseline)
+    new, new_words = _tables(result)
     _same_kind(base, new, baseline, result)
+    # a metric that is a number on one side and a word (or a list, true) on the other is a malformed file
+    for words, numbers, path in ((new_words, base, result), (base_words, new, baseline)):
+        for m in [m for m in (metrics or sorted(numbers.columns)) if m in words and m in numbers.columns]:
+            raise ConfigError(f"metric '{m}' is {words[m]}, not a number", file=path, key_path=m,
+                              fix="regenerate the file with `accel-sim run` (or `sweep --export`); a metric is a "
+                                  "number, or null where it is undefined")
     if metrics:
         for m in metrics:
             if m not in base.columns:
@@ -198,7 +248,8 @@ def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
                                   fix=f"use some of: {', '.join(sorted(base.columns))}")
         names = list(metrics)
     else:
-        names = sorted(set(base.columns) & set(new.columns))
+        # every metric of the baseline: one the result lacks is a change ("missing in result"), not left out
+        names = sorted(base.columns)
     unknown = [m for m in atol if m != "*" and m not in names]
     if unknown:
         raise ConfigError(f"--atol names metric '{unknown[0]}', which is not compared", file=baseline,

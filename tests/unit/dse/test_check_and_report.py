@@ -61,6 +61,24 @@ def test_a_memory_level_figure_is_checked_too(run_dir: Path, tmp_path: Path, cap
     assert f"memory.{level}.read_bytes" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("gone", ["dropped", "null"])
+def test_a_metric_the_result_lacks_is_a_regression(run_dir: Path, tmp_path: Path, gone: str,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    """cycles left out of the result's summary (or null there, as NaN is) fails as 'missing in result': only the
+    metrics both sides share were compared before, so a result without its numbers passed."""
+    result = _copy(run_dir, tmp_path / "result")
+    summary = json.loads((result / "summary.json").read_text())
+    if gone == "dropped":
+        del summary["cycles"]
+    else:
+        summary["cycles"] = None
+    (result / "summary.json").write_text(json.dumps(summary))
+    report = compare(result, run_dir)
+    assert [(c.item, c.metric) for c in report.changes] == [("(total)", "cycles")]
+    assert main(["check", str(result), "--baseline", str(run_dir)]) == 1
+    assert "missing in result" in capsys.readouterr().out
+
+
 def test_change_within_tolerance_passes(run_dir: Path, tmp_path: Path) -> None:
     """A 1% change in one einsum's cycles holds at rtol 0.02 and fails at rtol 0.005."""
     base = _copy(run_dir, tmp_path / "base")
