@@ -64,16 +64,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.gpu_kernel import elementwise_kernel_cost
 from accel_sim.engines.gpu_mapspace import GpuMapspace
 from accel_sim.spec.arch import LevelReference
-from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveInt, Seconds, SquareMillimetres, Watts
+from accel_sim.spec.fields import SPEC_CONFIG, Bytes, Fraction, PositiveInt, Seconds, SquareMillimetres, Watts
 from accel_sim.spec.mapspace import MapperSpec
 from accel_sim.spec.workload import Einsum
 
@@ -81,14 +81,6 @@ if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
-
-def _fraction(value: float) -> float:
-    if isinstance(value, bool) or not (0 < value <= 1):
-        raise ValueError(f"must lie in (0, 1] (got {value}). Fix: give the achievable fraction of the peak, e.g. 0.9")
-    return float(value)
-
-
-Fraction = Annotated[float, BeforeValidator(_fraction)]
 
 
 def _pairs(value: object, what: str, key_type: type) -> object:

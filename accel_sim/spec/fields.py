@@ -110,6 +110,23 @@ def _non_negative(value: float | None) -> float | None:
     return value
 
 
+_FRACTION_FIX = "Fix: give the achievable fraction of the peak, e.g. 0.9"
+
+
+def _fraction_number(value: Any) -> Any:
+    """A fraction is a plain number: not a word (`high`), a string ('nan') or YAML's true/false."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise ValueError(f"expected a number in (0, 1], got {value!r}. {_FRACTION_FIX}")
+    return value
+
+
+def _fraction(value: float | None) -> float | None:
+    """A share of a peak (an achievable efficiency): above zero, at most one, finite."""
+    if value is not None and not (math.isfinite(value) and 0 < value <= 1):
+        raise ValueError(f"must lie in (0, 1] (got {value:g}). {_FRACTION_FIX}")
+    return value
+
+
 def _area_mm2(value: Any) -> Any:
     """Area in mm^2, the unit the field name carries: a bare number is mm^2, a unit string is converted."""
     if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
@@ -158,6 +175,7 @@ Seconds = Annotated[float, BeforeValidator(_si("time")), AfterValidator(_non_neg
 Watts = Annotated[float, BeforeValidator(_si("power")), AfterValidator(_non_negative)]
 SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(_positive("mm^2", "'331 mm2'"))]
 PositiveFloat = Annotated[float, BeforeValidator(_reject_bool), AfterValidator(_positive())]
+Fraction = Annotated[float, BeforeValidator(_fraction_number), AfterValidator(_fraction)]
 MemoryTechnology = Annotated[Technology, BeforeValidator(_technology)]
 PositiveInt = Annotated[int, BeforeValidator(_reject_bool), AfterValidator(_positive()),
                         AfterValidator(_within(1, MAX_COUNT, ""))]

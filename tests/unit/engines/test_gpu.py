@@ -206,3 +206,12 @@ def test_fused_attention_keeps_scores_and_probabilities_on_chip() -> None:
     assert hbm["write_bytes"] == pytest.approx(512 * 64 * 1024 * 2)
     launches = [r.einsum for r in result.einsums if r.cost.fill_drain_cycles >= 4e-6 * 1.83e9]
     assert launches == ["BQK"]
+
+
+@pytest.mark.parametrize("value", ["nan", "high", ".nan", ".inf", "true", "0", "1.5", "-0.5"])
+def test_tensor_efficiency_is_a_number_in_the_unit_interval(value: str) -> None:
+    """A word, NaN, infinity, a boolean or a number outside (0, 1] is a located config error, not a TypeError."""
+    with pytest.raises(ConfigError) as error:
+        load_arch(A100, [f"engines.sm.tensor_efficiency={value}"])
+    assert error.value.key_path == "engines[0].tensor_efficiency"
+    assert "Fix:" in error.value.message()
