@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from onnx import NodeProto
 
+from accel_sim.errors import ConfigError
 from accel_sim.io.onnx.graph import Graph, Handler, attrs, bcast, named_ranks, optional_input, plain
 from accel_sim.io.onnx.window import sliding_window, spatial_names
 from accel_sim.spec.workload import Access, Affine, Call, Const, Expr
@@ -129,6 +130,7 @@ def _conv(g: Graph, node: NodeProto, index: int) -> None:
     xs, ws = g.tensor(x, node, index).shape, g.tensor(w, node, index).shape
     yt = g.tensor(y, node, index)
     groups = int(at.get("group", 1))
+    _check_groups(g, node, index, groups, xs, ws, transposed)
     win = sliding_window(at, xs[2:], yt.shape[2:], tuple(ws[2:]), transposed=transposed)
     pos, kers = spatial_names(len(xs) - 2)
     cg, mg = (xs[1] // groups, ws[1]) if transposed else (ws[1], ws[0] // groups)
@@ -147,6 +149,28 @@ def _conv(g: Graph, node: NodeProto, index: int) -> None:
     if bias is not None:
         g.tensor(bias, node, index)
         _epilogue(g, f"{name}.bias", y, acc, Access(bias, (Affine.rank("d1"),)), 1.0, 1.0, named_ranks("d", yt.shape))
+
+
+def _check_groups(g: Graph, node: NodeProto, index: int, groups: int, xs: tuple[int, ...], ws: tuple[int, ...],
+                  transposed: bool) -> None:
+    """The ONNX spec's channel rules, which onnx.checker does not enforce: group >= 1 divides the input channels
+    C and the output channels M, and W is [M, C/group, k...] (Conv) or [C, M/group, k...] (ConvTranspose)."""
+    c, m = xs[1], ws[1] * groups if transposed else ws[0]
+    weight_dim, wanted = (0, c) if transposed else (1, c // groups if groups >= 1 else c)
+    if groups < 1:
+        problem = f"group is {groups}"
+    elif c % groups or m % groups:
+        problem = f"group {groups} must divide both the input's {c} channels and the weight's {m} output channels"
+    elif ws[weight_dim] != wanted:
+        expected = "the input's channels" if transposed else f"the input's channels / group = {c} / {groups}"
+        problem = f"the weight {list(ws)} has {ws[weight_dim]} in dimension {weight_dim}, not {expected} = {wanted}"
+    else:
+        return
+    layout = "[C, M/group, kernel...]" if transposed else "[M, C/group, kernel...]"
+    raise ConfigError(f"{node.op_type} node '{g.node_name(node, index)}' on input {list(xs)}: {problem}",
+                      file=g.path, key_path=f"graph.node[{index}]",
+                      fix=f"give a group of at least 1 that divides both channel counts, and a weight of shape {layout}"
+                          " (the ONNX spec's layout); re-export the model if the exporter wrote these")
 
 
 HANDLERS: dict[str, Handler] = {

@@ -6,11 +6,23 @@ import math
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
+from accel_sim.errors import ConfigError
 from accel_sim.io.onnx.graph import MAX_CONST_ELEMENTS, Graph, Handler
 
 
 def _view(g: Graph, node: NodeProto, index: int) -> None:
     g.view(node, index)
+    if node.op_type in _SAME_ELEMENTS and node.input and node.input[0] in g.tensors and node.output[0] in g.tensors:
+        before, after = g.tensors[node.input[0]].shape, g.tensors[node.output[0]].shape
+        if math.prod(before) != math.prod(after):
+            # onnx.checker passes a Reshape to a constant shape of another size; its result would be costed
+            raise ConfigError(f"{node.op_type} node '{g.node_name(node, index)}' turns '{node.input[0]}' of shape "
+                              f"{list(before)} ({math.prod(before):,} elements) into '{node.output[0]}' of shape "
+                              f"{list(after)} ({math.prod(after):,} elements)", file=g.path,
+                              key_path=f"graph.node[{index}]",
+                              fix=f"make the output {math.prod(before):,} elements, as many as the input (a "
+                                  "Reshape target whose sizes multiply to that; one entry may be -1, which ONNX "
+                                  "infers), or re-export the model")
 
 
 def _constant(g: Graph, node: NodeProto, index: int) -> None:
@@ -36,4 +48,7 @@ _VIEW_OPS = (
     "Bernoulli", "Multinomial", "Optional", "OptionalGetElement", "OptionalHasElement", "Col2Im", "GridSample",
     "AffineGrid", "ImageDecoder", "BlackmanWindow", "HannWindow", "HammingWindow",
 )
+# Views that only rearrange or retype their first input: the first output has exactly its elements.
+_SAME_ELEMENTS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "DepthToSpace", "SpaceToDepth",
+                  "Identity", "Cast", "CastLike"}
 HANDLERS: dict[str, Handler] = {**{op: _view for op in _VIEW_OPS}, "Constant": _constant}

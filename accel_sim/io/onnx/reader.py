@@ -33,6 +33,7 @@ def read_model(path: Path) -> onnx.ModelProto:
         raise ConfigError(f"not a readable ONNX model ({type(exc).__name__}: {exc})", file=path, fix=fix) from None
     if model.ir_version <= 0 or not model.HasField("graph") or not model.graph.node:
         raise ConfigError("not a readable ONNX model (no IR version or no graph nodes)", file=path, fix=fix)
+    _check_opsets(path, model)
     checkable, locations = checkable_copy(stripped)
     _check_external_locations(path, locations)
     try:
@@ -48,6 +49,19 @@ def read_model(path: Path) -> onnx.ModelProto:
     if model.functions:
         model = onnx.inliner.inline_local_functions(model)
     return model
+
+
+def _check_opsets(path: Path, model: onnx.ModelProto) -> None:
+    """The standard domain's opset is one the installed onnx knows: onnx.checker passes a newer one, but shape
+    inference and the op handlers would read its nodes by the newest schemas they know, which may not be its own."""
+    newest = onnx.defs.onnx_opset_version()
+    for k, opset in enumerate(model.opset_import):
+        if opset.domain in STANDARD_DOMAINS and not 1 <= opset.version <= newest:
+            raise ConfigError(f"the model imports opset {opset.version} of the ai.onnx domain, which the "
+                              f"importer does not know (it knows opsets 1 to {newest}, those of onnx "
+                              f"{onnx.__version__})", file=path, key_path=f"opset_import[{k}]",
+                              fix=f"export the model with an opset from 1 to {newest} (torch.onnx.export(..., "
+                                  f"opset_version=17)), or convert it with onnx.version_converter")
 
 
 def _check_external_locations(path: Path, locations: list[tuple[str, str]]) -> None:

@@ -633,7 +633,8 @@ def test_empty_dimension_of_a_computed_tensor_is_an_error_but_an_empty_shape_ope
     """Reshape to a scalar reads an empty shape constant (dims [0]): a view, imported. A Relu on a [2, 0] slice has
     nothing to cost (the engines tile at least one point): ConfigError at that node, naming tensor and dim."""
     nodes = [helper.make_node("Reshape", ["X", "shape"], ["Y"]), helper.make_node("Relu", ["Y"], ["Z"])]
-    scalar = _save(tmp_path, nodes, {"X": (1, 1)}, {"Z": None}, inits={"shape": np.zeros(0, np.int64)}, name="scalar.onnx")
+    scalar = _save(tmp_path, nodes, {"X": (1, 1)}, {"Z": None}, inits={"shape": np.zeros(0, np.int64)},
+                   name="scalar.onnx")
     assert load_onnx(scalar).tensor("Z").shape == ()
     nodes = [helper.make_node("Slice", ["X", "zero", "zero", "one"], ["S"]),
              helper.make_node("Relu", ["S"], ["Y"], name="act")]
@@ -643,3 +644,29 @@ def test_empty_dimension_of_a_computed_tensor_is_an_error_but_an_empty_shape_ope
         load_onnx(empty)
     assert info.value.key_path == "graph.node[1]"
     assert "tensor 'S' used by Relu node 'act' has shape [2, 0]: dimension 1 is 0" in info.value.problem
+
+
+@pytest.mark.parametrize(("op", "x", "w", "y", "group", "problem"), [
+    ("Conv", (1, 4, 8, 8), (8, 1, 3, 3), (1, 8, 6, 6), 2,
+     "the weight [8, 1, 3, 3] has 1 in dimension 1, not the input's channels / group = 4 / 2 = 2"),
+    ("Conv", (1, 4, 8, 8), (6, 1, 3, 3), (1, 6, 6, 6), 4,
+     "group 4 must divide both the input's 4 channels and the weight's 6 output channels"),
+    ("ConvTranspose", (1, 4, 8, 8), (3, 3, 3, 3), (1, 6, 10, 10), 2,
+     "the weight [3, 3, 3, 3] has 3 in dimension 0, not the input's channels = 4"),
+])
+def test_conv_channels_inconsistent_with_group_raise_at_the_node(tmp_path: Path, op: str, x: tuple, w: tuple,
+                                                                  y: tuple, group: int, problem: str) -> None:
+    """onnx.checker passes these; the importer names the node, the shapes and the ONNX weight layout."""
+    path = _save(tmp_path, [helper.make_node(op, ["X", "W"], ["Y"], name="c", group=group)], {"X": x, "W": w},
+                 {"Y": y})
+    with pytest.raises(ConfigError) as info:
+        load_onnx(path)
+    assert info.value.key_path == "graph.node[0]" and problem in info.value.problem
+    assert ("[C, M/group, kernel...]" if op == "ConvTranspose" else "[M, C/group, kernel...]") in info.value.fix
+
+
+def test_valid_grouped_conv_transpose_still_imports(tmp_path: Path) -> None:
+    """ConvTranspose 4 -> 6 channels in 2 groups (W [4, 3, 3, 3]) on 8x8: 4*8*8 * 3 * 9 = 6912 MACs."""
+    path = _save(tmp_path, [helper.make_node("ConvTranspose", ["X", "W"], ["Y"], group=2)],
+                 {"X": (1, 4, 8, 8), "W": (4, 3, 3, 3)}, {"Y": None})
+    assert load_onnx(path).total_macs == 4 * 8 * 8 * 3 * 9
