@@ -22,6 +22,7 @@ from accel_sim.compat.scalesim.base import (
     ScaleSimLayer,
 )
 from accel_sim.errors import ConfigError
+from accel_sim.io.text import utf8_text
 
 # Sections and keys SCALE-Sim 3.0.0 reads (scale_config.read_conf_file of the PyPI release): required ones
 # must be present, optional ones may be. Values: "int" (positive), "int0" (>= 0), "bool", "ints", or a choice tuple.
@@ -98,7 +99,7 @@ def _did_you_mean(word: str, options: list[str]) -> str:
 def _parse_ini(path: Path) -> dict[str, dict[str, tuple[str, int, str]]]:
     """Sections -> lower-case key -> (value, line, key as written); duplicates and stray lines are errors."""
     try:
-        text = path.read_text()
+        text = utf8_text(path.read_bytes(), path)
     except OSError as exc:
         raise ConfigError(f"cannot read the SCALE-Sim config: {exc.strerror}", fix="give the path of a .cfg file",
                           file=path) from None
@@ -236,7 +237,7 @@ def load_topology(path: str | Path, gemm: bool = False) -> list[ScaleSimLayer]:
     """
     path = Path(path)
     try:
-        lines = path.read_text().splitlines()
+        lines = utf8_text(path.read_bytes(), path).splitlines()
     except OSError as exc:
         raise ConfigError(f"cannot read the topology: {exc.strerror}", fix="give the path of a topology .csv",
                           file=path) from None
