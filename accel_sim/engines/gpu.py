@@ -70,7 +70,7 @@ import numpy as np
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from accel_sim.engines.base import EngineBase
-from accel_sim.engines.gpu_kernel import elementwise_kernel_cost
+from accel_sim.engines.gpu_kernel import MAX_REGISTERS_PER_THREAD, elementwise_kernel_cost
 from accel_sim.engines.gpu_mapspace import GpuMapspace
 from accel_sim.spec.arch import LevelReference
 from accel_sim.spec.fields import SPEC_CONFIG, Bytes, Fraction, PositiveInt, Seconds, SquareMillimetres, Watts
@@ -129,6 +129,9 @@ DEFAULT_TILES: tuple[CtaTile, ...] = tuple(CtaTile(m=m, n=n, k=k, stages=s, warp
     (128, 64, 32, 6, 4), (64, 128, 32, 6, 4), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 64, 32, 10, 4),
     (64, 64, 64, 5, 4), (32, 128, 64, 4, 4), (32, 256, 64, 4, 4), (16, 128, 64, 4, 4), (16, 256, 64, 4, 4)))
 DEFAULT_SPLITS: tuple[int, ...] = (1, 2, 4, 8, 16)
+# A kernel launch takes microseconds (the shipped configs' 4 us is eager PyTorch's gap on A100 and H100; a graph
+# replay is shorter): a second is 250,000 times that, so a longer overhead is a unit mistake, not a GPU
+MAX_LAUNCH_OVERHEAD_S = 1.0
 
 
 class GpuEngine(EngineBase):
@@ -181,6 +184,25 @@ class GpuEngine(EngineBase):
                 raise ValueError(f"{info.field_name}[{key}] = {fraction} must lie in (0, 1]. Fix: give the "
                                  f"achievable fraction of the peak, e.g. 0.9")
         return pairs
+
+    @field_validator("launch_overhead_s", mode="after")
+    @classmethod
+    def _launch_takes_microseconds(cls, seconds: float) -> float:
+        if seconds > MAX_LAUNCH_OVERHEAD_S:
+            raise ValueError(f"launch_overhead of {seconds:g} s is longer than any kernel launch (microseconds; at "
+                             f"most {MAX_LAUNCH_OVERHEAD_S:g} s here). Fix: give the gap between back-to-back "
+                             f"kernels with its unit, e.g. '4 us'")
+        return seconds
+
+    @field_validator("base_registers", mode="after")
+    @classmethod
+    def _room_for_accumulators(cls, registers: int) -> int:
+        if registers >= MAX_REGISTERS_PER_THREAD:
+            raise ValueError(f"base_registers ({registers}) leaves no room for accumulators: a thread holds at most "
+                             f"{MAX_REGISTERS_PER_THREAD} registers (CUDA C++ Programming Guide, 'Compute "
+                             f"Capabilities'). Fix: give the registers a thread uses besides its accumulators, "
+                             f"e.g. 32")
+        return registers
 
     @model_validator(mode="after")
     def _power_and_splits(self) -> GpuEngine:

@@ -79,18 +79,53 @@ class TileArrays:
     split: np.ndarray
 
 
-def occupancy(engine: GpuEngine, tiles: TileArrays, a_bits: int, b_bits: int) -> np.ndarray:
-    """CTAs resident per SM (module docstring): the least of the CTA limit, shared memory, registers and threads;
-    0 where one CTA exceeds the shared memory a CTA may allocate or the registers a thread may hold."""
+@dataclass(frozen=True)
+class CtaLimit:
+    """One per-CTA resource a tile may exceed: what each candidate needs, what the engine allows, and the fix."""
+
+    what: str              # 'shared memory per CTA', ...
+    unit: str              # 'bytes', 'registers', 'threads'
+    need: np.ndarray       # (B,) per candidate
+    allowed: float
+    fix: str
+
+    @property
+    def exceeded(self) -> np.ndarray:
+        """Candidates this limit excludes."""
+        return self.need > self.allowed
+
+
+def cta_limits(engine: GpuEngine, tiles: TileArrays, a_bits: int, b_bits: int) -> tuple[CtaLimit, ...]:
+    """What one CTA of each tile needs against what one CTA may take (module docstring of gpu.py): shared memory
+    (a CTA's own cap and the SM's), registers (per thread, 255 at most, and the SM's file) and threads."""
     smem = tiles.stages * (tiles.bm * a_bits + tiles.bn * b_bits) * tiles.bk / 8
     threads = tiles.warps * 32
     per_thread = np.ceil(tiles.bm * tiles.bn * (ACCUMULATOR_BITS / 32) / threads) + engine.base_registers
-    registers = threads * per_thread * 4
+    smaller = "list smaller tiles or fewer stages under 'tiles'"
+    return (CtaLimit("shared memory per CTA", "bytes", smem, engine.smem_per_cta_bytes,
+                     f"{smaller}, or raise shared_memory_per_cta"),
+            CtaLimit("shared memory per SM", "bytes", smem, engine.smem_per_sm_bytes,
+                     f"{smaller}, or raise shared_memory_per_sm"),
+            CtaLimit("registers per thread", "registers", per_thread, MAX_REGISTERS_PER_THREAD,
+                     "lower base_registers, or list tiles with fewer outputs per warp under 'tiles'"),
+            CtaLimit("register file per SM", "bytes", threads * per_thread * 4, engine.registers_per_sm_bytes,
+                     "raise registers_per_sm (64 K 32-bit registers = 256 KiB on A100 and H100), lower "
+                     "base_registers, or list smaller tiles under 'tiles'"),
+            CtaLimit("threads per SM", "threads", threads, engine.max_threads_per_sm,
+                     "raise max_threads_per_sm (2048 on A100 and H100), or list tiles with fewer warps under "
+                     "'tiles'"))
+
+
+def occupancy(engine: GpuEngine, tiles: TileArrays, a_bits: int, b_bits: int) -> np.ndarray:
+    """CTAs resident per SM (module docstring): the least of the CTA limit, shared memory, registers and threads;
+    0 where one CTA exceeds any of them (`cta_limits`)."""
+    limits = cta_limits(engine, tiles, a_bits, b_bits)
+    smem, registers, threads = limits[1].need, limits[3].need, limits[4].need
     occ = np.minimum.reduce([np.full(smem.shape, engine.max_ctas_per_sm, dtype=np.int64),
                              (engine.smem_per_sm_bytes // smem).astype(np.int64),
                              (engine.registers_per_sm_bytes // registers).astype(np.int64),
                              np.full(smem.shape, engine.max_threads_per_sm, dtype=np.int64) // threads])
-    fits = (smem <= engine.smem_per_cta_bytes) & (per_thread <= MAX_REGISTERS_PER_THREAD)
+    fits = ~np.logical_or.reduce([limit.exceeded for limit in limits])
     return np.where(fits, occ, 0)
 
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.engines.gpu_kernel import (GemmProblem, KernelScores, TileArrays, gemm_problem, kernel_cost, kernel_scores,
-                                   level_roles, occupancy)
+from accel_sim.engines.gpu_kernel import (GemmProblem, KernelScores, TileArrays, cta_limits, gemm_problem, kernel_cost,
+                                          kernel_scores, level_roles)
 from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_count
@@ -213,17 +213,27 @@ class GpuMapspace:
         return ()
 
     def infeasible(self, searched: bool) -> InfeasibleError:
-        """No CTA tile runs: each needs more shared memory or registers than an SM or a CTA may have."""
+        """No CTA tile runs: name the per-CTA limit (shared memory, registers, threads) that excludes them."""
         p = self.problem
         every = self.all()
         tiles = self.tile_arrays(every.group, np.zeros((len(every), 1), dtype=np.int64))
-        smem = tiles.stages * (tiles.bm * p.a_bits + tiles.bn * p.b_bits) * tiles.bk / 8
-        occ = occupancy(self.engine, tiles, p.a_bits, p.b_bits)
-        return InfeasibleError(
-            f"einsum '{self.einsum.name}' on '{self.engine.name}': no CTA tile fits an SM (occupancy "
-            f"{occ.max()}); the smallest tile needs {smem.min():,.0f} bytes of shared memory against "
-            f"{self.engine.smem_per_cta_bytes:,.0f} per CTA and {self.engine.smem_per_sm_bytes:,.0f} per SM. "
-            f"Fix: list smaller tiles or fewer stages under 'tiles', or raise shared_memory_per_cta")
+        limits = cta_limits(self.engine, tiles, p.a_bits, p.b_bits)
+        where = f"einsum '{self.einsum.name}' on '{self.engine.name}'"
+        binding = next((limit for limit in limits if limit.exceeded.all()), None)
+        if binding is not None:
+            return InfeasibleError(
+                f"{where}: no CTA tile fits an SM: every tile exceeds the limit of {binding.what} (the least any "
+                f"needs is {binding.need.min():,.0f} {binding.unit}, against {binding.allowed:,.0f}). "
+                f"Fix: {binding.fix}")
+        excluded = np.logical_or.reduce([limit.exceeded for limit in limits])
+        if excluded.all():   # each tile is over some limit, but no one limit excludes them all
+            counts = ", ".join(f"{len(set(every.group[limit.exceeded].tolist()))} by {limit.what}"
+                               for limit in limits if limit.exceeded.any())
+            return InfeasibleError(f"{where}: no CTA tile fits an SM ({len(self.groups)} tiles excluded: {counts}). "
+                                   f"Fix: list tiles within the limits under 'tiles', or raise the limits")
+        return InfeasibleError(f"{where}: no kernel has a finite time or energy (some tiles fit an SM). Fix: check "
+                               f"launch_overhead, memory_latency, tdp and the memory levels' bandwidths for values "
+                               f"far outside any GPU")
 
     def proxy(self, objective: str, time_limit_s: float, seed: int, reference: tuple[float, float],
               hints: dict[int, list[np.ndarray]]) -> ProxyFound | None:

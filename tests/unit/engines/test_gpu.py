@@ -15,7 +15,7 @@ from accel_sim import evaluate, load_arch, load_workload
 from accel_sim.engines.gpu import CtaTile
 from accel_sim.engines.gpu_kernel import TileArrays, occupancy
 from accel_sim.engines.roofline import bound_on
-from accel_sim.errors import ConfigError
+from accel_sim.errors import ConfigError, InfeasibleError
 from accel_sim.mapper import best_cost
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -215,3 +215,40 @@ def test_tensor_efficiency_is_a_number_in_the_unit_interval(value: str) -> None:
         load_arch(A100, [f"engines.sm.tensor_efficiency={value}"])
     assert error.value.key_path == "engines[0].tensor_efficiency"
     assert "Fix:" in error.value.message()
+
+
+@pytest.mark.parametrize(("override", "limit", "fix"), [
+    ("registers_per_sm=1 KiB", "register file per SM", "raise registers_per_sm"),
+    ("max_threads_per_sm=64", "threads per SM", "raise max_threads_per_sm"),
+    ("base_registers=250", "registers per thread", "lower base_registers"),
+    ("shared_memory_per_cta=1 KiB", "shared memory per CTA", "raise shared_memory_per_cta"),
+    ("shared_memory_per_sm=1 KiB", "shared memory per SM", "raise shared_memory_per_sm")])
+def test_no_tile_fits_names_the_limit_that_excludes_them(override: str, limit: str, fix: str) -> None:
+    """When one per-CTA limit excludes every tile, the error names that limit and its fix, not shared memory."""
+    arch = load_arch(A100, [f"engines.sm.{override}"])
+    w = gemm(512, 512, 512, bits=16, out_bits=16)
+    with pytest.raises(InfeasibleError) as error:
+        arch.engines[0].cost(w.einsums[0], w, arch)
+    assert f"limit of {limit}" in str(error.value) and fix in str(error.value)
+
+
+def test_no_tile_fits_by_different_limits_counts_each() -> None:
+    """Two tiles, one over the threads (8 warps = 256 > 128) and one over shared memory per CTA (4 x 256 x 64 x 2 B
+    = 128 KiB > 100 KiB): no single limit excludes both, so the error counts the tiles each limit excludes."""
+    arch = _with_tiles(A100, CtaTile(m=64, n=64, k=32, stages=2, warps=8), CtaTile(m=128, n=128, k=64, stages=4))
+    arch = arch.model_copy(update={"engines": (arch.engines[0].model_copy(
+        update={"max_threads_per_sm": 128, "smem_per_cta_bytes": 100 * 1024}),)})
+    w = gemm(512, 512, 512, bits=16, out_bits=16)
+    with pytest.raises(InfeasibleError, match=r"2 tiles excluded: 1 by shared memory per CTA, 1 by threads per SM"):
+        arch.engines[0].cost(w.einsums[0], w, arch)
+
+
+@pytest.mark.parametrize(("override", "key"), [("launch_overhead=1e200 s", "launch_overhead"),
+                                               ("launch_overhead=2 s", "launch_overhead"),
+                                               ("base_registers=100000", "base_registers"),
+                                               ("base_registers=255", "base_registers")])
+def test_absurd_launch_overhead_and_base_registers_are_config_errors(override: str, key: str) -> None:
+    """A launch over a second (a unit mistake) or base registers that fill a thread's 255 fail validation."""
+    with pytest.raises(ConfigError) as error:
+        load_arch(A100, [f"engines.sm.{override}"])
+    assert error.value.key_path == f"engines[0].{key}"
