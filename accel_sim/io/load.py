@@ -14,23 +14,25 @@ from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Workload
 
 FileKind = Literal["onnx", "einsum", "recipe", "arch", "sweep"]
+YAML_SUFFIXES = (".yaml", ".yml")
+ONNX_FIRST_BYTE = b"\x08"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SEARCH_DIRS = {"arch": REPO_ROOT / "arch_configs", "workload": REPO_ROOT / "workloads"}
 
 
 def file_kind(path: str | Path) -> FileKind:
-    """Which of the input formats a file holds (a sweep spec too), judged by its content."""
+    """Which of the input formats a file holds (a sweep spec too), judged by its suffix, else by its content."""
     path = Path(path)
     try:
-        head = path.read_bytes()[:4096]
+        with path.open("rb") as file:
+            head = file.read(1)
     except OSError as exc:
         raise ConfigError(f"cannot read the file ({exc.strerror})", file=path,
                           fix="check the path; `accel-sim list` shows the shipped configs and workloads") from None
-    if path.suffix == ".onnx":
-        return "onnx"
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError:
+    # An ONNX model is a protobuf ModelProto, serialized in field order: it opens with ir_version (field 1, a
+    # varint), byte 0x08, which no text file starts with. Anything else is YAML, and a byte of it that is not
+    # UTF-8 is reported as such (load_yaml), not as a broken ONNX model.
+    if path.suffix == ".onnx" or (path.suffix.lower() not in YAML_SUFFIXES and head == ONNX_FIRST_BYTE):
         return "onnx"
     data = load_yaml(path).data
     if not isinstance(data, dict):

@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from accel_sim.errors import ConfigError
+from accel_sim.io.text import utf8_text
 
 KeyPath = tuple[str | int, ...]
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -60,7 +61,7 @@ def load_yaml(path: str | Path) -> YamlDoc:
 @lru_cache(maxsize=64)
 def _load_cached(shown: str, resolved: str, mtime_ns: int, size: int) -> YamlDoc:
     try:
-        text = Path(resolved).read_text()
+        text = utf8_text(Path(resolved).read_bytes(), shown)
     except OSError as exc:
         raise ConfigError(f"cannot read the file ({exc.strerror})", file=shown,
                           fix="check the path and that the file is readable") from None

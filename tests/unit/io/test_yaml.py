@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from accel_sim.errors import ConfigError
+from accel_sim.io.load import file_kind
 from accel_sim.io.yaml import apply_overrides, format_key_path, load_yaml, parse_yaml, validate
 from accel_sim.spec.arch import Arch
 
@@ -285,3 +286,17 @@ def test_assignment_without_equals_is_rejected() -> None:
 def test_invalid_yaml_value_is_rejected() -> None:
     """A value that is not YAML (an unclosed list) gets a quoting hint."""
     assert "quote" in override_error(DATA, "clock=[1, 2").fix
+
+
+def test_non_utf8_byte_is_located_whatever_its_position_and_suffixless_models_are_onnx(tmp_path: Path) -> None:
+    """A Latin-1 byte past the first 4 KiB of a YAML file is a ConfigError at its line (was a UnicodeDecodeError);
+    a model saved without the .onnx suffix is still told apart by its first byte (ir_version, 0x08)."""
+    text = tmp_path / "arch.yaml"
+    text.write_bytes(ARCH.encode() + b"# " + b"x" * 5000 + b"\n# caf\xe9\n")
+    with pytest.raises(ConfigError) as info:
+        file_kind(text)
+    assert info.value.line == ARCH.count("\n") + 2 and "byte 0xe9" in info.value.problem
+    assert "save the file as UTF-8" in info.value.fix
+    model = tmp_path / "model"
+    model.write_bytes((Path(__file__).parents[2] / "data" / "bad" / "io_onnx_zero_dim.onnx").read_bytes())
+    assert file_kind(model) == "onnx"
