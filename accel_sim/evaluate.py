@@ -31,6 +31,13 @@ if TYPE_CHECKING:
 
 Objective = Literal["latency", "energy", "edp"]
 EinsumResult = Placement  # one einsum of a Result: placed by an execution model (sim/execution.py)
+# The numbers every Result.summary() holds, whatever the arch and its execution model; the others (per memory level,
+# engine and energy component, the execution model's own, published_area_mm2 when a config gives one) depend on
+# them. A sweep whose objectives and constraints name only these is checked without evaluating a point (dse/spec.py).
+SUMMARY_METRICS = frozenset({
+    "cycles", "latency_s", "energy_j", "area_mm2", "throughput_per_s", "edp_js", "einsums", "total_macs",
+    "mac_utilization", "compute_cycles", "fill_drain_cycles", "stall_cycles", "roofline_cycles",
+    "cycles_over_roofline"})
 def execution_model(spec: object) -> ExecutionModel[Any]:
     """The model that runs an `execution:` spec. Einsums back to back need nothing more; the others load on first
     use, since they pull simpy and the CP-SAT solver (ortools)."""

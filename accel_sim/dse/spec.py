@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Callable, Iterable, Iterator, Literal, Mapping, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from accel_sim.errors import ConfigError
 from accel_sim.io.load import file_kind, load_arch, load_workload, resolve
-from accel_sim.io.yaml import apply_overrides, format_key_path, load_yaml, validate
+from accel_sim.io.yaml import (YamlDoc, apply_overrides, config_error, format_key_path, load_yaml, validate,
+                               with_overrides)
 from accel_sim.spec.execution import with_execution_mapping
 
 Scalar = Union[int, float, str, bool]
@@ -38,6 +39,11 @@ MAX_POINTS = 100_000
 PROBE_DESIGNS = 8
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt, "==": operator.eq, "!=": operator.ne}
+# pydantic errors that say a value is of the wrong kind for its field, not out of its range: no design can use it,
+# whatever the other axes hold, so the sweep is refused at load (a value out of range - rows 0 - is left to its
+# points, recorded 'invalid': a grid corner may be invalid by value, and is kept in the table)
+KIND_ERRORS = frozenset({"int_from_float", "literal_error", "enum", "union_tag_invalid", "union_tag_not_found"})
+NUMBER_LIKE = re.compile(r"^\s*[-+]?(\d|\.\d)")  # a number, or a number and a unit ('24 MiB'), as text
 
 
 class _Strict(BaseModel):
@@ -91,6 +97,17 @@ class Axis(_Strict):
         if not text or " " in text or ".." in text:
             raise ValueError(f"'{value}' is not a key path. Fix: write it like engines.mxu.rows or engines[0].rows")
         return text
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _scalars(cls, value: object) -> object:
+        """A list or null among the values is named as such (pydantic's union error said 'a valid integer')."""
+        if isinstance(value, list):
+            for item in value:
+                if item is None or isinstance(item, (list, dict)):
+                    raise ValueError(f"{json.dumps(item)} is not an axis value. Fix: give numbers, strings or "
+                                     "booleans, e.g. 'values: [64, 128]' or 'values: [8 MiB, 16 MiB]'")
+        return value
 
     @model_validator(mode="after")
     def _one_source(self) -> Axis:
@@ -387,6 +404,8 @@ def load_sweep(path: str | Path, max_points: int | None = MAX_POINTS) -> Sweep:
     free: list[tuple[str, tuple[Scalar, ...]]] = []
     tied: list[tuple[str, str, float]] = []
     base = load_yaml(arch_path)
+    targets = _value_targets(base, workload_paths)
+    samples: dict[str, list[tuple[tuple[str | int, ...], Scalar]]] = {}  # free axis -> the values checked
     for i, axis in enumerate(spec.axes):
         if axis.path in seen:
             raise error(("axes", i, "path"), f"axis '{axis.path}' is swept twice (also axes[{seen[axis.path]}])",
@@ -401,6 +420,9 @@ def load_sweep(path: str | Path, max_points: int | None = MAX_POINTS) -> Sweep:
                 raise error(("axes", i, "scale"), f"the values of '{axis.tie}' are not numbers (or a number and a "
                             "unit), so they cannot be scaled", "tie without 'scale', or give the axis its own values")
             tied.append((axis.path, axis.tie, 1.0 if axis.scale is None else axis.scale))
+            factor = axis.scale
+            _check_axis_values(axis.path, [(("axes", i, "tie"), v if factor is None else scaled(v, factor))
+                                           for _, v in samples[axis.tie]], targets, error)
             continue
         values = tuple(axis.choices())
         if not values:
@@ -412,6 +434,8 @@ def load_sweep(path: str | Path, max_points: int | None = MAX_POINTS) -> Sweep:
                                 str(arch_path))
             except ConfigError as exc:
                 raise error(("axes", i, "path"), exc.problem, exc.fix) from None
+        samples[axis.path] = _samples(axis, i, values)
+        _check_axis_values(axis.path, samples[axis.path], targets, error)
 
     strategy = spec.strategy
     designs = math.prod(len(v) for _, v in free)
@@ -438,7 +462,86 @@ def load_sweep(path: str | Path, max_points: int | None = MAX_POINTS) -> Sweep:
                     "narrow the axes, sample them with strategy: {kind: random, n: ...}, or allow it explicitly "
                     f"(accel-sim sweep --max-points {sweep.points}; load_sweep(path, max_points=None))")
     _check_a_design_builds(sweep, error)
+    _check_metrics_up_front(sweep)
     return sweep
+
+
+def _value_targets(arch: YamlDoc, workload_paths: list[str]) -> list[tuple[bool, type[BaseModel], YamlDoc]]:
+    """What an axis value is checked against, each valid as written: the base arch (its axes), and each workload
+    recipe (`workload.` axes; a cascade's or an ONNX model's overrides are checked by the designs' build)."""
+    from accel_sim.io.recipe import Recipe  # lazy: the zoo's parameter model
+    from accel_sim.spec.arch import Arch
+
+    out = []
+    base = YamlDoc(with_execution_mapping(arch.data), arch.lines, arch.file)
+    if _valid(Arch, base.data):
+        out.append((False, Arch, base))
+    for path in dict.fromkeys(workload_paths):
+        if file_kind(path) == "recipe":
+            doc = load_yaml(path)
+            if _valid(Recipe, doc.data):
+                out.append((True, Recipe, doc))
+    return out
+
+
+def _valid(model: type[BaseModel], data: object) -> bool:
+    try:
+        model.model_validate(data)
+    except ValidationError:
+        return False
+    return True
+
+
+def _samples(axis: Axis, index: int, values: tuple[Scalar, ...]) -> list[tuple[tuple[str | int, ...], Scalar]]:
+    """(key path in the spec, value) of the axis values to check for their kind: every listed value; of a range or
+    log_range, whose values differ only in size, the first of each type (an int and a float when the step is
+    fractional) - a million-value range is not validated a million times."""
+    if axis.values is not None:
+        return [(("axes", index, "values", j), v) for j, v in enumerate(values)]
+    where = ("axes", index, "range" if axis.range is not None else "log_range")
+    return [(where, v) for v in {type(v): v for v in reversed(values)}.values()]
+
+
+def _check_axis_values(path: str, values: list[tuple[tuple[str | int, ...], Scalar | None]],
+                       targets: list[tuple[bool, type[BaseModel], YamlDoc]], error: Callable[..., ConfigError]) -> None:
+    """Each value applied alone to the base arch (or each recipe, for a `workload.` axis) and validated, without
+    evaluating: a value of the wrong kind for its field (rows: banana, rows: 8.5, dataflow: xx, a capacity with no
+    number) is a ConfigError at the axis, since every design holding it fails. Out-of-range values pass here."""
+    workload_axis = path.startswith("workload.")
+    checked: set[tuple[type, object]] = set()
+    for where, value in values:
+        if value is None or (type(value), value) in checked:
+            continue
+        checked.add((type(value), value))
+        assignment = f"{path.removeprefix('workload.')}={_yaml_text(value)}"
+        for is_workload, model, doc in targets:
+            if is_workload != workload_axis:
+                continue
+            try:
+                changed = with_overrides(doc, [assignment])
+                model.model_validate(changed.data)
+            except ConfigError:  # a path the base cannot take: the path check and the designs' build report it
+                break
+            except ValidationError as exc:
+                if not any(_wrong_kind(e) for e in exc.errors()):
+                    continue
+                found = config_error(exc, changed, model)
+                problem = found.problem.removeprefix(f"--set '{assignment}': ")
+                raise error(where, f"axis '{path}' cannot take the value {json.dumps(value)}: {problem}",
+                            f"{found.fix}; every design with this value would fail, so drop or correct it"
+                            ) from None
+
+
+def _wrong_kind(err: dict) -> bool:
+    """Whether a pydantic error says the value is of the wrong kind (a word for a number, a fraction for a count,
+    a name not among the choices), not out of range; value errors of the spec's own validators are judged by the
+    value: a boolean, a list or a mapping, or text that does not start with a number."""
+    kind, value = err["type"], err.get("input")
+    if kind.endswith(("_type", "_parsing")) or kind in KIND_ERRORS:
+        return True
+    if kind != "value_error":
+        return False
+    return isinstance(value, (bool, list, dict)) or (isinstance(value, str) and not NUMBER_LIKE.match(value))
 
 
 def _check_a_design_builds(sweep: Sweep, error: Callable[..., ConfigError]) -> None:
@@ -446,11 +549,8 @@ def _check_a_design_builds(sweep: Sweep, error: Callable[..., ConfigError]) -> N
     unknown leaf (engines.mxu.rowz, workload.batchh) names the sweep file and its axis instead of making every
     point 'invalid'. A grid corner may be invalid by value, so PROBE_DESIGNS designs spread over the grid are
     tried; the first one's error is reported."""
-    n = sweep.designs
-    tries = min(PROBE_DESIGNS, n)
-    probes = dict.fromkeys(round(k * (n - 1) / max(tries - 1, 1)) for k in range(tries))  # first and last included
     first: ConfigError | None = None
-    for design_id in probes:
+    for design_id in _probes(sweep):
         tasks = list(sweep.tasks(designs=[design_id]))
         try:
             load_arch(tasks[0].arch, tasks[0].arch_overrides)
@@ -465,6 +565,32 @@ def _check_a_design_builds(sweep: Sweep, error: Callable[..., ConfigError]) -> N
             raise error(("axes", i, "path"), f"axis '{axis.path}' builds no design: {first.file}: {first.problem}",
                         first.fix) from None
     raise first
+
+
+def _probes(sweep: Sweep) -> list[int]:
+    """PROBE_DESIGNS design ids spread over the grid, the first and the last included."""
+    n = sweep.designs
+    tries = min(PROBE_DESIGNS, n)
+    return list(dict.fromkeys(round(k * (n - 1) / max(tries - 1, 1)) for k in range(tries)))
+
+
+def _check_metrics_up_front(sweep: Sweep) -> None:
+    """The objectives and constraints name metrics that evaluate() reports (check_metric_names), before any point
+    runs, so `accel-sim validate` refuses what `sweep` would. Metrics every summary holds need no evaluation; a
+    name that depends on the arch (memory.<level>.peak_bytes, utilization.<engine>) is judged on the first probe
+    point that evaluates. If none does, the sweep checks its first finished row (run_sweep)."""
+    from accel_sim.evaluate import SUMMARY_METRICS  # lazy: the pipeline (numpy, the engines)
+
+    if {*sweep.spec.objectives, *(c.metric for c in sweep.constraints)} <= SUMMARY_METRICS:
+        return
+    from accel_sim.dse.point import evaluate_point  # lazy: point.py imports this module
+
+    for design_id in _probes(sweep):
+        for task in sweep.tasks(designs=[design_id]):
+            row = evaluate_point(task)
+            if row.status in ("ok", "infeasible"):
+                check_metric_names(sweep, row.metrics)
+                return
 
 
 def _relative(name: str, spec_file: Path) -> str:

@@ -116,6 +116,52 @@ def test_a_grid_with_an_invalid_corner_still_loads(tmp_path: Path) -> None:
         load_sweep(_spec(tmp_path, "axes:\n  - {path: engines.0.rows, values: [-1, -2]}\n"))
 
 
+@pytest.mark.parametrize(("axes", "expected"), [
+    ("  - {path: engines.0.rows, values: [8, banana]}\n", ["axes[0].values[1]", '"banana"', "valid integer"]),
+    ("  - {path: engines.0.rows, range: {start: 1, stop: 3, step: 0.5}}\n",
+     ["axes[0].range", "1.5", "fractional part"]),
+    ("  - {path: memory.global_buffer.capacity, values: [64 KiB, lots]}\n", ["axes[0].values[1]", "bytes quantity"]),
+    ("  - {path: engines.pe_array.dataflow, values: [ws, os]}\n  - {path: engines.0.rows, tie: "
+     "engines.pe_array.dataflow}\n", ["axes[1].tie", "engines.0.rows", '"ws"']),
+])
+def test_an_axis_value_of_the_wrong_kind_is_refused_at_load(tmp_path: Path, axes: str, expected: list[str]) -> None:
+    """Each axis value is applied alone to the base arch and validated (nothing evaluated): a word for a count, a
+    fraction for a count, a capacity without a number, a tie that copies a dataflow into rows are ConfigErrors at the
+    axis; a range's values are sampled one per type."""
+    with pytest.raises(ConfigError) as info:
+        load_sweep(_spec(tmp_path, "axes:\n" + axes))
+    for text in expected:
+        assert text in str(info.value), str(info.value)
+
+
+def test_a_value_out_of_range_is_left_to_its_points(tmp_path: Path) -> None:
+    """rows 0 and a negative capacity are of the right kind: a grid may hold such a corner (its points are recorded
+    'invalid'), so the sweep loads."""
+    assert load_sweep(_spec(tmp_path, "axes:\n  - {path: engines.0.rows, values: [0, 8]}\n"
+                                      "  - {path: memory.global_buffer.capacity, values: [-5, 64 KiB]}\n")).designs == 4
+
+
+@pytest.mark.parametrize(("arch", "workload"), [("tpu_v1", "gemm.einsum"), ("neupims_like", "llama2-7b-decode"),
+                                                ("fpga/intar_mlp_dataflow", "intar/mlp")])
+def test_the_metrics_every_summary_holds_are_in_every_summary(arch: str, workload: str) -> None:
+    """SUMMARY_METRICS, which a sweep's names are checked against without evaluating, are numbers of every
+    summary, whatever the execution model (sequential, npu_pim, fpga)."""
+    from accel_sim import evaluate, load_arch, load_workload
+    from accel_sim.dse.point import metrics_of
+    from accel_sim.evaluate import SUMMARY_METRICS
+
+    assert SUMMARY_METRICS <= set(metrics_of(evaluate(load_arch(arch), load_workload(workload)).summary()))
+
+
+def test_an_objective_named_after_the_arch_is_checked_on_an_evaluated_point(tmp_path: Path) -> None:
+    """utilization.<engine> exists only for the engines an arch has: the first probe point that evaluates decides
+    (rows 0 is invalid, so the next probe is used), at load, as `validate` runs it."""
+    ok = "axes:\n  - {path: engines.0.rows, values: [0, 8]}\nobjectives: {utilization.pe_array: max}\n"
+    assert load_sweep(_spec(tmp_path, ok)).designs == 2
+    with pytest.raises(ConfigError, match=r"objectives\.utilization\.mxu.*unknown metric.*utilization\.pe_array"):
+        load_sweep(_spec(tmp_path, ok.replace("pe_array: max", "mxu: max")))
+
+
 def test_max_points_guards_the_grid_and_none_lifts_it(tmp_path: Path) -> None:
     """A 4 x 4 grid on one workload is 16 points: refused under max_points 10 with the flag to pass, loaded
     with max_points=None."""

@@ -104,14 +104,22 @@ def test_parquet_export_round_trips(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(back, load_results(store))
 
 
-def test_misspelt_objective_fails_before_any_row_is_stored(tmp_path: Path) -> None:
-    """An objective that evaluate() does not report is a ConfigError at the spec's line; the store stays empty."""
+def test_misspelt_objective_fails_before_any_row_is_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An objective that evaluate() does not report is a ConfigError at the spec's line when the spec loads (as
+    `validate` loads it); where the load found no point to judge it on, the sweep's first finished row is checked
+    and the store stays empty."""
+    import accel_sim.dse.spec as spec_module
+
     spec = tmp_path / "spec.yaml"
     spec.write_text("name: t\narch: edge_npu\nworkloads: [gemm.einsum]\naxes:\n  - {path: engines.0.rows, values: [8]}\n"
                     "objectives: {latency_s: min, energy_uj: min}\n")
     with pytest.raises(ConfigError) as info:
-        run_sweep(load_sweep(spec), tmp_path / "s.db", executor=LocalExecutor(1))
+        load_sweep(spec)
     assert "line 6" in str(info.value) and "energy_uj" in str(info.value) and "energy_j" in str(info.value)
+    monkeypatch.setattr(spec_module, "_check_metrics_up_front", lambda sweep: None)
+    with pytest.raises(ConfigError) as info:
+        run_sweep(load_sweep(spec), tmp_path / "s.db", executor=LocalExecutor(1))
+    assert "line 6" in str(info.value) and "energy_uj" in str(info.value)
     assert len(load_results(tmp_path / "s.db")) == 0
 
 
