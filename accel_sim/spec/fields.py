@@ -160,6 +160,19 @@ def _technology(value: Any) -> Any:
     return canonical
 
 
+_OFF_CHIP_FIX = f"set 'technology:' to one of {', '.join(OFF_CHIP_TECHNOLOGIES)}"
+
+
+def _off_chip_technology(value: Any) -> Any:
+    """An off-chip memory's DRAM kind in its canonical spelling (case-insensitive), one a memory level takes."""
+    if value is None:
+        raise ValueError(f"no memory technology given. Fix: {_OFF_CHIP_FIX}")
+    canonical = {t.upper(): t for t in OFF_CHIP_TECHNOLOGIES}.get(str(value).strip().upper())
+    if canonical is None:
+        raise ValueError(f"unknown off-chip memory technology {value!r}. Fix: {_OFF_CHIP_FIX}")
+    return canonical
+
+
 # Physical bounds: 1 byte to 1 EiB of storage, 1 B/s to 1 ZB/s of bandwidth (an "ideal" memory is often 1e18 B/s),
 # 1 Hz to 1 THz of clock, counts (rows, lanes, channels) below 2^31.
 MAX_BYTES, MAX_BYTES_PER_S, MAX_HZ, MAX_COUNT = 2.0**60, 1e21, 1e12, 2**31 - 1
@@ -177,8 +190,11 @@ SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(
 PositiveFloat = Annotated[float, BeforeValidator(_reject_bool), AfterValidator(_positive())]
 Fraction = Annotated[float, BeforeValidator(_fraction_number), AfterValidator(_fraction)]
 MemoryTechnology = Annotated[Technology, BeforeValidator(_technology)]
+OffChipMemoryTechnology = Annotated[OffChipTechnology, BeforeValidator(_off_chip_technology)]
 PositiveInt = Annotated[int, BeforeValidator(_reject_bool), AfterValidator(_positive()),
                         AfterValidator(_within(1, MAX_COUNT, ""))]
+NonNegativeCount = Annotated[int, BeforeValidator(_reject_bool), AfterValidator(_non_negative),
+                             AfterValidator(_within(0, MAX_COUNT, ""))]
 
 
 def located(message: str, *at: str | int) -> PydanticCustomError:

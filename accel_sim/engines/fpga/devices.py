@@ -12,7 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from accel_sim.spec.fields import SPEC_CONFIG, Bytes, BytesPerSecond, PositiveInt, Seconds
+from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, BytesPerSecond, Fraction, NonNegativeCount,
+                                   OffChipMemoryTechnology, PositiveInt, Seconds)
 
 DspKind = Literal["dsp48e2", "dsp58"]
 RamKind = Literal["bram", "uram"]
@@ -59,12 +60,12 @@ class OffChip(BaseModel):
 
     model_config = SPEC_CONFIG
 
-    technology: str
+    technology: OffChipMemoryTechnology   # a DRAM kind a memory level takes (spec/fields.py OFF_CHIP_TECHNOLOGIES)
     capacity_bytes: Bytes = Field(alias="capacity")
     bandwidth_bytes_per_s: BytesPerSecond = Field(alias="bandwidth")
     channels: PositiveInt
     # fraction of a channel's peak a streaming (same-channel, sequential) access reaches, where measured
-    efficiency: float | None = Field(None, gt=0, le=1)
+    efficiency: Fraction | None = None
     # idle round trip of one request (address issued to data back), where measured; a kernel that waits for
     # its data before going on pays it in cycles of its own clock (engines/fpga/kernels.py, `Loop.waits`)
     latency_s: Seconds | None = Field(None, alias="latency")
@@ -80,7 +81,7 @@ class Device(BaseModel):
     dsp_kind: DspKind
     dsps: PositiveInt
     bram36: PositiveInt
-    uram: int = 0
+    uram: NonNegativeCount = 0   # UltraRAM blocks; 0 for a part without UltraRAM
     luts: PositiveInt
     ffs: PositiveInt
     offchip: OffChip

@@ -18,9 +18,10 @@ has one (FlightLLM's compiler emits linear_mv for decode and linear_mm for prefi
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from accel_sim.energy import dtype_mac_area_mm2
 from accel_sim.energy.components import dtype_of_bits
@@ -29,7 +30,7 @@ from accel_sim.engines.fpga.devices import DEVICES, Device, RamKind, macs_per_ds
 from accel_sim.engines.fpga.kernels import Fifo, Kernel, kernel_of
 from accel_sim.engines.fpga.timing import operator_cost
 from accel_sim.folds import fold_count
-from accel_sim.spec.fields import SPEC_CONFIG, PositiveInt, located, unique_names
+from accel_sim.spec.fields import SPEC_CONFIG, Fraction, NonNegativeCount, PositiveInt, located, unique_names
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
@@ -96,16 +97,29 @@ class FpgaEngine(EngineBase):
     gemv: Parallelism | None = None      # a second configuration of the same DSP chains (FlightLLM's MV mode)
     mac_bits: PositiveInt = 8            # operand width the DSP chains are built for
     sfu_lanes: PositiveInt = 16          # special-function lanes per core (norms, softmax, activations)
-    sfu_dsps_per_lane: int = 1           # one hard multiplier per lane for scale/multiply operators
+    sfu_dsps_per_lane: NonNegativeCount = 1   # one hard multiplier per lane for scale/multiply operators
     # fraction of a channel's peak reached streaming from it (default: the device's measured memory efficiency)
     # and reading across channels (an overlay's activations; no default: cite the design's own figure)
-    same_channel_efficiency: float | None = Field(None, gt=0, le=1)
-    cross_channel_efficiency: float | None = Field(None, gt=0, le=1)
+    same_channel_efficiency: Fraction | None = None
+    cross_channel_efficiency: Fraction | None = None
     buffers: tuple[Buffer, ...] = ()
     kernels: tuple[Kernel, ...] = ()     # an HLS design: its tasks (engines/fpga/kernels.py)
     fifos: tuple[Fifo, ...] = ()         # streams between kernels in a dataflow
-    luts: int = 0                        # control, SFU and interconnect logic (from the design's synthesis report)
-    ffs: int = 0
+    luts: NonNegativeCount = 0           # control, SFU and interconnect logic (from the design's synthesis report)
+    ffs: NonNegativeCount = 0
+
+    @field_validator("device", mode="before")
+    @classmethod
+    def _inline_device(cls, value: object) -> object:
+        # a mapping is an inline Device, validated here so that its errors keep their key paths: through the
+        # `str | Device` union pydantic reported the first branch's failure, 'device.str: Input should be a valid
+        # string', for any bad inline field
+        if isinstance(value, Mapping):
+            return Device.model_validate(value)
+        if not isinstance(value, (str, Device)):
+            raise ValueError(f"expected a device name or a mapping of its resources, got {value!r}. Fix: use one of "
+                             f"{sorted(DEVICES)}, or give dsp_kind, dsps, bram36, uram, luts, ffs and offchip")
+        return value
 
     @model_validator(mode="after")
     def _fits(self) -> FpgaEngine:

@@ -404,3 +404,33 @@ def test_a_remainder_takes_one_cycle_per_dividend_bit_plus_three() -> None:
     for bad in ("srem", "rem32", "srem0"):
         with pytest.raises(ValueError, match="no cited latency"):
             Loop(trip=2, ops=(bad,))
+
+
+@pytest.mark.parametrize(("field", "value", "key", "text"), [
+    ("dsp_kind", "dsp99", "engines[0].device.dsp_kind", "'dsp99'"),
+    ("uram", -5, "engines[0].device.uram", "must not be negative"),
+    ("uram", 1.5, "engines[0].device.uram", "valid integer"),
+    ("offchip", {**DEVICE["offchip"], "technology": "DDR9"}, "engines[0].device.offchip.technology",
+     "unknown off-chip memory technology 'DDR9'"),
+    ("offchip", {**DEVICE["offchip"], "latency": "-1 ns"}, "engines[0].device.offchip.latency", "negative"),
+    ("uramm", 3, "engines[0].device.uramm", "did you mean 'uram'"),
+])
+def test_inline_device_errors_name_the_devices_own_key(field: str, value: object, key: str, text: str) -> None:
+    """A bad field of an inline device is reported at its own key path, not as the name branch's 'device.str'."""
+    device = {**DEVICE, field: value}
+    engine = {"name": "fpga", "kind": "fpga", "device": device, "matrix": {"tokens": 1, "out": 1, "reduce": 1},
+              "same_channel_efficiency": 0.5, "cross_channel_efficiency": 0.25}
+    doc = yaml.safe_dump({"name": "t", "clock": "200 MHz", "technology_nm": 16,
+                          "memory": [{"name": "hbm", "technology": "HBM2", "bandwidth": "320 GB/s"}],
+                          "engines": [engine]})
+    with pytest.raises(ConfigError) as err:
+        arch_from_doc(parse_yaml(doc, "d.yaml"))
+    assert err.value.key_path == key and text in str(err.value)
+
+
+def test_inline_device_offchip_technology_is_a_memory_levels_dram_kind() -> None:
+    """The off-chip memory takes the DRAM kinds a memory level takes, in their canonical spelling."""
+    engine = arch().engines[0]
+    assert engine.fpga.offchip.technology == "HBM2"
+    device = {**DEVICE, "offchip": {**DEVICE["offchip"], "technology": "hbm2e"}}
+    assert engine.model_validate({**engine.model_dump(by_alias=True), "device": device}).fpga.offchip.technology == "HBM2E"
