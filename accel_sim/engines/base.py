@@ -46,6 +46,11 @@ class EngineBase(BaseModel):
         """Cycles, accesses and energy of running `einsum` on this engine within `arch`."""
         raise NotImplementedError(f"{type(self).__name__} does not define cost")
 
+    def scales_with_node(self) -> bool:
+        """Whether the engine's energy or area comes from the node-scaled tables (energy/model.py), so that the arch's
+        technology_nm must lie in their range."""
+        return True
+
     def level_references(self) -> tuple[LevelReference, ...]:
         """The memory levels this engine's fields name, with their key paths (the arch checks that each exists)."""
         return ()

@@ -310,6 +310,10 @@ class GpuEngine(EngineBase):
             return None
         return GpuMapspace(einsum, workload, arch, self)
 
+    def scales_with_node(self) -> bool:
+        """No: energy comes from the board's power and area from the config (module docstring)."""
+        return False
+
     def area_mm2(self, node_nm: float) -> float:
         """The die less the memory levels the arch lists (the config gives it: GPUs publish die areas)."""
         return self.datapath_area_mm2

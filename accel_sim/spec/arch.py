@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from accel_sim.energy.model import NODE_RANGE_NM
 from accel_sim.spec.cpu import Cpu
 from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
 from accel_sim.spec.fields import (ACTIVATION_ROLES, SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
@@ -274,6 +275,29 @@ class Arch(BaseModel):
                                   f"'{ref.name}' is {level.technology}. Fix: name an off-chip level"
                                   f"{' (' + ', '.join(off_chip) + ')' if off_chip else ''}, or set its technology "
                                   f"to a DRAM kind such as HBM2", "engines", index, *ref.at)
+        return self
+
+    @model_validator(mode="after")
+    def _node_in_scaling_range(self) -> Arch:
+        # energies and areas not pinned in the file are carried to the node by the scaling tables, which cover only
+        # NODE_RANGE_NM; a config that pins every one of them (the GPUs at 4 nm) may name any node
+        low, high = NODE_RANGE_NM
+        if low <= self.technology_nm <= high:
+            return self
+        scaled = [f"engine '{e.name}' ({e.kind})" for e in self.engines if e.scales_with_node()]
+        unpinned = [level for level in self.memory if memory_kind(level.technology) != "off_chip"
+                    and (level.read_energy_j_per_bit is None or level.area_mm2 is None)]
+        for level in unpinned:
+            missing = [key for key, value in (("read_energy_per_bit", level.read_energy_j_per_bit),
+                                              ("area", level.area_mm2)) if value is None]
+            scaled.append(f"level '{level.name}' (no pinned {' or '.join(missing)})")
+        if scaled:
+            pin = (f", or pin read_energy_per_bit and area of {', '.join(repr(lv.name) for lv in unpinned)}"
+                   if len(scaled) == len(unpinned) else "")
+            raise located(f"technology node {self.technology_nm:g} nm is outside the {low:g}-{high:g} nm range of the "
+                          f"energy and area scaling tables (Stillmaker & Baas 2017), which price "
+                          f"{', '.join(scaled[:3])}{f' and {len(scaled) - 3} more' if len(scaled) > 3 else ''}. Fix: use a node between {low:g} and {high:g} nm (the nearest one "
+                          f"for a newer process){pin}", "technology_nm")
         return self
 
     def engine_clock_hz(self, engine: EngineBase | str) -> float:

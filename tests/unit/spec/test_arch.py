@@ -8,7 +8,9 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from accel_sim import evaluate, load_workload
 from accel_sim.energy import energy_scale_factor
+from accel_sim.energy.model import NODE_RANGE_NM
 from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.errors import ConfigError
 from accel_sim.io.arch import arch_from_doc, load_arch
@@ -523,3 +525,27 @@ def test_activations_and_one_of_its_roles_together_are_a_duplicate() -> None:
     """holds: [activations, inputs] lists 'inputs' twice."""
     err = error_of(SMALL.replace("bandwidth: 100 GB/s", "bandwidth: 100 GB/s\n    holds: [activations, inputs]"))
     assert err.key_path == "memory[0].holds" and "twice" in err.problem
+
+
+def test_technology_node_must_lie_in_the_scaling_tables_range_unless_nothing_needs_scaling() -> None:
+    """Both ends of NODE_RANGE_NM load; a node outside it is an error at technology_nm naming what the tables price
+    (before: `validate` said ok and `run` failed with no file or key path). The shipped H100 at 4 nm pins its L2's
+    energy and area and its GPU engine is priced from the board's power, so it loads and its energy and area are
+    finite numbers."""
+    low, high = NODE_RANGE_NM
+    for node in (low, high):
+        assert small(**{"technology_nm: 7": f"technology_nm: {node:g}"}).technology_nm == node
+    for node in (low * 0.7, high * 1.1):
+        error = error_of(SMALL.replace("technology_nm: 7", f"technology_nm: {node:g}"))
+        assert error.key_path == "technology_nm"
+        assert "engine 'mxu' (systolic)" in str(error) and f"between {low:g} and {high:g} nm" in str(error)
+    pinned = SMALL.replace("capacity: 1 MiB", "capacity: 1 MiB\n    read_energy_per_bit: 0.5 pJ\n    area: 1 mm2")
+    only_levels = pinned.replace("technology_nm: 7", "technology_nm: 4").replace("  - {name: vec, kind: vector, lanes: 16}\n", "")
+    assert "engine 'mxu'" in str(error_of(only_levels))
+    h100 = load_arch(REPO / "arch_configs" / "gpu" / "h100_sxm5_80gb.yaml")
+    assert h100.technology_nm == 4
+    result = evaluate(h100, load_workload(REPO / "workloads" / "gemm.einsum.yaml"))
+    assert math.isfinite(result.energy_j) and math.isfinite(result.area_mm2)
+    unpinned = error_of((REPO / "arch_configs" / "gpu" / "h100_sxm5_80gb.yaml").read_text().replace(
+        "    area: 16.17 mm2", ""))
+    assert "level 'l2' (no pinned area)" in str(unpinned) and "pin read_energy_per_bit and area of 'l2'" in str(unpinned)
