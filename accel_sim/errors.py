@@ -29,6 +29,8 @@ class ConfigError(AccelSimError):
 
     def message(self) -> str:
         """One paragraph: location, key path, problem, fix."""
+        if self.file is None and self.key_path.startswith("--"):  # a command-line option: named as typed
+            return f"{self.key_path}: {self.problem}. Fix: {self.fix}."
         where = self.file or "<input>"
         if self.line is not None:
             where += f", line {self.line}"

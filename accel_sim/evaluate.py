@@ -10,11 +10,14 @@ placements and the `Trace`; each einsum also keeps its roofline bound, which no 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from accel_sim.energy.components import io_area_mm2, level_area_mm2
+from accel_sim.errors import ConfigError
 from accel_sim.engines.multicore import cpu_arch
 from accel_sim.mapper import OBJECTIVES, MapperCache
 from accel_sim.sim.execution import ExecutionModel, Placement, run_sequential
@@ -188,3 +191,41 @@ def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp", cache
     execution = model(arch.execution, arch, workload, objective, cache)
     memory = memory_use(arch, workload, execution.placements, execution.trace, execution.homes)
     return Result(arch, workload, execution.placements, objective, replace(execution.trace, memory=memory))
+
+
+def check_execution(arch: Arch) -> None:
+    """The checks of the arch's execution model that need no workload (an `fpga` execution has its FPGA engine), so
+    that `validate` refuses what `run` would; a ConfigError without a file, as `evaluate` raises it (`sourced`)."""
+    if isinstance(arch.execution, FpgaExecution):
+        from accel_sim.sim.fpga_modes import fpga_engine  # lazy: the stage allocator (ortools)
+
+        fpga_engine(arch, arch.execution.engine)
+
+
+def sourced(exc: ConfigError, arch_file: str | Path, workload_file: str | Path | None,
+            overrides: Sequence[str] = ()) -> ConfigError:
+    """`exc`, raised while evaluating loaded specs (which know no file), located in the files the user gave: the
+    arch file and the line of its key path (a `workload...` key path: the workload file), or the --set assignment
+    that wrote that key. An error that names its file already is returned as it is."""
+    if exc.file is not None:
+        return exc
+    keys = tuple(int(k) if k.isdigit() else k for k in re.split(r"[.\[\]]+", exc.key_path) if k)
+    running = f" (running {workload_file})" if workload_file is not None else ""
+    if keys[:1] == ("workload",) and workload_file is not None:
+        return ConfigError(exc.problem, fix=exc.fix, file=workload_file, key_path=exc.key_path)
+    written = [o for o in overrides if _related(tuple(o.partition("=")[0].strip().split(".")), keys)]
+    if written:  # the key came from the command line: its line in the file is not what to fix
+        return ConfigError(f"--set '{written[-1]}': {exc.problem}{running}", fix=exc.fix, file=arch_file,
+                           key_path=exc.key_path)
+    from accel_sim.io.yaml import load_yaml  # lazy: only errors need the file's lines (cached: already parsed)
+
+    lines = load_yaml(arch_file)
+    line = lines.line_of(keys) if keys[:1] in lines.lines else None  # a key the file leaves to its default: no line
+    return ConfigError(f"{exc.problem}{running}", fix=exc.fix, file=arch_file, line=line, key_path=exc.key_path)
+
+
+def _related(written: tuple[str, ...], keys: tuple[str | int, ...]) -> bool:
+    """Whether an override of `written` set `keys` or a key around or under it (`execution=fpga` and
+    `execution.engine`); list items match by index or by name only as text, which is enough to blame a --set."""
+    shared = min(len(written), len(keys))
+    return shared > 0 and [str(k) for k in keys[:shared]] == list(written[:shared])

@@ -140,5 +140,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _tolerance(rtol: float) -> float:
     """--rtol as given when it is a tolerance, else ConfigError (check validates its own in `compare`)."""
     if not (rtol >= 0 and rtol < float("inf")):
-        raise ConfigError(f"--rtol {rtol} is not a tolerance", fix="give a non-negative number such as 0.02")
+        raise ConfigError(f"{rtol} is not a tolerance", key_path="--rtol",
+                          fix="give a non-negative number such as 0.02")
     return rtol

@@ -165,7 +165,7 @@ class DaskExecutor:
             # dask is an optional extra (heavy): loaded only for --dask
             from distributed import Client, wait as dask_wait
         except ImportError:
-            raise ConfigError("--dask needs dask.distributed, which is not installed", file=None,
+            raise ConfigError("needs dask.distributed, which is not installed", key_path="--dask",
                               fix="pip install 'accel-sim[dask]', or drop --dask to use local processes") from None
         own = isinstance(self.address, str)
         client = _connect(Client, self.address) if own else self.address

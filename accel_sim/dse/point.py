@@ -12,8 +12,8 @@ import time
 
 from accel_sim.dse.spec import PointTask
 from accel_sim.dse.store import PointRow
-from accel_sim.errors import AccelSimError
-from accel_sim.evaluate import evaluate
+from accel_sim.errors import AccelSimError, ConfigError
+from accel_sim.evaluate import evaluate, sourced
 from accel_sim.io.load import load_arch, load_workload
 from accel_sim.mapper import MapperCache
 from accel_sim.spec.workload import Workload
@@ -46,6 +46,9 @@ def evaluate_point(task: PointTask, cache: MapperCache | None = None) -> PointRo
         workload = _workload(task.workload, task.workload_overrides)
         metrics = metrics_of(evaluate(arch, workload, task.objective, cache).summary())
     except AccelSimError as exc:
+        if isinstance(exc, ConfigError):  # raised by an execution model, which knows no file: the row names it
+            exc = sourced(exc, task.arch, task.workload,
+                          (*task.arch_overrides, *(f"workload.{o}" for o in task.workload_overrides)))
         return PointRow(task.point_id, task.design_id, workload_name, "invalid", str(exc), params, {},
                         time.perf_counter() - start)
     except Exception as exc:  # noqa: BLE001 - a model bug at one point is recorded, not allowed to stop the sweep

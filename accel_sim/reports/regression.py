@@ -226,12 +226,13 @@ def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
     """Compare `result` with `baseline`: a metric holds when |result - baseline| <= atol + rtol x |baseline|, with
     `atol` per metric name ('*': every metric not named; default 0), as numpy.isclose."""
     if not (rtol >= 0 and math.isfinite(rtol)):
-        raise ConfigError(f"--rtol {rtol} is not a tolerance", fix="give a non-negative number such as 0.02")
+        raise ConfigError(f"{rtol} is not a tolerance", key_path="--rtol",
+                          fix="give a non-negative number such as 0.02")
     atol = dict(atol or {})
     for name, value in atol.items():
         if not (value >= 0 and math.isfinite(value)):
-            raise ConfigError(f"--atol {name}={value} is not a tolerance", fix="give a non-negative number, e.g. "
-                              "--atol stall_cycles=10")
+            raise ConfigError(f"{name}={value} is not a tolerance", key_path="--atol",
+                              fix="give a non-negative number, e.g. --atol stall_cycles=10")
     base, base_words = _tables(baseline)
     new, new_words = _tables(result)
     _same_kind(base, new, baseline, result)

@@ -270,3 +270,16 @@ def test_sweep_chunks_keep_each_run_of_the_fastest_axis_together() -> None:
     longer); tpu_array_resnet50's runs are its 4 buffer sizes, so its chunks are 24 points, never 25."""
     assert [aligned_chunk(g, 25) for g in (1, 4, 5, 7, 25, 26, 100)] == [25, 24, 25, 21, 25, 25, 25]
     assert load_sweep(Path(__file__).parents[3] / "dse" / "tpu_array_resnet50.yaml").neighbour_points == 4
+
+
+def test_a_point_an_execution_model_refuses_names_the_arch_and_the_axis(tmp_path: Path) -> None:
+    """execution: fpga on TPU v1 (no FPGA engine) fails inside the execution model, which knows no file: the point's
+    row names the arch file and the axis assignment (before: '<input> at 'execution.engine'')."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: t\narch: tpu_v1\nworkloads: [gemm.einsum]\n"
+                    "axes:\n  - {path: execution, values: [sequential, fpga]}\n")
+    run_sweep(load_sweep(spec), tmp_path / "s.db", executor=LocalExecutor(1))
+    table = load_results(tmp_path / "s.db").set_index("execution")
+    assert table.loc["sequential", "status"] == "ok" and table.loc["fpga", "status"] == "invalid"
+    error = table.loc["fpga", "error"]
+    assert "tpu_v1.yaml at 'execution.engine': --set 'execution=fpga'" in error and "<input>" not in error
