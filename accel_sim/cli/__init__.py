@@ -210,7 +210,12 @@ def _validated(name: str, strict: bool) -> str:
         if suffix == ".cfg":
             config = load_scalesim_config(name)
             return f"SCALE-Sim config, {config.arch.rows} x {config.arch.cols} array, dataflow {config.arch.dataflow}"
-        header = Path(name).read_text(errors="replace").split("\n", 1)[0].split(",")
+        try:  # the header says which topology kind to load; load_topology reports what is wrong past it
+            with open(name, errors="replace") as fh:
+                header = fh.readline().split(",")
+        except OSError as exc:  # missing, a folder, unreadable: as file_kind reports it for the other kinds
+            raise ConfigError(f"cannot read the file ({exc.strerror or exc})", file=name,
+                              fix="check the path; a SCALE-Sim topology is a .csv file") from None
         gemm = len(header) > 1 and header[1].strip() == "M"
         return f"SCALE-Sim {'GEMM' if gemm else 'conv'} topology, {len(load_topology(name, gemm=gemm))} layers"
     kind = file_kind(name)

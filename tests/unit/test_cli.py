@@ -101,6 +101,15 @@ def test_validate_reports_every_bad_file_and_exits_2(capsys: pytest.CaptureFixtu
     assert all(f"error: {name}" in captured.err for name in bad) and "3 of 5 files are bad" in captured.err
 
 
+def test_validate_names_a_topology_it_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A folder named like a topology (x.csv) is reported as unreadable, exit 2, as a missing one is (before: an
+    IsADirectoryError traceback)."""
+    (tmp_path / "x.csv").mkdir()
+    assert main(["validate", str(tmp_path / "x.csv")]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {tmp_path / 'x.csv'}: cannot read the file" in err and "Fix:" in err
+
+
 def test_list_names_every_shipped_config_as_run_accepts_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """Configs in subfolders (arch_configs/lut, arch_configs/fpga) are listed as 'lut/<name>', which `run` resolves."""
     assert main(["list"]) == 0
