@@ -5,6 +5,7 @@ import argparse
 import atexit
 import gc
 import json
+import math
 import os
 import shlex
 import sys
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
 # at `import numpy` costs about 0.05 s of CPU per process. An explicit setting is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# About how many mappings exhaustive search scores a second (0.47 M measured: GEMM on TPU v1, one core). It enumerates
+# every mapping and takes no clock, so `search --method exhaustive` refuses a space it could not finish in about
+# --time-limit (993 M mappings of a 1024^3 GEMM on TPU v1 would take half an hour; the limit was ignored).
+EXHAUSTIVE_MAPPINGS_PER_S = 500_000
 DEFAULT_ARCH = "tpu_v1"
 DEFAULT_WORKLOAD = "llama2-7b-decode-int8"  # TPU v1's 8 GiB Weight Memory holds Llama-2-7B only at int8
 TABLE_ROWS = 40
@@ -274,6 +279,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
     # the mapper is engine-agnostic: any engine that offers a mapspace for the einsum is searched
     placed = [_searchable(einsum, engines, workload, arch, args) for einsum in einsums]
     spaces = [space for _, space in placed]
+    if args.method == "exhaustive":
+        _check_enumerable(einsums, placed, args.time_limit)
     results = search_many(spaces, args.objective, args.method, args.time_limit, jobs=args.jobs, cache=MapperCache())
     for einsum, (engine, _), r in zip(einsums, placed, results):
         c, st = r.cost, r.stats
@@ -285,6 +292,24 @@ def _cmd_search(args: argparse.Namespace) -> int:
         print(f"search: {st.method}, {st.candidates:,} candidates scored of {st.space_size:,}, solver "
               f"{st.solver_status or '-'}, proxy gap {st.gap:.3g}, {st.wall_s:.3f} s\n")
     return 0
+
+
+def _check_enumerable(einsums: list[Einsum], placed: list[tuple[EngineBase, Mapspace]], time_limit: float) -> None:
+    """ConfigError (before any search) when exhaustive search would take much longer than `time_limit` on a space:
+    it scores every mapping, at about EXHAUSTIVE_MAPPINGS_PER_S, and proves its optimum only by finishing."""
+    sizes = [(space.size(), einsum, engine) for einsum, (engine, space) in zip(einsums, placed)]
+    over = [entry for entry in sizes if entry[0] > EXHAUSTIVE_MAPPINGS_PER_S * time_limit]
+    if not over:
+        return
+    size, einsum, engine = max(over, key=lambda entry: entry[0])
+    others = f" ({len(over) - 1} more einsums are too large too)" if len(over) > 1 else ""
+    raise ConfigError(f"einsum '{einsum.name}' on {engine.name} has {size:,} mappings{others}; exhaustive search "
+                      f"scores every one, about {EXHAUSTIVE_MAPPINGS_PER_S:,} a second, so it would take about "
+                      f"{size / EXHAUSTIVE_MAPPINGS_PER_S:,.0f} s, past --time-limit {time_limit:g} s, and it cannot "
+                      "stop early with a proven optimum", key_path="--method",
+                      fix="use --method cpsat (the default) or local, which search within the limit, or name a "
+                          "smaller contraction with --einsum, or allow it with --time-limit "
+                          f"{math.ceil(size / EXHAUSTIVE_MAPPINGS_PER_S)}")
 
 
 def _searchable(einsum: Einsum, engines: list[EngineBase], workload: Workload, arch: Arch,

@@ -226,6 +226,18 @@ cli.console()
 """
 
 
+def test_exhaustive_search_refuses_a_space_it_cannot_finish_in_the_time_limit(capsys: pytest.CaptureFixture) -> None:
+    """A 1024^3 GEMM on TPU v1 has 993 M mappings (half an hour of scoring): exhaustive search, which takes no clock,
+    is refused before it starts, naming the size and the methods that honour the limit; the edge NPU's 64,512
+    mappings of a small GEMM fit in the limit and are searched."""
+    assert main(["search", "tpu_v1", "workloads/gemm.einsum.yaml", "--method", "exhaustive", "--time-limit", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "error: --method: einsum 'Z' on mxu has 993,484,800 mappings" in err
+    assert "--method cpsat" in err and "local" in err and "Fix:" in err
+    assert main(["search", "edge_npu", "workloads/gemm.einsum.yaml", "--method", "exhaustive", "--time-limit", "0.5"]) == 0
+    assert "search: exhaustive," in (out := capsys.readouterr().out) and "scored of 64,512" in out
+
+
 def test_console_exits_with_main_code_after_its_exit_handlers_and_flushes_stdout() -> None:
     """The console entry point skips the interpreter's teardown, but only after the exit handlers registered while
     main ran and a flush of stdout (piped output is block-buffered): nothing printed or registered is lost."""
