@@ -3,21 +3,21 @@
 Python attribute names carry SI units (`capacity_bytes`, `clock_hz`); YAML keys are short and take unit
 strings (`capacity: 24 MiB`, `clock: 700 MHz`) through aliases; the annotated types live in `spec/fields.py`.
 Engine families are defined in `accel_sim/engines/` and joined in the `AnyEngine` union there. Specs sit below
-engines in the layering, so `Arch.engines` names the union only in its annotation; `accel_sim.engines` resolves it
-(`Arch.model_rebuild`) when it is imported: the public API (`accel_sim.load_arch`, ...) imports it first
-(accel_sim/__init__.py), and so does every path through the evaluator; code that loads an Arch through
-`accel_sim.io` directly must import `accel_sim.engines` itself.
+engines (and energy) in the layering, so `Arch.engines` names the union only in its annotation; `accel_sim.engines`
+resolves it (`Arch.model_rebuild`) when it is imported, and binds `Arch.node_range_nm` (the nodes the energy tables
+scale to) with it: the public API (`accel_sim.load_arch`, ...) imports it first (accel_sim/__init__.py), and so does
+every path through the evaluator; code that loads an Arch through `accel_sim.io` directly must import
+`accel_sim.engines` itself.
 """
 from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from accel_sim.energy.model import NODE_RANGE_NM
 from accel_sim.spec.cpu import Cpu
 from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
 from accel_sim.spec.fields import (ACTIVATION_ROLES, SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
@@ -192,6 +192,9 @@ class Arch(BaseModel):
     """An accelerator: clock, technology node, memory levels outer -> inner, and compute engines."""
 
     model_config = SPEC_CONFIG
+    # the technology nodes the energy and area scaling tables cover (energy.model.NODE_RANGE_NM): specs sit below
+    # energy in the layering, so accel_sim.engines binds it when it binds the engine union (module docstring)
+    node_range_nm: ClassVar[tuple[float, float]]
 
     name: str
     source: str | None = None  # citation of the design
@@ -280,8 +283,8 @@ class Arch(BaseModel):
     @model_validator(mode="after")
     def _node_in_scaling_range(self) -> Arch:
         # energies and areas not pinned in the file are carried to the node by the scaling tables, which cover only
-        # NODE_RANGE_NM; a config that pins every one of them (the GPUs at 4 nm) may name any node
-        low, high = NODE_RANGE_NM
+        # node_range_nm; a config that pins every one of them (the GPUs at 4 nm) may name any node
+        low, high = self.node_range_nm
         if low <= self.technology_nm <= high:
             return self
         scaled = [f"engine '{e.name}' ({e.kind})" for e in self.engines if e.scales_with_node()]
