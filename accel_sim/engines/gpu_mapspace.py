@@ -58,7 +58,7 @@ class GpuMapspace:
 
     def key(self) -> tuple[tuple, tuple[str, ...]]:
         """Einsum shape, engine and the arch's mapping-relevant parts; the tensors in shape-key order."""
-        shape, names = self.workload.shape_key(self.einsum)
+        shape, names = self.arch.shape_key(self.workload, self.einsum)
         return (shape, self.engine, mapping_key(self.arch), tuple(sorted(self.resident))), names
 
     @cached_property

@@ -90,7 +90,7 @@ class SystolicMapspace:
 
     def key(self) -> tuple[tuple, tuple[str, ...]]:
         """Einsum shape, engine, the arch's mapping-relevant parts and the pins; the tensors in shape-key order."""
-        shape, names = self.workload.shape_key(self.einsum)
+        shape, names = self.arch.shape_key(self.workload, self.einsum)
         return (shape, self.engine, mapping_key(self.arch), self.pins), names
 
     def structure_key(self) -> tuple:

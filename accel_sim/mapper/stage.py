@@ -53,7 +53,7 @@ def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCa
     seen: dict[tuple, tuple[tuple[str, ...], list]] = {}
     out = []
     for einsum in workload.einsums:
-        key, tensors = workload.shape_key(einsum)
+        key, tensors = arch.shape_key(workload, einsum)
         if key not in seen:
             capable = [e for e in arch.engines if e.peak_per_cycle(einsum) > 0]
             if not capable:

@@ -66,7 +66,7 @@ def place_best(arch: Arch, workload: Workload, objective: str, cache: MapperCach
     bounds: dict[tuple, Bound] = {}
     for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective, cache)):
         engine, cost = min(options, key=lambda pair: score(pair[1], objective))
-        key = (workload.shape_key(einsum)[0], engine.name)
+        key = (arch.shape_key(workload, einsum)[0], engine.name)
         if key not in bounds:
             bounds[key] = bound_on(einsum, workload, arch, engine.name)
         placed.append(Placement(einsum.name, engine.name, einsum.op, cost, replace(bounds[key], einsum=einsum.name)))

@@ -115,7 +115,7 @@ def plan(workload: Workload, arch: Arch, engine_name: str, mode: Mode = "auto", 
         """Einsums start..stop as one group in `mode`, its dataflow costed once per run signature."""
         members = einsums[start:stop]
         seq = sum(_sequential(e, workload, arch, engine, seq_cache) for e in members)
-        key = _group_signature(members, workload) if not engine.kernels else tuple(e.name for e in members)
+        key = _group_signature(members, workload, arch) if not engine.kernels else tuple(e.name for e in members)
         if key not in df_cache:
             df_cache[key] = _dataflow(members, workload, arch, engine)
         return _choose(mode, seq, _renamed(df_cache[key], members), members)
@@ -161,13 +161,13 @@ def _best_cut(count: int, max_stages: int, group: Callable[[int, int], Group]) -
     return tuple(reversed(groups))
 
 
-def _group_signature(members: tuple[Einsum, ...], workload: Workload) -> tuple:
+def _group_signature(members: tuple[Einsum, ...], workload: Workload, arch: Arch) -> tuple:
     """A key shared by runs of einsums that differ only in names: each member's shape key, which tensors the
     members share, and which of them are read outside the run (the dataflow model depends on nothing else)."""
     ids: dict[str, int] = {}
     shapes, links = [], []
     for e in members:
-        key, tensors = workload.shape_key(e)
+        key, tensors = arch.shape_key(workload, e)
         shapes.append(key)
         links.append(tuple(ids.setdefault(t, len(ids)) for t in tensors))
     outside = tuple(_used_outside(e.output.tensor, members, workload) for e in members)
@@ -190,7 +190,7 @@ def _sequential(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngi
 
 def _operator_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine, cache: dict) -> Cost:
     """The einsum's cost as one operator on all cores (each distinct shape costed once, then renamed)."""
-    key, tensors = workload.shape_key(einsum)
+    key, tensors = arch.shape_key(workload, einsum)
     if key not in cache:
         cache[key] = (tensors, engine.cost(einsum, workload, arch))
     first, cost = cache[key]

@@ -164,7 +164,7 @@ class _Coster:
             ) -> tuple[str, Cost, float, tuple[float, float], tuple[float, float]]:
         """(engine, cost, busy seconds, (DRAM bytes, their bus seconds), the same for the DRAM bytes other than
         weights) on the fastest NPU engine."""
-        key, tensors = workload.shape_key(einsum)
+        key, tensors = self.m.arch.shape_key(workload, einsum)
         if ("npu", key) in self.memo:
             first, name, cost, busy, dram, rest = self.memo[("npu", key)]
             return name, cost.with_tensor_names(dict(zip(first, tensors))), busy, dram, rest
@@ -198,7 +198,7 @@ class _Coster:
 
     def pim(self, einsum: Einsum, workload: Workload) -> tuple[Cost, GemvTime]:
         """Cost and one-channel time of a per-request attention contraction (its heads one after another)."""
-        key, tensors = workload.shape_key(einsum)
+        key, tensors = self.m.arch.shape_key(workload, einsum)
         key = ("pim", key)
         if key not in self.memo:
             pim = self.m.pim

@@ -48,6 +48,7 @@ import numpy as np
 
 from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.errors import InfeasibleError
+from accel_sim.spec.arch import holds_entry
 from accel_sim.spec.identity import IdentityMemo
 from accel_sim.sim.trace import LevelUse
 
@@ -198,8 +199,8 @@ def check_levels_exist(arch: Arch, workload: Workload) -> None:
             if not any(lv.keeps(role, name) for lv in arch.memory):
                 raise InfeasibleError(
                     f"tensor '{name}' (role {role} in einsum '{einsum.name}') has no memory level that may hold it "
-                    f"(levels and the roles they hold: {_held(arch)}). Fix: let a level hold role '{role}', e.g. "
-                    f"add it to memory.{arch.memory[0].name}.holds")
+                    f"(levels and the roles they hold: {_held(arch)}). Fix: let a level hold role "
+                    f"'{holds_entry(role)}', e.g. add it to memory.{arch.memory[0].name}.holds")
     for life in lifetimes(workload):
         if not any(may_hold(lv, life) for lv in arch.memory):
             raise InfeasibleError(_no_level(arch, workload, life))
@@ -273,9 +274,10 @@ def _no_room(arch: Arch, workload: Workload, life: Lifetime, admitting: list[Mem
     outer = admitting[-1]
     fix = f"raise memory.{outer.name}.capacity to at least {_bytes(_needed_capacity(arch, workload, outer))}"
     further = [lv for lv in arch.memory[:arch.memory.index(outer)] if not may_hold(lv, life)]
-    if further:
-        fix += (f", or let level '{further[-1].name}' hold role '{life.role}' (add it to "
-                f"memory.{further[-1].name}.holds)")
+    if further:   # the roomiest of them (an unbounded backing store first): a small one may not help
+        roomiest = max(further, key=lambda lv: float("inf") if lv.capacity_bytes is None else lv.capacity_bytes)
+        fix += (f", or let level '{roomiest.name}' hold role '{life.role}' (add it to "
+                f"memory.{roomiest.name}.holds)")
     return (f"tensor '{life.tensor}' ({_bytes(life.bytes)}, role {life.role}, live {_span_text(workload, life)}) "
             f"fits no memory level that may hold it: {tried} over its lifetime. Fix: {fix}")
 

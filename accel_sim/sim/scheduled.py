@@ -59,7 +59,7 @@ def placements(arch: Arch, workload: Workload, problem: Problem, schedule: Sched
         slot = schedule.slot(einsum.name if copy is None else copy_name(einsum.name, copy))
         resident = slot.resident if copy is None else frozenset(base_name(t) for t in slot.resident)
         option = next(o for o in problem.task(einsum.name).options if o.engine == slot.engine)
-        key = (workload.shape_key(einsum)[0], slot.engine)
+        key = (arch.shape_key(workload, einsum)[0], slot.engine)
         if key not in bounds:
             bounds[key] = bound_on(einsum, workload, arch, slot.engine)
         # the option's cost leaves the backing traffic of on-chip intermediates out: so does its bound

@@ -27,6 +27,7 @@ from accel_sim.spec.fields import (ACTIVATION_ROLES, SPEC_CONFIG, Bytes, BytesPe
 if TYPE_CHECKING:
     from accel_sim.engines import AnyEngine
     from accel_sim.engines.base import EngineBase
+    from accel_sim.spec.workload import Einsum, Workload
 
 # ---------------------------------------------------------------------------------------------
 # Memory
@@ -69,6 +70,12 @@ class Ports:
     def round_trip_bytes_per_s(self) -> float:
         """Bytes per second of a write followed by a read of the same bytes, per direction: 2 / (1/r + 1/w)."""
         return 2 / (1 / self.read_bytes_per_s + 1 / self.write_bytes_per_s)
+
+
+def holds_entry(role: str) -> str:
+    """The `holds:` entry that admits an access role: a map's output ('results', no partial sums) is held where
+    outputs are; every other role is its own entry."""
+    return "outputs" if role == "results" else role
 
 
 class MemoryLevel(BaseModel):
@@ -165,7 +172,7 @@ class MemoryLevel(BaseModel):
     def admits(self, role: str, tensor: str = "") -> bool:
         """Whether this level may hold a tensor of `role` (a role, or the storage class 'activations': any
         non-weight role) or, by name pattern, `tensor` itself."""
-        role = "outputs" if role == "results" else role   # a map's output: held where outputs are
+        role = holds_entry(role)
         held = (any(r in self.holds for r in ACTIVATION_ROLES) if role == "activations" else role in self.holds)
         return held or any(fnmatch.fnmatchcase(tensor, pattern) for pattern in self.tensors)
 
@@ -315,6 +322,17 @@ class Arch(BaseModel):
                 return engine
         raise KeyError(f"arch '{self.name}' has no engine '{name}'; engines: "
                        f"{', '.join(e.name for e in self.engines)}")
+
+    def shape_key(self, workload: Workload, einsum: Einsum) -> tuple[tuple, tuple[str, ...]]:
+        """`Workload.shape_key` on this arch: einsums of one shape share a cost only if the levels' name patterns
+        (`tensors:`) route their tensors alike, so the key also holds, per tensor, the levels whose patterns
+        admit it (nothing more when no level has a pattern)."""
+        key, names = workload.shape_key(einsum)
+        if not any(level.tensors for level in self.memory):
+            return key, names
+        routes = tuple(tuple(i for i, level in enumerate(self.memory)
+                             if any(fnmatch.fnmatchcase(name, pattern) for pattern in level.tensors)) for name in names)
+        return (key, routes), names
 
     def level(self, name: str) -> MemoryLevel:
         """The memory level called `name`."""

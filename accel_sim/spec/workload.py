@@ -455,7 +455,8 @@ class Workload:
 
         Two einsums with equal keys have the same expression, rank sizes and reduction over tensors of the
         same shapes, widths and storage classes, so every cost model gives them the same cost (the repeated
-        layers of a transformer cost one evaluation). Kept per einsum object: the pipeline asks several times.
+        layers of a transformer cost one evaluation) on an arch whose levels route tensors by role alone
+        (`Arch.shape_key` adds the routes of name patterns). Kept per einsum object: the pipeline asks several times.
         """
         return self.derived(einsum, "shape_key", lambda: self._shape_key(einsum))
 

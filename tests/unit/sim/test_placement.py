@@ -163,6 +163,35 @@ def test_the_capacity_a_no_room_error_names_is_enough_and_no_more() -> None:
         assign_homes(load_arch(TPU, [f"memory.weight_memory.capacity={need - 1} B"]), work)
 
 
+TWINS = """
+name: twins
+ranks: {m: 64, k: 128, n: 32}
+default_bits: 8
+tensors:
+  W1: {kind: weight}
+  W2: {kind: weight}
+  Y1: {bits: 32}
+  Y2: {bits: 32}
+einsums:
+  - Y1[m,n] = W1[m,k] * X[k,n]
+  - Y2[m,n] = W2[m,k] * X[k,n]
+"""
+
+
+@pytest.mark.parametrize("named", ["W1", "W2"])
+def test_a_name_pattern_routes_only_the_tensor_it_names(named: str) -> None:
+    """Two einsums of one shape share a cost (Workload.shape_key) unless a level's `tensors:` pattern routes their
+    tensors differently: with the Unified Buffer also holding the weight named `named` (64 x 128 x 8 bit =
+    8,192 B), only the einsum reading it fills and reads it there. Before, the second einsum copied the first's
+    cost, so naming W2 routed nothing and naming W1 routed both."""
+    work = parse_cascade(parse_yaml(TWINS, "<twins>"))
+    result = evaluate(load_arch(TPU, [f"memory.unified_buffer.tensors=[{named}]"]), work)
+    for row in result.einsums:
+        weight = "W1" if row.einsum == "Y1" else "W2"
+        at_buffer = {k[2]: v for k, v in row.cost.accesses.items() if k[:2] == ("unified_buffer", weight)}
+        assert at_buffer == ({"fill": 8192.0, "read": 8192.0} if weight == named else {})
+
+
 def test_resnet50_on_a_shrunk_tpu_v1_is_not_the_full_size_answer() -> None:
     """The on-chip levels shrunk from 24 MiB / 4 MiB / 256 KiB to 4 KiB / 2 KiB / 1 KiB cannot hold ResNet-50's
     activations (the stem's output alone is 112 x 112 x 64 int8 = 802,816 B): either an error naming a tensor and
