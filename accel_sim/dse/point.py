@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import functools
 import time
+from typing import TYPE_CHECKING
 
-from accel_sim.dse.spec import PointTask
 from accel_sim.dse.store import PointRow
 from accel_sim.errors import AccelSimError, ConfigError
 from accel_sim.evaluate import evaluate, sourced
 from accel_sim.io.load import load_arch, load_workload
 from accel_sim.mapper import MapperCache
 from accel_sim.spec.workload import Workload
+
+if TYPE_CHECKING:  # the spec module runs points itself (to check metric names): no import back at run time
+    from accel_sim.dse.spec import PointTask
 
 
 @functools.lru_cache(maxsize=64)
