@@ -8,6 +8,7 @@ from typing import Literal, Sequence
 from accel_sim.errors import ConfigError
 from accel_sim.io.arch import load_arch as load_arch_file
 from accel_sim.io.einsum import parse_cascade
+from accel_sim.io.limits import MAX_ITERATION_POINTS
 from accel_sim.io.recipe import load_recipe
 from accel_sim.io.yaml import load_yaml, with_overrides
 from accel_sim.spec.arch import Arch
@@ -61,10 +62,6 @@ def resolve(path: str | Path, area: Literal["arch", "workload"]) -> Path:
         if shipped.exists():
             return shipped
     return candidate
-
-
-# Counts (MACs, accesses, bytes) are float64 and int64 numbers: above 2^53 they are no longer exact.
-MAX_ITERATION_POINTS = 2**53
 
 
 def load_workload(path: str | Path, *, strict: bool = False, overrides: Sequence[str] = ()) -> Workload:

@@ -8,6 +8,7 @@ SCALE-Sim uses) matches them.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from accel_sim.compat.scalesim.base import (
     ScaleSimLayer,
 )
 from accel_sim.errors import ConfigError
+from accel_sim.io.limits import MAX_ITERATION_POINTS
 from accel_sim.io.text import utf8_text
 
 # Sections and keys SCALE-Sim 3.0.0 reads (scale_config.read_conf_file of the PyPI release): required ones
@@ -273,8 +275,15 @@ def load_topology(path: str | Path, gemm: bool = False) -> list[ScaleSimLayer]:
                 raise ConfigError(f"'{text}' is not a positive whole number", fix=f"write {name} as an integer >= 1",
                                   file=path, line=number, key_path=f"{row} column {name}")
             values.append(int(text))
+        layer = ScaleSimLayer.gemm(fields[0], *values) if gemm else ScaleSimLayer(fields[0], *values)
+        points = math.prod(layer.mnk)  # the row's whole work (a depthwise row's channels together)
+        if points > MAX_ITERATION_POINTS:  # the einsum loader's bound (io.load): beyond it counts are not exact
+            raise ConfigError(f"the layer iterates over {points:.3g} points (output pixels x filters x window x "
+                              f"channels), more than 2^53 = {MAX_ITERATION_POINTS:.3g}, beyond which counts are "
+                              "not exact", fix="make the layer smaller (fewer output pixels, filters or channels), "
+                              "or split it into several rows", file=path, line=number, key_path=row)
         if gemm:
-            layers.append(ScaleSimLayer.gemm(fields[0], *values))
+            layers.append(layer)
             continue
         h, w, r, s, c, n, stride = values
         for dim, size, window in (("Filter Height", h, r), ("Filter Width", w, s)):
@@ -285,7 +294,7 @@ def load_topology(path: str | Path, gemm: bool = False) -> list[ScaleSimLayer]:
         if "DP" in fields[0]:
             layers.extend(ScaleSimLayer(f"{fields[0]}Channel_{i}", h, w, r, s, 1, n, stride) for i in range(c))
         else:
-            layers.append(ScaleSimLayer(fields[0], h, w, r, s, c, n, stride))
+            layers.append(layer)
     if not layers:
         raise ConfigError("the topology has no layers", fix=f"add rows after the header: {', '.join(columns)}",
                           file=path, line=max(1, len(lines)))
