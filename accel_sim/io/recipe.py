@@ -11,8 +11,10 @@ a key no generator has is an error, and so is a parameter the named preset does 
 """
 from __future__ import annotations
 
+import math
 import typing
-from typing import Annotated, Any, Optional
+from functools import partial
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, create_model
 
@@ -28,15 +30,41 @@ def _not_bool(value: Any) -> Any:
     return value
 
 
+def _whole(value: Any, *, text_allowed: bool = False) -> Any:
+    """An integer parameter is a YAML integer, as an einsum rank size is: '224' (a string) and 2.0 are refused
+    rather than converted. `text_allowed`: bit widths may also be dtype names (int4), which build() parses."""
+    if isinstance(value, str) and not text_allowed:
+        example = value.strip() if value.strip().isdigit() else "8"
+        raise ValueError(f"expected an integer, got the string {value!r}. Fix: write a whole number without quotes, "
+                         f"e.g. {example}")
+    if isinstance(value, float):
+        if value.is_integer():
+            detail, example = "", int(value)
+        elif math.isfinite(value):
+            detail, example = ", a number with a fractional part", max(1, round(value))
+        else:
+            detail, example = "", 8
+        raise ValueError(f"expected an integer, got {value!r}{detail}. Fix: write a whole number without a decimal "
+                         f"point, e.g. {example}")
+    return value
+
+
 def _recipe_model() -> type[BaseModel]:
     """A strict pydantic model: `zoo` plus every generator parameter, each optional (preset default); a boolean
-    is no number (batch: true was a batch of 1) and numbers are finite (norm_eps: .inf is refused)."""
+    is no number (batch: true was a batch of 1), an integer is written as one (image_size: '224' and batch: 2.0
+    are refused) and numbers are finite (norm_eps: .inf is refused)."""
     fields: dict[str, Any] = {"zoo": (str, ...)}
     for preset in PRESETS.values():
         for key, hint in parameter_types(preset.spec_type).items():
-            hint = Optional[int | str] if key.endswith("_bits") else Optional[hint]
-            numeric = bool({int, float} & set(typing.get_args(hint))) and bool not in typing.get_args(hint)
-            fields.setdefault(key, (Annotated[hint, BeforeValidator(_not_bool)] if numeric else hint, None))
+            bits = key.endswith("_bits")
+            hint = Optional[int | str] if bits else Optional[hint]
+            kinds = set(typing.get_args(hint))
+            checks = [BeforeValidator(_not_bool)] if {int, float} & kinds and bool not in kinds else []
+            int_literal = any(typing.get_origin(k) is Literal and all(type(v) is int for v in typing.get_args(k))
+                              for k in kinds)  # depth: Literal[18, 34, ...] would take 50.0
+            if (int in kinds or int_literal) and float not in kinds:
+                checks.append(BeforeValidator(partial(_whole, text_allowed=bits)))
+            fields.setdefault(key, (Annotated[(hint, *checks)] if checks else hint, None))
     # strict=False on purpose: YAML 1.1 reads 1e-5 as a string, which pydantic turns into the number
     return create_model("Recipe", __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **fields)
 

@@ -86,3 +86,27 @@ def test_recipe_must_be_a_mapping() -> None:
     """A list is no recipe."""
     err = _error("- zoo: llama2-7b\n")
     assert err.line == 1 and "mapping" in str(err)
+
+
+@pytest.mark.parametrize(("line", "key", "problem"), [
+    ("image_size: '224'", "image_size", "expected an integer, got the string '224'"),
+    ("batch: 2.0", "batch", "expected an integer, got 2.0"),
+    ("depth: 50.0", "depth", "expected an integer, got 50.0"),
+    ("weight_bits: 8.0", "weight_bits", "expected an integer, got 8.0"),
+    ("batch: .inf", "batch", "expected an integer, got inf"),
+    ("batch: .nan", "batch", "expected an integer, got nan"),
+])
+def test_integer_parameters_are_not_converted(line: str, key: str, problem: str) -> None:
+    """An integer parameter is refused as a string or a float, whole or not, as an einsum rank size is
+    (image_size: '224' and batch: 2.0 were converted); the error names the key, its line and the fix."""
+    err = _error(f"zoo: resnet50\n{line}\n")
+    assert (err.line, err.key_path) == (2, key)
+    assert problem in err.problem and "whole number" in err.fix
+
+
+def test_optional_integers_and_dtype_names_still_load() -> None:
+    """n_kv_heads: null (the preset default), weight_bits: int4 (a dtype name) and norm_eps: 1e-6 (a YAML 1.1
+    string pydantic reads as a number) are accepted; n_kv_heads: '8' is not."""
+    w = _load("zoo: llama2-7b\nn_layers: 1\nn_kv_heads: null\nweight_bits: int4\nnorm_eps: 1e-6\n")
+    assert w == build("llama2-7b", n_layers=1, weight_bits=4, norm_eps=1e-6)
+    assert "got the string '8'" in _error("zoo: llama2-7b\nn_kv_heads: '8'\n").problem
