@@ -193,15 +193,6 @@ def evaluate(arch: Arch, workload: Workload, objective: Objective = "edp", cache
     return Result(arch, workload, execution.placements, objective, replace(execution.trace, memory=memory))
 
 
-def check_execution(arch: Arch) -> None:
-    """The checks of the arch's execution model that need no workload (an `fpga` execution has its FPGA engine), so
-    that `validate` refuses what `run` would; a ConfigError without a file, as `evaluate` raises it (`sourced`)."""
-    if isinstance(arch.execution, FpgaExecution):
-        from accel_sim.sim.fpga_modes import fpga_engine  # lazy: the stage allocator (ortools)
-
-        fpga_engine(arch, arch.execution.engine)
-
-
 def sourced(exc: ConfigError, arch_file: str | Path, workload_file: str | Path | None,
             overrides: Sequence[str] = ()) -> ConfigError:
     """`exc`, raised while evaluating loaded specs (which know no file), located in the files the user gave: the

@@ -225,13 +225,7 @@ def _validated(name: str, strict: bool) -> str:
         return f"SCALE-Sim {'GEMM' if gemm else 'conv'} topology, {len(load_topology(name, gemm=gemm))} layers"
     kind = file_kind(name)
     if kind == "arch":
-        from accel_sim.evaluate import check_execution, sourced  # lazy: the pipeline, as above
-
-        arch = load_arch(name)
-        try:
-            check_execution(arch)
-        except ConfigError as exc:
-            raise sourced(exc, name, None) from None
+        arch = load_arch(name)   # the execution model's engine needs are checked as it loads (Arch)
         return f"architecture '{arch.name}', {len(arch.memory)} memory levels, {len(arch.engines)} engines"
     if kind == "sweep":
         from accel_sim.dse.spec import load_sweep  # lazy: the sweep machinery (cli/sweep.py)

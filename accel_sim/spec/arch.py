@@ -264,6 +264,26 @@ class Arch(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _execution_has_its_engines(self) -> Arch:
+        # an execution model that drives one kind of engine fails mid-run without it: refuse the arch at load, so
+        # that validate, run and a sweep's probes all say so at the execution's key
+        kinds = {engine.name: engine.kind for engine in self.engines}
+        execution = self.execution
+        if execution.kind == "fpga":
+            fpga = [name for name, kind in kinds.items() if kind == "fpga"]
+            if execution.engine is not None and execution.engine not in fpga:
+                raise located(f"execution kind 'fpga' names engine '{execution.engine}', which is not an engine of "
+                              f"kind 'fpga' (FPGA engines: {', '.join(fpga) or 'none'}). Fix: name an engine of kind "
+                              f"'fpga', or drop 'engine' to use the first", "execution", "engine")
+            if not fpga:
+                raise located("execution kind 'fpga' needs an engine of kind 'fpga', and the arch has none. Fix: add "
+                              "one, or use another execution kind (e.g. sequential)", "execution", "kind")
+        if execution.kind == "npu_pim" and execution.policy in ("naive", "neupims") and "pim" not in kinds.values():
+            raise located(f"execution policy '{execution.policy}' runs attention in PIM, and the arch has no engine "
+                          f"of kind 'pim'. Fix: add one, or use policy 'npu_only'", "execution", "policy")
+        return self
+
+    @model_validator(mode="after")
     def _engines_name_levels(self) -> Arch:
         # an engine looks its levels up by name when it runs (PIM banks, GPU efficiencies, systolic pins): a name
         # the arch lacks would be a KeyError mid-run, or silently ignored

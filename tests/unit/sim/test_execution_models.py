@@ -92,8 +92,11 @@ def test_fpga_modes_give_the_plan(mode: str, cycles: float) -> None:
 
 
 def test_fpga_kind_needs_an_fpga_engine() -> None:
-    """Asking for FPGA modes on an arch without an FPGA engine is a ConfigError at execution.engine."""
-    with pytest.raises(ConfigError) as err:
-        evaluate(load_arch(ARCHS / "tpu_v1.yaml", ["execution.kind=fpga"]),
-                 load_workload(ROOT / "workloads" / "gemm.einsum.yaml"))
+    """Asking for FPGA modes on an arch without an FPGA engine is a ConfigError when the arch loads, at its
+    execution; naming an engine that is not of kind fpga, at execution.engine."""
+    with pytest.raises(ConfigError, match="needs an engine of kind 'fpga'") as err:
+        load_arch(ARCHS / "tpu_v1.yaml", ["execution.kind=fpga"])
+    assert err.value.key_path.startswith("execution")
+    with pytest.raises(ConfigError, match="'mxu', which is not an engine of kind 'fpga'") as err:
+        load_arch(ARCHS / "fpga" / "flightllm_vhk158.yaml", ["execution.kind=fpga", "execution.engine=mxu"])
     assert err.value.key_path == "execution.engine"

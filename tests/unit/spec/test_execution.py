@@ -15,6 +15,7 @@ from accel_sim.spec.execution import (FpgaExecution, NpuPimExecution, PipelinedE
 ROOT = Path(__file__).resolve().parents[3]
 TPU = ROOT / "arch_configs" / "tpu_v1.yaml"          # no execution key: sequential
 NEUPIMS = ROOT / "arch_configs" / "neupims_like.yaml"  # the shorthand `execution: npu_pim`
+FPGA = ROOT / "arch_configs" / "fpga" / "flightllm_vhk158.yaml"  # one engine of kind fpga, 'flightllm'
 
 
 def test_absent_execution_is_sequential() -> None:
@@ -30,7 +31,7 @@ def test_string_shorthand_is_the_kind_with_defaults() -> None:
 
 def test_mapping_form_sets_options() -> None:
     """The mapping form names the kind and its options."""
-    arch = load_arch(TPU, ["execution={kind: fpga, mode: dataflow, max_stages: 4}"])
+    arch = load_arch(FPGA, ["execution={kind: fpga, mode: dataflow, max_stages: 4}"])
     assert arch.execution == FpgaExecution(mode="dataflow", max_stages=4)
 
 
@@ -63,8 +64,8 @@ def test_unknown_kind_lists_the_kinds(assignment: str, key_path: str) -> None:
     (TPU, ["execution.kind=pipelined", "execution.instances=768", "execution.rank=head", "execution.copies=3",
            "execution.time_limit_s=1", "execution.seed=1"],
      PipelinedExecution(instances=768, rank="head", copies=3, time_limit_s=1.0, seed=1)),
-    (TPU, ["execution.kind=fpga", "execution.mode=sequential", "execution.max_stages=2", "execution.engine=x"],
-     FpgaExecution(mode="sequential", max_stages=2, engine="x")),
+    (FPGA, ["execution.kind=fpga", "execution.mode=sequential", "execution.max_stages=2",
+            "execution.engine=flightllm"], FpgaExecution(mode="sequential", max_stages=2, engine="flightllm")),
 ])
 def test_every_option_is_settable_by_set(arch: Path, assignments: list[str], expected: object) -> None:
     """`--set execution.OPTION=VALUE` reaches every option, whether the file has the shorthand or no key."""
