@@ -33,12 +33,14 @@ Tensor shapes are inferred per dimension as the largest index value + 1 over all
 outside a tensor are errors, except a window with a negative offset, which pads), unless ``shape`` is given. Tensor dimension names are the
 upper-cased rank of the first access that indexes that dimension with a single rank (``Q[e,p]`` ->
 ``('E','P')``, ``RM[m1+1,p]`` -> ``('M1','P')``), else ``D<position>`` (``K[e, m1*M0+m0]`` -> ``('E','D1')``).
+A tensor's ``ranks:`` replaces them: an upper-case name is a label (``ROW``), a lower-case one a declared rank.
 
 ``parse_cascade`` -> ``Workload``; ``dump_cascade`` prints it back, and parse(dump(w)) == w.
 """
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import keyword
 import math
@@ -442,6 +444,16 @@ def _tensors(einsums: Sequence[Einsum], settings: Mapping[str, TensorSpec], defa
             if len(ts.ranks) != len(ranks):
                 raise error_at(doc, path + ("ranks",), f"ranks of '{name}' has {len(ts.ranks)} names but the "
                                 f"tensor has {len(ranks)} dimensions", f"give {len(ranks)} names")
+            for j, rank in enumerate(ts.ranks):
+                # lower case is the rank namespace (upper case names a size, or a free label such as ROW): a
+                # dimension named after a rank follows it (npu_pim resizes it with the rank), so it must exist
+                if _RANK_NAME.match(rank) and rank not in sizes:
+                    close = difflib.get_close_matches(rank, list(sizes), n=1)
+                    hint = f"did you mean '{close[0]}'? " if close else ""
+                    raise error_at(doc, path + ("ranks", j), f"tensor '{name}' names rank '{rank}', which is not "
+                                   f"declared (declared ranks: {', '.join(sizes)})",
+                                   f"{hint}use one of the declared ranks, or give the dimension an upper-case "
+                                   f"name such as '{rank.upper()}' (a label, not a rank)")
             ranks = tuple(ts.ranks)
         if ts.init is not None and name not in recurrent:
             raise error_at(doc, path + ("init",), f"'{name}' has an init but no einsum reads its previous step",

@@ -518,3 +518,14 @@ def test_a_padded_window_may_read_outside_a_declared_shape_and_a_plain_read_may_
     text = "ranks: {m: 2, k: 8, n: 2}\ntensors:\n  B: {shape: [4, N]}\neinsums:\n  - Z[m,n] = A[m,k] * B[k,n]\n"
     with pytest.raises(ConfigError, match="at least 8"):
         cascade(text)
+
+
+def test_tensor_dimension_named_in_lower_case_must_be_a_declared_rank() -> None:
+    """A lower-case name in a tensor's `ranks` is a rank (npu_pim resizes the dimension with it): 'k' is kept
+    and round-trips, 'kk' is an error at its list item naming the declared ranks and the close one."""
+    w = cascade("ranks: {m: 2, k: 3}\ntensors: {X: {ranks: [m, k]}}\neinsums: ['Y[m] = X[m,k]']\n")
+    assert w.tensor("X").ranks == ("m", "k") and cascade(dump_cascade(w)) == w
+    err = _error("ranks: {m: 2, k: 3}\ntensors:\n  X: {ranks: [m, kk]}\neinsums: ['Y[m] = X[m,k]']\n")
+    assert (err.key_path, err.line) == ("tensors.X.ranks[1]", 3)
+    assert "names rank 'kk'" in err.problem and "declared ranks: m, k" in err.problem
+    assert "did you mean 'k'" in err.fix
