@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 # at `import numpy` costs about 0.05 s of CPU per process. An explicit setting is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# About how many mappings exhaustive search scores a second (0.47 M measured: GEMM on TPU v1, one core). It enumerates
-# every mapping and takes no clock, so `search --method exhaustive` refuses a space it could not finish in about
-# --time-limit (993 M mappings of a 1024^3 GEMM on TPU v1 would take half an hour; the limit was ignored).
-EXHAUSTIVE_MAPPINGS_PER_S = 500_000
 DEFAULT_ARCH = "tpu_v1"
 DEFAULT_WORKLOAD = "llama2-7b-decode-int8"  # TPU v1's 8 GiB Weight Memory holds Llama-2-7B only at int8
 TABLE_ROWS = 40
@@ -290,9 +286,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 def _check_enumerable(einsums: list[Einsum], placed: list[tuple[EngineBase, Mapspace]], time_limit: float) -> None:
     """ConfigError (before any search) when exhaustive search would take much longer than `time_limit` on a space:
-    it scores every mapping, at about EXHAUSTIVE_MAPPINGS_PER_S, and proves its optimum only by finishing."""
-    sizes = [(space.size(), einsum, engine) for einsum, (engine, space) in zip(einsums, placed)]
-    over = [entry for entry in sizes if entry[0] > EXHAUSTIVE_MAPPINGS_PER_S * time_limit]
+    it scores every mapping (mapper.search.exhaustive_seconds) and proves its optimum only by finishing."""
+    from accel_sim.mapper.search import EXHAUSTIVE_MAPPINGS_PER_S, exhaustive_seconds  # lazy: numpy
+
+    over = [(space.size(), einsum, engine) for einsum, (engine, space) in zip(einsums, placed)
+            if exhaustive_seconds(space) > time_limit]
     if not over:
         return
     size, einsum, engine = max(over, key=lambda entry: entry[0])
