@@ -273,8 +273,9 @@ def test_sweep_chunks_keep_each_run_of_the_fastest_axis_together() -> None:
 
 
 def test_a_point_an_execution_model_refuses_names_the_arch_and_the_axis(tmp_path: Path) -> None:
-    """execution: fpga on TPU v1 (no FPGA engine) fails inside the execution model, which knows no file: the point's
-    row names the arch file and the axis assignment (before: '<input> at 'execution.engine'')."""
+    """execution: fpga on TPU v1 (no FPGA engine) is refused as the design's arch loads: the point's row names the
+    arch file and the axis assignment (before, it failed inside the execution model: '<input> at
+    'execution.engine'')."""
     spec = tmp_path / "spec.yaml"
     spec.write_text("name: t\narch: tpu_v1\nworkloads: [gemm.einsum]\n"
                     "axes:\n  - {path: execution, values: [sequential, fpga]}\n")
@@ -282,4 +283,4 @@ def test_a_point_an_execution_model_refuses_names_the_arch_and_the_axis(tmp_path
     table = load_results(tmp_path / "s.db").set_index("execution")
     assert table.loc["sequential", "status"] == "ok" and table.loc["fpga", "status"] == "invalid"
     error = table.loc["fpga", "error"]
-    assert "tpu_v1.yaml at 'execution.engine': --set 'execution=fpga'" in error and "<input>" not in error
+    assert "tpu_v1.yaml at 'execution': --set 'execution=fpga'" in error and "<input>" not in error
