@@ -38,7 +38,10 @@ fp32 partial tiles written and read back). Device memory (HBM) serves each opera
 cache together (L2 reuse); otherwise the grid runs in near-square waves of gm x gn CTAs
 (gm = round(sqrt(SMs x occupancy)), gn = ceil(SMs x occupancy / gm)), and an A panel is fetched again for every
 block of gn tile columns, a B panel for every block of gm tile rows (swizzled rasterization): A is read
-ceil(ceil(N / BN) / gn) times, B ceil(ceil(M / BM) / gm) times. Every level moves its bytes at its achievable
+ceil(ceil(N / BN) / gn) times, B ceil(ceil(M / BM) / gm) times. A block shares a panel only while the cache holds
+what its CTAs have in flight, `stages` K-slices of each panel: (gm x BM x a + gn x BN x b) x BK x stages bits; a
+cache smaller than that shrinks gm and gn in proportion until it fits (one CTA at worst: every CTA fetches its own
+panels, A ceil(N / BN) and B ceil(M / BM) times). With a real L2 (tens of MiB) this never binds. Every level moves its bytes at its achievable
 bandwidth, the level's peak (its ports) times `bandwidth_efficiency` for that level (cited microbenchmarks).
 
 A kernel then takes max(compute, every level's transfer time) plus what its ends expose, charged as fill/drain:

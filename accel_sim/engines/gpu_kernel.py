@@ -212,7 +212,15 @@ def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str,
     b_bytes = p.b_footprint * p.b_bits / 8
     gm = np.clip(np.rint(np.sqrt(slots)), 1, m_tiles)
     gn = np.clip(np.ceil(slots / gm), 1, n_tiles)
-    fits_cache = a_bytes + b_bytes <= cache_capacity_bytes(arch)
+    # a block shares its panels only while the K-slices its CTAs have in flight stay in the cache: `stages` of
+    # them per panel; a cache too small for the block's slices shrinks the block (down to one CTA: no reuse)
+    cache = cache_capacity_bytes(arch)
+    slice_bytes = tiles.bk * tiles.stages / 8
+    in_flight = (gm * tiles.bm * p.a_bits + gn * tiles.bn * p.b_bits) * slice_bytes
+    shrink = np.minimum(1.0, cache / in_flight)
+    gm = np.maximum(1.0, np.floor(gm * shrink))
+    gn = np.maximum(1.0, np.floor(gn * shrink))
+    fits_cache = a_bytes + b_bytes <= cache
     a_reads = np.where(fits_cache, 1.0, fold_count(n_tiles, gn.astype(np.int64)))
     b_reads = np.where(fits_cache, 1.0, fold_count(m_tiles, gm.astype(np.int64)))
     tile_a = float(p.batch * p.m * p.k) * n_tiles

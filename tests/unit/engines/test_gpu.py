@@ -123,6 +123,25 @@ def test_a_tile_that_fits_no_sm_is_never_chosen() -> None:
         arch.engines[0].cost(w.einsums[0], w, arch)
 
 
+def test_an_l2_too_small_for_a_blocks_k_slices_loses_the_reuse_by_hand() -> None:
+    """4096^3 fp16 GEMM on the H100 with one kernel allowed (128 x 256 x 64 tiles, 4 stages, no split-K): one CTA
+    keeps 4 K-slices of its A and B panels in flight, (128 + 256) x 16 bit x 64 x 4 / 8 = 196,608 B. In a 16 KiB L2
+    not even one CTA's slices stay, so every CTA fetches its own panels: A (32 MiB) once per tile column
+    (4096 / 256 = 16) and B (32 MiB) once per tile row (4096 / 128 = 32): 1,536 MiB read from HBM. In the 50 MiB
+    L2 a block of CTAs shares them, so HBM reads less; every halving between reads no less and takes no less
+    time (per-bit energies and the L2's area pinned)."""
+    one_kernel = ["engines.sm.tiles=[{m: 128, n: 256, k: 64, stages: 4, warps: 8}]", "engines.sm.splits=[1]"]
+    work = load_workload(ROOT / "workloads" / "gemm_fp16.einsum.yaml")
+    runs = []
+    for kib in (50 * 1024, 8 * 1024, 1024, 128, 16):
+        result = evaluate(load_arch(H100, [*one_kernel, f"memory.l2.capacity={kib} KiB"]), work)
+        hbm = next(u for u in result.trace.memory if u.level == "hbm")
+        runs.append((hbm.read_bytes, result.cycles))
+    assert runs[-1][0] == 1536 * 2**20
+    assert runs[0][0] < runs[-1][0]
+    assert all(b[0] >= a[0] and b[1] >= a[1] * (1 - 1e-12) for a, b in zip(runs, runs[1:]))
+
+
 def test_split_k_serves_a_deep_skinny_gemm() -> None:
     """A deep reduction with few output tiles (M = 64, N = 256, K = 65,536) on the A100: unsplit, no shipped tile
     gives more than 8 CTAs (16 x 128 tiles: 4 x 2) for 108 SMs; splitting K keeps more SMs busy, so the mapper
