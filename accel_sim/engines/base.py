@@ -51,6 +51,11 @@ class EngineBase(BaseModel):
         technology_nm must lie in their range."""
         return True
 
+    def on_chip_buffer_bytes(self) -> float:
+        """Bytes of on-chip buffers the engine's own fields declare (an FPGA design's buffers on every core), which
+        the arch's on-chip memory levels must hold; 0 for an engine that declares none."""
+        return 0.0
+
     def level_references(self) -> tuple[LevelReference, ...]:
         """The memory levels this engine's fields name, with their key paths (the arch checks that each exists)."""
         return ()

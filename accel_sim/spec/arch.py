@@ -284,6 +284,24 @@ class Arch(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _engine_buffers_fit_on_chip(self) -> Arch:
+        # an engine that declares its own buffers (an FPGA design) builds them from the on-chip memory the levels
+        # describe: levels too small for them would be a design the engine's timing ignores
+        on_chip = [lv for lv in self.memory if memory_kind(lv.technology) != "off_chip"]
+        held = sum(lv.capacity_bytes or 0.0 for lv in on_chip)
+        for index, engine in enumerate(self.engines):
+            need = engine.on_chip_buffer_bytes()
+            if need > held:
+                levels = ", ".join(f"{lv.name} {lv.capacity_bytes:,.0f}" for lv in on_chip) or "none"
+                last = on_chip[-1] if on_chip else None
+                fix = (f"raise memory.{last.name}.capacity to at least {need - held + (last.capacity_bytes or 0):,.0f} "
+                       "bytes" if last is not None else "add an on-chip (SRAM) level that holds them")
+                raise located(f"engine '{engine.name}' declares {need:,.0f} bytes of on-chip buffers, more than the "
+                              f"arch's on-chip levels hold ({held:,.0f} bytes: {levels}). Fix: {fix}, or shrink the "
+                              f"engine's buffers", "engines", index, "buffers")
+        return self
+
+    @model_validator(mode="after")
     def _engines_name_levels(self) -> Arch:
         # an engine looks its levels up by name when it runs (PIM banks, GPU efficiencies, systolic pins): a name
         # the arch lacks would be a KeyError mid-run, or silently ignored

@@ -204,6 +204,10 @@ class FpgaEngine(EngineBase):
         kernels = sum(k.bram36 if kind == "bram" else k.uram for k in self.kernels)
         return self.cores * sum(b.blocks for b in self.buffers if b.memory == kind) + kernels
 
+    def on_chip_buffer_bytes(self) -> float:
+        """Every core's buffers, all copies."""
+        return float(self.cores * sum(b.capacity_bytes for b in self.buffers))
+
     def channels_used(self) -> int:
         """Off-chip channels the design binds: every core's share, or the distinct channels of the kernels' ports."""
         if self.kernels:
