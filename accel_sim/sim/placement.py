@@ -49,6 +49,7 @@ import numpy as np
 from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.arch import holds_entry
+from accel_sim.spec.fields import ACTIVATION_ROLES
 from accel_sim.spec.identity import IdentityMemo
 from accel_sim.sim.trace import LevelUse
 
@@ -193,17 +194,30 @@ def _lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
 
 def check_levels_exist(arch: Arch, workload: Workload) -> None:
     """InfeasibleError naming the first tensor that no memory level may hold, in an einsum's access role or over
-    its lifetime, raised before any engine costs the workload (an engine looks up each operand's level)."""
+    its lifetime, and the roles to add so that every tensor has one (all of them at once: one fix, not a chain),
+    raised before any engine costs the workload (an engine looks up each operand's level)."""
+    homeless: dict[str, tuple[str, str]] = {}   # tensor -> (its description, the holds entry it needs)
     for einsum in workload.einsums:
         for name, role in workload.roles(einsum).items():
             if not any(lv.keeps(role, name) for lv in arch.memory):
-                raise InfeasibleError(
-                    f"tensor '{name}' (role {role} in einsum '{einsum.name}') has no memory level that may hold it "
-                    f"(levels and the roles they hold: {_held(arch)}). Fix: let a level hold role "
-                    f"'{holds_entry(role)}', e.g. add it to memory.{arch.memory[0].name}.holds")
+                homeless.setdefault(name, (f"tensor '{name}' (role {role} in einsum '{einsum.name}')",
+                                           holds_entry(role)))
     for life in lifetimes(workload):
         if not any(may_hold(lv, life) for lv in arch.memory):
-            raise InfeasibleError(_no_level(arch, workload, life))
+            homeless.setdefault(life.tensor, (f"tensor '{life.tensor}' ({_bytes(life.bytes)}, role {life.role}, live "
+                                              f"{_span_text(workload, life)})", life.role))
+    if homeless:
+        entries = list(dict.fromkeys(entry for _, entry in homeless.values()))
+        if "activations" in entries:   # it stands for every non-weight role
+            entries = [e for e in entries if e == "activations" or e not in ACTIVATION_ROLES]
+        first = next(iter(homeless.values()))[0]
+        others = len(homeless) - 1
+        more = f", nor {others:,} more tensor{'s' if others > 1 else ''}," if others else ""
+        roles = ", ".join(f"'{e}'" for e in entries)
+        raise InfeasibleError(
+            f"{first} has no memory level that may hold it{more} (levels and the roles they hold: {_held(arch)}). "
+            f"Fix: let a level hold role{'s' if len(entries) > 1 else ''} {roles}, e.g. add "
+            f"{'them' if len(entries) > 1 else 'it'} to memory.{arch.memory[0].name}.holds")
     for level_name, held in resident_parameters(arch, workload).items():
         level = arch.level(level_name)
         total = sum(size for _, size in held)
@@ -214,9 +228,8 @@ def check_levels_exist(arch: Arch, workload: Workload) -> None:
                 f"{_bytes(total)}; the largest "
                 f"'{largest[0]}', {_bytes(largest[1])}) must stay in level '{level.name}' for the whole run, the "
                 f"outermost level that may hold weights, which holds {_bytes(level.capacity_bytes)}. Fix: raise "
-                f"memory.{level.name}.capacity to at least {_bytes(total)}, store the weights in fewer bits (a zoo "
-                f"recipe's workload.weight_bits, e.g. int8; a cascade's bits), or let a larger level hold role "
-                f"'weights' (its holds:)")
+                f"memory.{level.name}.capacity to at least {_bytes(total)}, {_fewer_bits(workload, largest[0])}or "
+                f"let a larger level hold role 'weights' (its holds:)")
 
 
 def assign_homes(arch: Arch, workload: Workload) -> tuple[Home, ...]:
@@ -236,6 +249,15 @@ def assign_homes(arch: Arch, workload: Workload) -> tuple[Home, ...]:
         crossed = tuple(lv.name for lv in admitting[1:admitting.index(home) + 1])
         homes.append(Home(life, home.name, admitting[0].name, crossed))
     return tuple(homes)
+
+
+def _fewer_bits(workload: Workload, tensor: str) -> str:
+    """The narrower-weights fix for `tensor`'s width ('' when it is already 2 bits or fewer)."""
+    bits = workload.tensor(tensor).bits
+    if bits <= 2:
+        return ""
+    return (f"store the weights in fewer than their {bits} bits (a zoo recipe's workload.weight_bits, e.g. "
+            f"int{max(bits // 2, 2)}; a cascade's bits), ")
 
 
 def _parameter_occupancy(arch: Arch, workload: Workload) -> dict[str, np.ndarray]:

@@ -192,6 +192,21 @@ def test_a_name_pattern_routes_only_the_tensor_it_names(named: str) -> None:
         assert at_buffer == ({"fill": 8192.0, "read": 8192.0} if weight == named else {})
 
 
+def test_a_no_level_error_names_every_missing_role_in_one_fix() -> None:
+    """tpu_v1 with the Unified Buffer holding only inputs leaves map outputs, partial-sum results and intermediates
+    without a level. The error names the first tensor, how many more have none, and one fix that houses them all
+    ('activations', every non-weight role), not one role per run; following it, the GEMM chain runs."""
+    chain = load_workload(ROOT / "workloads" / "mlp.einsum.yaml")
+    with pytest.raises(InfeasibleError) as caught:
+        evaluate(load_arch(TPU, ["memory.unified_buffer.holds=[inputs]"]), chain)
+    assert "more tensors" in str(caught.value)
+    fix = re.search(r"hold roles? ([^,]+(?:, '[^']+')*), e\.g\.", str(caught.value)).group(1)
+    roles = [r.strip("'") for r in fix.split(", ")]
+    holds = ["weights", *roles] if "activations" in roles else ["weights", "kv_cache", *roles]
+    evaluate(load_arch(TPU, ["memory.unified_buffer.holds=[inputs]",
+                             f"memory.weight_memory.holds=[{', '.join(holds)}]"]), chain)
+
+
 def test_resnet50_on_a_shrunk_tpu_v1_is_not_the_full_size_answer() -> None:
     """The on-chip levels shrunk from 24 MiB / 4 MiB / 256 KiB to 4 KiB / 2 KiB / 1 KiB cannot hold ResNet-50's
     activations (the stem's output alone is 112 x 112 x 64 int8 = 802,816 B): either an error naming a tensor and
