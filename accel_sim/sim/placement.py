@@ -168,6 +168,8 @@ def _lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
     seen: dict[str, None] = {}   # first appearance: an einsum's inputs exist before its output
     for i, einsum in enumerate(workload.einsums):
         for access in einsum.inputs:
+            if access.tensor == einsum.output.tensor:
+                continue   # a recurrence's running value: its own state, held by the engine between its steps
             for name in sources.get(access.tensor, (access.tensor,)):
                 readers.setdefault(name, []).append(i)
                 seen.setdefault(name)
@@ -339,6 +341,8 @@ def _needed_elements(workload: Workload, life: Lifetime, index: int, sources: di
     einsum, tensor = workload.einsums[index], workload.tensor(life.tensor)
     write = float(einsum.footprint(einsum.output, tensor)) if index in life.writers else 0.0
     read = 0.0
+    if index not in life.readers:   # its writer only (a recurrence's reads of its own state are not across einsums)
+        return read, write
     for access in einsum.inputs:
         if access.tensor == life.tensor:
             read = max(read, float(einsum.footprint(access, tensor)))

@@ -207,6 +207,28 @@ def test_a_no_level_error_names_every_missing_role_in_one_fix() -> None:
                              f"memory.weight_memory.holds=[{', '.join(holds)}]"]), chain)
 
 
+RUNNING = """
+name: running
+ranks: {h: 512, f: 64, m1: 8, p: 1024}
+default_bits: 32
+tensors:
+  RNV: {init: 0}
+einsums:
+  - RNV[h,f,m1+1,p] = SLNV[h,f,m1,p] + RNV[h,f,m1,p] * PRM[h,m1,p]
+"""
+
+
+def test_a_recurrences_own_state_is_no_spilled_read() -> None:
+    """A running value (FlashAttention's RNV: each step reads the one before) stays with the engine between its
+    steps, so when the recurrence's output (1 GiB) spills past the H100's 50 MiB L2 to HBM, its spill adds no read:
+    HBM reads only SLNV (512 x 64 x 8 x 1024 x 4 B = 1,073,741,824) and PRM (512 x 8 x 1024 x 4 B = 16,777,216),
+    as the L2 does. Before, the spill charged the running value's 1 GiB once more at HBM (L2 reads below HBM's)."""
+    work = parse_cascade(parse_yaml(RUNNING, "<running>"))
+    result = evaluate(load_arch(ROOT / "arch_configs" / "gpu" / "h100_sxm5_80gb.yaml"), work)
+    use = {u.level: u for u in result.trace.memory}
+    assert use["hbm"].read_bytes == use["l2"].read_bytes == 1_073_741_824 + 16_777_216
+
+
 def test_resnet50_on_a_shrunk_tpu_v1_is_not_the_full_size_answer() -> None:
     """The on-chip levels shrunk from 24 MiB / 4 MiB / 256 KiB to 4 KiB / 2 KiB / 1 KiB cannot hold ResNet-50's
     activations (the stem's output alone is 112 x 112 x 64 int8 = 802,816 B): either an error naming a tensor and
