@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.engines.costing import (PreparedBatch, SystolicScores, candidate_key, implied_batch, systolic_cost_of,
-                                       systolic_prepare, systolic_scores, unfit_error)
+from accel_sim.engines.costing import (PreparedBatch, SystolicScores, array_batch, candidate_key, implied_batch,
+                                       systolic_cost_of, systolic_prepare, systolic_scores, unfit_error)
 from accel_sim.engines.fold_timing import DATAFLOW_CODES, axis_folds, role_masks
 from accel_sim.engines.rows import distinct_rows
 from accel_sim.engines.loopnest import gemm_roles
@@ -275,6 +275,14 @@ def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: Systolic
                         f"constraints leave rank '{r}' (size {einsum.sizes[r]}) no legal factor on a "
                         f"{engine.rows} x {engine.cols} array with the pinned factors. Fix: pin factors that "
                         f"multiply to at least {einsum.sizes[r]} and fit the array")
+    # the space also maps onto part of the array: the fewest bytes any mapping stages are those of the one-PE
+    # mapping (every operand crosses the edge one element a cycle), so that is the capacity the fix names
+    flows = DATAFLOW_CODES if engine.dataflow == "any" else (engine.dataflow,)
+    smallest, smallest_codes = array_batch(einsum, workload, arch, 1, 1, flows)
+    error = unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, smallest, smallest_codes,
+                        engine.accumulator_width_bits)
+    if "fit no on-chip level" in str(error):
+        return error
     batch, codes = implied_batch(einsum, workload, arch, engine)
     return unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, batch, codes,
                        engine.accumulator_width_bits)

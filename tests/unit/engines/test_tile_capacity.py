@@ -18,6 +18,8 @@ only the weights. The mapping is the dataflow's own (`mapper: method: dataflow`)
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from builders import gemm
@@ -27,9 +29,12 @@ from accel_sim import evaluate
 from accel_sim.engines.fold_timing import DATAFLOW_CODES
 from accel_sim.engines.residency import array_analyses, array_traffic
 from accel_sim.errors import InfeasibleError
+from accel_sim.io.load import load_arch, load_workload
 from accel_sim.mapper.search import best_cost
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.mapping import MappingBatch
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def weight_buffer_arch(capacity: str, method: str = "dataflow", rows: int = 4, cols: int = 4,
@@ -115,3 +120,15 @@ def test_shrinking_a_buffer_never_lowers_the_objective_and_every_reported_tile_f
         assert found.mapping is not None and _fits(arch, work, found.mapping)
         results.append(found.cost.total_cycles if objective == "latency" else found.cost.total_energy_j)
     assert results[1] >= results[0] * (1 - 1e-12)
+
+
+def test_the_capacity_a_tile_error_names_is_the_least_that_maps() -> None:
+    """TPU v1's accumulators as one bank: the GEMM's partial sums (32 bit) cross the array's edge one a cycle on
+    the one-PE mapping, double-buffered: 2 x 4 B = 8 B. At 7 B no mapping fits and the error names 8 B, the least
+    any mapping needs (before: 512 B, the full-array mapping's); at 8 B the einsum maps."""
+    gemm = load_workload(ROOT / "workloads" / "gemm.einsum.yaml")
+    sets = ["memory.accumulators.banks=1"]
+    with pytest.raises(InfeasibleError, match=r"need 8 bytes .* at least 8 bytes"):
+        evaluate(load_arch(ROOT / "arch_configs" / "tpu_v1.yaml", [*sets, "memory.accumulators.capacity=7 B"]), gemm)
+    assert evaluate(load_arch(ROOT / "arch_configs" / "tpu_v1.yaml", [*sets, "memory.accumulators.capacity=8 B"]),
+                    gemm).cycles > 0
