@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
@@ -82,20 +83,26 @@ def systolic_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: Systol
     scores = systolic_scores(einsum, workload, arch, engine, batch, dataflow)
     values = scores.objective("edp")
     if not np.isfinite(values).any():
-        raise unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, batch, dataflow,
-                          engine.accumulator_width_bits)
+        raise unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols,
+                          [(engine.rows, engine.cols, batch, dataflow)], engine.accumulator_width_bits)
     return systolic_cost_of(einsum, workload, arch, engine, scores, int(np.argmin(values)), dataflow)
 
 
 def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str, rows: int, cols: int,
-                batch: MappingBatch, dataflow: np.ndarray, accumulator_bits: float) -> InfeasibleError:
-    """Why none of `batch` fits even with every operand spilled: the on-chip level the least-demanding candidate
-    overfills, its capacity and the bytes its tiles need (double-buffered, open partial sums `accumulator_bits`
-    wide), and the fix."""
-    spill = array_analyses(einsum, workload, arch, rows, cols, batch, dataflow,
-                           accumulator_bits).spilled_rows(np.arange(len(batch)))
-    occupancy = spilled_occupancy(einsum, workload, arch, batch, spill)               # (B, L, T)
-    need = occupancy.sum(axis=2)                                                      # (B, L)
+                batches: Sequence[tuple[int, int, MappingBatch, np.ndarray]], accumulator_bits: float
+                ) -> InfeasibleError:
+    """Why none of `batches` (each: the array rows and columns it maps onto, its mappings and their dataflow codes)
+    fits even with every operand spilled: the on-chip level the least-demanding candidate overfills, its capacity
+    and the bytes its tiles need (double-buffered, open partial sums `accumulator_bits` wide), and the fix."""
+    needs, kept = [], []
+    for used_rows, used_cols, batch, dataflow in batches:
+        spill = array_analyses(einsum, workload, arch, used_rows, used_cols, batch, dataflow,
+                               accumulator_bits).spilled_rows(np.arange(len(batch)))
+        occupancy = spilled_occupancy(einsum, workload, arch, batch, spill)           # (B, L, T)
+        needs.append(occupancy.sum(axis=2))                                            # (B, L)
+        kept += [[[t for ti, t in enumerate(batch.tensor_names) if occupancy[b, li, ti]]
+                  for li in range(len(arch.memory))] for b in range(len(batch))]
+    need = np.concatenate(needs)
     on_chip = [li for li, lv in enumerate(arch.memory) if not is_off_chip(lv) and lv.capacity_bytes is not None]
     over = [(float(need[:, li].min() - arch.memory[li].capacity_bytes), li) for li in on_chip]
     over = [(excess, li) for excess, li in over if excess > 0]
@@ -106,13 +113,13 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
     _, li = max(over)
     level = arch.memory[li]
     best = int(need[:, li].argmin())
-    kept = ", ".join(f"tensor '{t}'" for ti, t in enumerate(batch.tensor_names) if occupancy[best, li, ti])
+    names = ", ".join(f"tensor '{t}'" for t in kept[best][li])
     return InfeasibleError(
         f"einsum '{einsum.name}' on '{engine_name}': its tiles fit no on-chip level, even with every operand "
         f"streamed from the outermost level that holds it: '{level.name}' holds {level.capacity_bytes:,.0f} bytes "
-        f"and the smallest tiles it must keep or stage ({kept}) need {need[best, li]:,.0f} bytes (double-buffered). "
+        f"and the smallest tiles it must keep or stage ({names}) need {need[best, li]:,.0f} bytes (double-buffered). "
         f"Fix: raise "
-        f"memory.{level.name}.capacity to at least {need[:, li].min():,.0f} bytes, or let an outer level hold "
+        f"memory.{level.name}.capacity to at least {need[best, li]:,.0f} bytes, or let an outer level hold "
         f"what it holds (its `holds:`)")
 
 

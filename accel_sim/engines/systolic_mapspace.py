@@ -275,14 +275,11 @@ def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: Systolic
                         f"constraints leave rank '{r}' (size {einsum.sizes[r]}) no legal factor on a "
                         f"{engine.rows} x {engine.cols} array with the pinned factors. Fix: pin factors that "
                         f"multiply to at least {einsum.sizes[r]} and fit the array")
-    # the space also maps onto part of the array: the fewest bytes any mapping stages are those of the one-PE
-    # mapping (every operand crosses the edge one element a cycle), so that is the capacity the fix names
+    # the space also maps onto part of the array: the least-staging candidates are the full-array mapping's and the
+    # one-PE mapping's (every operand crosses the edge one element a cycle), whichever needs less at the level
     flows = DATAFLOW_CODES if engine.dataflow == "any" else (engine.dataflow,)
-    smallest, smallest_codes = array_batch(einsum, workload, arch, 1, 1, flows)
-    error = unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, smallest, smallest_codes,
-                        engine.accumulator_width_bits)
-    if "fit no on-chip level" in str(error):
-        return error
     batch, codes = implied_batch(einsum, workload, arch, engine)
-    return unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, batch, codes,
+    return unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols,
+                       [(engine.rows, engine.cols, batch, codes),
+                        (1, 1, *array_batch(einsum, workload, arch, 1, 1, flows))],
                        engine.accumulator_width_bits)

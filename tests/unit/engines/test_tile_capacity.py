@@ -122,10 +122,11 @@ def test_shrinking_a_buffer_never_lowers_the_objective_and_every_reported_tile_f
     assert results[1] >= results[0] * (1 - 1e-12)
 
 
-def test_the_capacity_a_tile_error_names_is_the_least_that_maps() -> None:
+def test_the_capacity_a_tile_error_names_is_enough_to_map() -> None:
     """TPU v1's accumulators as one bank: the GEMM's partial sums (32 bit) cross the array's edge one a cycle on
-    the one-PE mapping, double-buffered: 2 x 4 B = 8 B. At 7 B no mapping fits and the error names 8 B, the least
-    any mapping needs (before: 512 B, the full-array mapping's); at 8 B the einsum maps."""
+    the one-PE mapping, double-buffered: 2 x 4 B = 8 B. At 7 B no mapping fits and the error names 8 B, the
+    one-PE mapping's need, the least of the two it weighs (before: 512 B, the full-array mapping's alone); at 8 B
+    the einsum maps."""
     gemm = load_workload(ROOT / "workloads" / "gemm.einsum.yaml")
     sets = ["memory.accumulators.banks=1"]
     with pytest.raises(InfeasibleError, match=r"need 8 bytes .* at least 8 bytes"):
