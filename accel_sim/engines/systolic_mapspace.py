@@ -275,11 +275,13 @@ def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: Systolic
                         f"constraints leave rank '{r}' (size {einsum.sizes[r]}) no legal factor on a "
                         f"{engine.rows} x {engine.cols} array with the pinned factors. Fix: pin factors that "
                         f"multiply to at least {einsum.sizes[r]} and fit the array")
-    # the space also maps onto part of the array: the least-staging candidates are the full-array mapping's and the
-    # one-PE mapping's (every operand crosses the edge one element a cycle), whichever needs less at the level
-    flows = DATAFLOW_CODES if engine.dataflow == "any" else (engine.dataflow,)
+    # a searched space also maps onto part of the array: the least-staging candidates are the full-array mapping's
+    # and the one-PE mapping's (every operand crosses the edge one element a cycle), whichever needs less at the
+    # level; the 'dataflow' method tries the full-array mapping only
     batch, codes = implied_batch(einsum, workload, arch, engine)
-    return unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols,
-                       [(engine.rows, engine.cols, batch, codes),
-                        (1, 1, *array_batch(einsum, workload, arch, 1, 1, flows))],
+    candidates = [(engine.rows, engine.cols, batch, codes)]
+    if space is not None:
+        flows = DATAFLOW_CODES if engine.dataflow == "any" else (engine.dataflow,)
+        candidates.append((1, 1, *array_batch(einsum, workload, arch, 1, 1, flows)))
+    return unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, candidates,
                        engine.accumulator_width_bits)
