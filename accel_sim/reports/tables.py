@@ -160,8 +160,10 @@ def totals_table(result: Result, summary: dict[str, object]) -> Table:
         totals.add_row("  published die area", format_metric("published_area_mm2", published))
     for key in ("einsums", "total_macs", "cycles"):
         totals.add_row(key if key != "total_macs" else "MACs", format_metric(key, summary[key]))
-    totals.add_row("  compute / fill-drain / stall", " / ".join(cycles_format(summary[k]) for k in  # type: ignore[arg-type]
-                                                                ("compute_cycles", "fill_drain_cycles", "stall_cycles")))
+    # each einsum's split, summed: engines that overlap in time sum to more than the cycles above
+    split = "  compute / fill-drain / stall" + (" (summed over engines)" if result.trace.concurrent else "")
+    totals.add_row(split, " / ".join(cycles_format(summary[k]) for k in  # type: ignore[arg-type]
+                                     ("compute_cycles", "fill_drain_cycles", "stall_cycles")))
     totals.add_row("roofline bound", f"{cycles_format(summary['roofline_cycles'])} cycles (achieved is "  # type: ignore[arg-type]
                                      f"{format_metric('cycles_over_roofline', summary['cycles_over_roofline'])})")
     totals.add_row("energy", format_metric("energy_j", summary["energy_j"]))
