@@ -237,7 +237,7 @@ _NEUPIMS_GPU = ("NeuPIMs' GPU-only system is not described in any source we coul
                 "its HBM achieved, decodes 1.45x faster than our NPU-only: the paper's GPU-only is slower than an A100 "
                 "at kernel-level efficiency, by a mechanism (a smaller GPU, or a serving stack's attention kernels) "
                 "that the text we have does not name (validation/versus_gpu.py)")
-_FLIGHTLLM_GPU = ("the error is the GPU side's: our VHK158 decodes within 0.5 % of the profiler (103.0 vs 103.5 "
+_FLIGHTLLM_GPU = ("the error is the GPU side's: our VHK158 decodes within 0.2 % of the profiler (103.7 vs 103.5 "
                   "tokens/s) while our A100 is 28 % faster than vLLM 0.1.7, whose host work per token (about 2.5 ms: "
                   "scheduling, input preparation, about 400 kernels launched from Python, sampling and "
                   "detokenization) the engine does not describe (the 'vLLM 0.1.7 in the FlightLLM demo' gpu row)")

@@ -51,6 +51,11 @@ class EngineBase(BaseModel):
         technology_nm must lie in their range."""
         return True
 
+    def writes_back_through_caches(self) -> bool:
+        """Whether the engine's on-chip levels are hardware-managed write-back caches (a GPU's L2), whose dirty lines
+        reach the level outside as other data streams through, rather than scratchpads the design addresses."""
+        return False
+
     def on_chip_buffer_bytes(self) -> float:
         """Bytes of on-chip buffers the engine's own fields declare (an FPGA design's buffers on every core), which
         the arch's on-chip memory levels must hold; 0 for an engine that declares none."""

@@ -307,6 +307,11 @@ class GpuEngine(EngineBase):
             cost = replace(cost, fill_drain_cycles=max(0.0, cost.fill_drain_cycles - launch))
         return cost
 
+    def writes_back_through_caches(self) -> bool:
+        """The L2 is a write-back cache (NVIDIA A100/H100 whitepapers, "L2 cache"): a kernel's output that the next
+        kernel reads hits there, and still reaches HBM as the next data streams through."""
+        return True
+
     def mapspace(self, einsum: Einsum, workload: Workload, arch: Arch) -> GpuMapspace | None:
         """A contraction's CTA tiles (groups) and split-K factors (engines/gpu_mapspace.py); None otherwise."""
         if einsum.op != "mac":

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from accel_sim.engines.roofline import Bound, bound_on
 from accel_sim.mapper import MapperCache, best_options, score
-from accel_sim.sim.placement import Home, place_graph
+from accel_sim.sim.placement import Home, assign_homes, place_graph, route_homes
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
@@ -86,6 +86,9 @@ def back_to_back(arch: Arch, placements: tuple[Placement, ...], policy: str = "b
 
 def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, objective: str,
                    cache: MapperCache | None = None) -> Execution:
-    """Einsums back to back, each on its best engine, live tensors in their homes (`execution: sequential`)."""
-    placements, homes = place_graph(arch, workload, place_best(arch, workload, objective, cache))
-    return Execution(placements, back_to_back(arch, placements), homes)
+    """Einsums back to back, each on its best engine, live tensors in their homes (`execution: sequential`): an
+    intermediate homed on chip is read there (route_homes)."""
+    homes = assign_homes(arch, workload)
+    routed = route_homes(arch, workload, homes)
+    placements, homes = place_graph(routed, workload, place_best(routed, workload, objective, cache), homes)
+    return Execution(placements, back_to_back(routed, placements), homes)

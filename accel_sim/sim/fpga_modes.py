@@ -36,7 +36,7 @@ from accel_sim.engines.loopnest import gemm_view
 from accel_sim.engines.roofline import bound_on
 from accel_sim.errors import ConfigError, InfeasibleError
 from accel_sim.sim.execution import Execution, Placement
-from accel_sim.sim.placement import place_graph
+from accel_sim.sim.placement import assign_homes, place_graph, route_homes
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
@@ -386,11 +386,13 @@ def run_fpga(spec: FpgaExecution, arch: Arch, workload: Workload, objective: str
              cache: MapperCache | None = None) -> Execution:
     """Every einsum on the FPGA engine, groups run in the spec's mode back to back (`execution: fpga`)."""
     engine = fpga_engine(arch, spec.engine)
-    planned = plan(workload, arch, engine.name, spec.mode, spec.max_stages)
+    homes = assign_homes(arch, workload)
+    routed = route_homes(arch, workload, homes)   # intermediates homed on chip stay there, as in `sequential`
+    planned = plan(workload, routed, engine.name, spec.mode, spec.max_stages)
     memo: dict = {}  # the FPGA engine has no mapspace: its operator costs are memoized here, not mapped
-    own = tuple(Placement(e.name, engine.name, e.op, _operator_cost(e, workload, arch, engine, memo),
-                          bound_on(e, workload, arch, engine.name)) for e in workload.einsums)
-    placed, homes = place_graph(arch, workload, own)
+    own = tuple(Placement(e.name, engine.name, e.op, _operator_cost(e, workload, routed, engine, memo),
+                          bound_on(e, workload, routed, engine.name)) for e in workload.einsums)
+    placed, homes = place_graph(routed, workload, own, homes)
     # a spill's time lands on the einsums of the groups that run them one at a time; a dataflow group streams
     # whatever crosses it off chip already and checks its ping-pong buffers against the on-chip capacity
     extra = {p.einsum: p.cost.total_cycles - o.cost.total_cycles for p, o in zip(placed, own)}

@@ -24,6 +24,12 @@ already placed there; an unbounded level always has room). Its *first choice* is
 it at all; a home further out is a spill. No admitting level, or none with room: `InfeasibleError` naming the
 tensor, its bytes, the levels tried with their free bytes over its lifetime, and the fix.
 
+Routing (sequential and fpga models, `route_homes`): an intermediate (written by one einsum, read by later ones)
+homed in an on-chip level is read there, so the levels outside its home that admit its role pass it by when the
+einsums are costed; on a scratchpad its producer writes it there only, while a write-back cache (a GPU's L2,
+`EngineBase.writes_back_through_caches`) still writes it out. The workload's inputs and outputs cross the chip's
+edge, and a spilled tensor's home is outside.
+
 Charging a spill: the spilled tensor is written once by its producer and read once by each consumer (the
 footprint the einsum touches, `Einsum.footprint`) at its home and at every admitting level between its first
 choice and its home (it crosses them on the way). An einsum's own cost already moves tensors through the levels
@@ -318,6 +324,30 @@ def _needed_capacity(arch: Arch, workload: Workload, level: MemoryLevel) -> floa
     return float(live[level.name].max())
 
 
+def route_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> Arch:
+    """`arch` with each intermediate that lives in an on-chip level passed by at the levels outside it that admit
+    it (and its views with it): its consumers read it where it lives, and, where that level is a scratchpad, its
+    producer writes it there only; a write-back cache (Engine.writes_back_through_caches) still writes it out.
+    Inputs and outputs of the workload still cross the chip's edge, and a spilled tensor lives where its home is."""
+    names = [level.name for level in arch.memory]
+    directions = ("read",) if any(e.writes_back_through_caches() for e in arch.engines) else ("read", "write")
+    views = _sources(workload)
+    bypass: dict[str, set[tuple[str, str]]] = {}
+    for home in homes:
+        life = home.lifetime
+        if home.spilled or life.role != "activations" or not life.writers or not life.readers:
+            continue
+        aliases = {life.tensor, *(v for v, sources in views.items() if life.tensor in sources)}
+        for level in arch.memory[:names.index(home.level)]:
+            if level.admits("activations", life.tensor):
+                bypass.setdefault(level.name, set()).update((a, d) for a in aliases for d in directions)
+    if not bypass:
+        return arch
+    memory = tuple(level.bypassing(frozenset(bypass[level.name])) if level.name in bypass else level
+                   for level in arch.memory)
+    return arch.model_copy(update={"memory": memory})
+
+
 def charge_spills(arch: Arch, workload: Workload, placements: tuple[Placement, ...], homes: tuple[Home, ...]
                   ) -> tuple[Placement, ...]:
     """`placements` with each spilled tensor's traffic at the levels it crosses added to the einsums that write
@@ -401,10 +431,11 @@ def timed_as_before(charged: tuple[Placement, ...], placements: tuple[Placement,
                  for c, p in zip(charged, placements))
 
 
-def place_graph(arch: Arch, workload: Workload, placements: tuple[Placement, ...]
-                ) -> tuple[tuple[Placement, ...], tuple[Home, ...]]:
-    """Homes for every tensor alive across einsums and `placements` with the spills charged."""
-    homes = assign_homes(arch, workload)
+def place_graph(arch: Arch, workload: Workload, placements: tuple[Placement, ...],
+                homes: tuple[Home, ...] | None = None) -> tuple[tuple[Placement, ...], tuple[Home, ...]]:
+    """Homes for every tensor alive across einsums (given, or assigned here) and `placements` with the spills
+    charged."""
+    homes = assign_homes(arch, workload) if homes is None else homes
     return charge_spills(arch, workload, placements, homes), homes
 
 

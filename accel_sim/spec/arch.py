@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from accel_sim.spec.cpu import Cpu
 from accel_sim.spec.execution import AnyExecution, SequentialExecution, execution_mapping
@@ -72,6 +72,10 @@ class Ports:
         return 2 / (1 / self.read_bytes_per_s + 1 / self.write_bytes_per_s)
 
 
+# the direction an access role moves a tensor at a level: read out of it, or written into it
+_DIRECTION = {"inputs": "read", "outputs": "write", "results": "write", "psums": "write"}
+
+
 def holds_entry(role: str) -> str:
     """The `holds:` entry that admits an access role: a map's output ('results', no partial sums) is held where
     outputs are; every other role is its own entry."""
@@ -108,6 +112,9 @@ class MemoryLevel(BaseModel):
     # the roles it may hold; 'activations' in a config stands for every non-weight role (ACTIVATION_ROLES)
     holds: tuple[HoldsEntry, ...] = ("weights", *ACTIVATION_ROLES)  # after validation: roles only
     tensors: tuple[str, ...] = ()  # glob patterns of tensor names it also holds, whatever their role
+    # (tensor, 'read' | 'write') pairs this level passes by for one evaluation: set by the pipeline, never by a
+    # config (sim/placement.py route_homes: an intermediate that lives in a level further in)
+    _bypass: frozenset[tuple[str, str]] = PrivateAttr(default_factory=frozenset)
 
     @field_validator("write_energy_j_per_bit", mode="after")
     @classmethod
@@ -172,9 +179,22 @@ class MemoryLevel(BaseModel):
     def admits(self, role: str, tensor: str = "") -> bool:
         """Whether this level may hold a tensor of `role` (a role, or the storage class 'activations': any
         non-weight role) or, by name pattern, `tensor` itself."""
+        if self._bypass and (tensor, _DIRECTION.get(role, "")) in self._bypass:
+            return False
         role = holds_entry(role)
         held = (any(r in self.holds for r in ACTIVATION_ROLES) if role == "activations" else role in self.holds)
         return held or any(fnmatch.fnmatchcase(tensor, pattern) for pattern in self.tensors)
+
+    def bypassing(self, entries: frozenset[tuple[str, str]]) -> MemoryLevel:
+        """This level, also passing by the (tensor, 'read' | 'write') `entries` (route_homes)."""
+        level = self.model_copy()
+        level._bypass = self._bypass | entries
+        return level
+
+    @property
+    def bypassed(self) -> frozenset[tuple[str, str]]:
+        """The (tensor, direction) pairs this level passes by in this evaluation."""
+        return self._bypass
 
     def keeps(self, role: str, tensor: str = "") -> bool:
         """Whether an einsum keeps `tensor`, accessed in `role` (`Workload.roles`), at this level: as `admits`, and
@@ -363,13 +383,15 @@ class Arch(BaseModel):
 
     def shape_key(self, workload: Workload, einsum: Einsum) -> tuple[tuple, tuple[str, ...]]:
         """`Workload.shape_key` on this arch: einsums of one shape share a cost only if the levels' name patterns
-        (`tensors:`) route their tensors alike, so the key also holds, per tensor, the levels whose patterns
-        admit it (nothing more when no level has a pattern)."""
+        (`tensors:`) and bypasses route their tensors alike, so the key also holds, per tensor, the levels whose
+        patterns admit it and those that pass it by (nothing more when no level has either)."""
         key, names = workload.shape_key(einsum)
-        if not any(level.tensors for level in self.memory):
+        if not any(level.tensors or level.bypassed for level in self.memory):
             return key, names
-        routes = tuple(tuple(i for i, level in enumerate(self.memory)
-                             if any(fnmatch.fnmatchcase(name, pattern) for pattern in level.tensors)) for name in names)
+        routes = tuple((tuple(i for i, level in enumerate(self.memory)
+                              if any(fnmatch.fnmatchcase(name, pattern) for pattern in level.tensors)),
+                        tuple((i, d) for i, level in enumerate(self.memory) for d in ("read", "write")
+                              if (name, d) in level.bypassed)) for name in names)
         return (key, routes), names
 
     def level(self, name: str) -> MemoryLevel:
