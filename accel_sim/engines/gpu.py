@@ -76,7 +76,8 @@ from accel_sim.engines.base import EngineBase
 from accel_sim.engines.gpu_kernel import MAX_REGISTERS_PER_THREAD, elementwise_kernel_cost
 from accel_sim.engines.gpu_mapspace import GpuMapspace
 from accel_sim.spec.arch import LevelReference
-from accel_sim.spec.fields import SPEC_CONFIG, Bytes, Fraction, PositiveInt, Seconds, SquareMillimetres, Watts
+from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, Fraction, PositiveInt, Seconds, SquareMillimetres, Watts,
+                                   located)
 from accel_sim.spec.mapspace import MapperSpec
 from accel_sim.spec.workload import Einsum
 
@@ -224,6 +225,11 @@ class GpuEngine(EngineBase):
             raise ValueError("splits must include 1 (no split-K). Fix: e.g. [1, 2, 4, 8]")
         if not self.tiles:
             raise ValueError("tiles is empty. Fix: list CTA tiles such as {m: 128, n: 128, k: 32, stages: 4}")
+        if self.mapper.pin:
+            # the GPU mapper chooses CTA tiles and split-K, not loop factors: a pin would be silently ignored
+            raise located("a GPU engine's mapper takes no pins: its choices are the CTA tile and the split of K. "
+                          "Fix: remove mapper.pin, and narrow the choices with 'tiles:' and 'splits:' instead",
+                          "mapper", "pin")
         return self
 
     # --- rates -----------------------------------------------------------------------------------------------
