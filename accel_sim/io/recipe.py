@@ -49,10 +49,18 @@ def _whole(value: Any, *, text_allowed: bool = False) -> Any:
     return value
 
 
+def _boolean(value: Any) -> Any:
+    """A yes/no parameter is a YAML boolean: the string 'true' (or 1) is refused rather than converted."""
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}. Fix: write true or false without quotes")
+    return value
+
+
 def _recipe_model() -> type[BaseModel]:
     """A strict pydantic model: `zoo` plus every generator parameter, each optional (preset default); a boolean
-    is no number (batch: true was a batch of 1), an integer is written as one (image_size: '224' and batch: 2.0
-    are refused) and numbers are finite (norm_eps: .inf is refused)."""
+    is no number (batch: true was a batch of 1) and a yes/no is a boolean (bias: 'true' is refused), an integer is
+    written as one (image_size: '224' and batch: 2.0 are refused) and numbers are finite (norm_eps: .inf is
+    refused)."""
     fields: dict[str, Any] = {"zoo": (str, ...)}
     for preset in PRESETS.values():
         for key, hint in parameter_types(preset.spec_type).items():
@@ -64,6 +72,8 @@ def _recipe_model() -> type[BaseModel]:
                               for k in kinds)  # depth: Literal[18, 34, ...] would take 50.0
             if (int in kinds or int_literal) and float not in kinds:
                 checks.append(BeforeValidator(partial(_whole, text_allowed=bits)))
+            if bool in kinds:
+                checks.append(BeforeValidator(_boolean))
             fields.setdefault(key, (Annotated[(hint, *checks)] if checks else hint, None))
     # strict=False on purpose: YAML 1.1 reads 1e-5 as a string, which pydantic turns into the number
     return create_model("Recipe", __config__=ConfigDict(extra="forbid", allow_inf_nan=False), **fields)
