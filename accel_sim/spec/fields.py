@@ -150,14 +150,19 @@ def memory_kind(technology: str) -> MemoryKind:
     raise ValueError(f"unknown memory technology {technology!r}. Fix: {_TECHNOLOGY_FIX}")
 
 
+def _canonical_technology(value: Any, choices: tuple[str, ...], what: str, fix: str) -> Any:
+    """`value` as the canonical spelling of one of `choices` (case-insensitive); missing or unknown is an error."""
+    if value is None:
+        raise ValueError(f"no memory technology given. Fix: {fix}")
+    canonical = {t.upper(): t for t in choices}.get(str(value).strip().upper())
+    if canonical is None:
+        raise ValueError(f"unknown {what} {value!r}. Fix: {fix}")
+    return canonical
+
+
 def _technology(value: Any) -> Any:
     """A level's technology in its canonical spelling (case-insensitive); missing or unknown is an error."""
-    if value is None:
-        raise ValueError(f"no memory technology given. Fix: {_TECHNOLOGY_FIX}")
-    canonical = {t.upper(): t for t in TECHNOLOGIES}.get(str(value).strip().upper())
-    if canonical is None:
-        raise ValueError(f"unknown memory technology {value!r}. Fix: {_TECHNOLOGY_FIX}")
-    return canonical
+    return _canonical_technology(value, TECHNOLOGIES, "memory technology", _TECHNOLOGY_FIX)
 
 
 _OFF_CHIP_FIX = f"set 'technology:' to one of {', '.join(OFF_CHIP_TECHNOLOGIES)}"
@@ -165,12 +170,7 @@ _OFF_CHIP_FIX = f"set 'technology:' to one of {', '.join(OFF_CHIP_TECHNOLOGIES)}
 
 def _off_chip_technology(value: Any) -> Any:
     """An off-chip memory's DRAM kind in its canonical spelling (case-insensitive), one a memory level takes."""
-    if value is None:
-        raise ValueError(f"no memory technology given. Fix: {_OFF_CHIP_FIX}")
-    canonical = {t.upper(): t for t in OFF_CHIP_TECHNOLOGIES}.get(str(value).strip().upper())
-    if canonical is None:
-        raise ValueError(f"unknown off-chip memory technology {value!r}. Fix: {_OFF_CHIP_FIX}")
-    return canonical
+    return _canonical_technology(value, OFF_CHIP_TECHNOLOGIES, "off-chip memory technology", _OFF_CHIP_FIX)
 
 
 # Physical bounds: 1 byte to 1 EiB of storage, 1 B/s to 1 ZB/s of bandwidth (an "ideal" memory is often 1e18 B/s),

@@ -1,8 +1,9 @@
 """Regenerate the broken ONNX inputs of this folder: `python tests/data/bad/make_onnx_cases.py`.
 
-Unreadable or unsupported models (onnx_*), and models onnx.checker accepts that describe no valid work (io_onnx_*:
-empty or negative dimensions, inconsistent node attributes, unknown opsets). Each file is a few hundred bytes; its sidecar `<stem>.expect.yaml` (written here too) gives the CLI
-arguments and the substrings the error must contain (see tests/test_bad_inputs.py).
+Unreadable or unsupported models (onnx_*), and models onnx.checker accepts that describe no valid work
+(io_onnx_*: empty or negative dimensions, inconsistent node attributes, unknown opsets). Each file is a few hundred
+bytes; its sidecar `<stem>.expect.yaml` (written here too) gives the CLI arguments and the substrings the error
+must contain (see tests/test_bad_inputs.py).
 """
 from __future__ import annotations
 
