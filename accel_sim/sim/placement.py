@@ -331,13 +331,16 @@ def route_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> Arch
     Inputs and outputs of the workload still cross the chip's edge, and a spilled tensor lives where its home is."""
     names = [level.name for level in arch.memory]
     directions = ("read",) if any(e.writes_back_through_caches() for e in arch.engines) else ("read", "write")
-    views = _sources(workload)
+    views_of: dict[str, set[str]] = {}   # a stored tensor -> the views that read it
+    for view, sources in _sources(workload).items():
+        for source in sources:
+            views_of.setdefault(source, set()).add(view)
     bypass: dict[str, set[tuple[str, str]]] = {}
     for home in homes:
         life = home.lifetime
         if home.spilled or life.role != "activations" or not life.writers or not life.readers:
             continue
-        aliases = {life.tensor, *(v for v, sources in views.items() if life.tensor in sources)}
+        aliases = {life.tensor, *views_of.get(life.tensor, ())}
         for level in arch.memory[:names.index(home.level)]:
             if level.admits("activations", life.tensor):
                 bypass.setdefault(level.name, set()).update((a, d) for a in aliases for d in directions)
