@@ -179,8 +179,9 @@ def level_roles(problem: GemmProblem, workload: Workload, einsum: Einsum, arch: 
 
 
 def cache_capacity_bytes(arch: Arch) -> float:
-    """Bytes of the innermost on-chip level (the L2 the reuse model asks about); 0 with none."""
-    on_chip = [lv.capacity_bytes for lv in arch.memory if lv.capacity_bytes is not None and
+    """Bytes of the innermost on-chip level (the L2 the reuse model asks about) that the kernel's tiles may use (its
+    room: live tensors the kernel does not touch keep theirs); 0 with none."""
+    on_chip = [lv.room_bytes for lv in arch.memory if lv.capacity_bytes is not None and
                lv.technology in ("SRAM", "registers")]
     return float(on_chip[-1]) if on_chip else 0.0
 

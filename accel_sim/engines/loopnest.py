@@ -409,7 +409,7 @@ def analyze(einsum: Einsum, tensors: MappingType[str, Tensor], arch: Arch, axes:
         iterations, iterations if einsum.op == "mac" else np.zeros_like(iterations), coverage.prod(axis=0),
         nest.total.prod(axis=0), nest.used_pes, pes, bits, wide_bits, out,
         tuple(2.0 if m.name in double_buffered else 1.0 for m in arch.memory),
-        tuple(np.inf if m.capacity_bytes is None else float(m.capacity_bytes) for m in arch.memory),
+        tuple(np.inf if m.room_bytes is None else float(m.room_bytes) for m in arch.memory),
         tuple(tuple(float(e) for e in level_energy_per_bit(m, arch.technology_nm)) for m in arch.memory))
 
 

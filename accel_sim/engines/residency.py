@@ -214,7 +214,7 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     operands, then the least outermost-level traffic, then the least total traffic, and its accesses, bytes and
     energy per level; `analyses` from `array_analyses`."""
     on_chip = np.array([not is_off_chip(lv) for lv in arch.memory])
-    capacity = np.array([np.inf if lv.capacity_bytes is None else lv.capacity_bytes for lv in arch.memory])
+    capacity = np.array([np.inf if lv.room_bytes is None else lv.room_bytes for lv in arch.memory])
     fits, choice = analyses.ranking.choose(on_chip, capacity)
     # a spill is chosen only where no choice without one fits: only those candidates need the spilled layout
     need = np.flatnonzero(~fits)

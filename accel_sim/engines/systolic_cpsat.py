@@ -170,9 +170,9 @@ def buffer_capacity(model: cp_model.CpModel, space: SystolicSpace, d: int, x: li
             tiles[(li, ti)] = (expr, lo, hi)
             if not is_off_chip(level):
                 parts.append(_exp_of(model, expr, lo, hi, 2 * tensors[name].bits / 8, up=True,
-                                     cap=int(level.capacity_bytes)))
+                                     cap=int(level.room_bytes)))
         if parts and not is_off_chip(level):
-            model.add(sum(parts) <= int(level.capacity_bytes))
+            model.add(sum(parts) <= int(level.room_bytes))
     return tiles
 
 

@@ -212,18 +212,26 @@ def best_index(values: np.ndarray, scores: Scores, objective: str) -> int:
 
 
 def best_cost(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp",
-              cache: MapperCache | None = None) -> MappedCost:
+              cache: MapperCache | None = None, room: Arch | None = None) -> MappedCost:
     """The pipeline's mapper stage: the best mapping of `einsum` on `engine` for `objective` and its cost.
 
     The engine's `mapper:` settings choose the method; engines without choices for the einsum give their
     `cost` (mapping None). A search that finds nothing fitting raises the InfeasibleError that names the level
-    and bytes (the engine's `cost` raises it too: no mapping is ever charged as if it fitted).
+    and bytes (the engine's `cost` raises it too: no mapping is ever charged as if it fitted). `room`: `arch` as
+    the einsum finds it, with less room for tiles where live tensors it does not touch stay (`search_in_room`;
+    a cache is then required).
     """
     space = engine.mapspace(einsum, workload, arch)
     if space is None:
-        return MappedCost(None, engine.cost(einsum, workload, arch))
+        return MappedCost(None, engine.cost(einsum, workload, room or arch))
     spec = space.settings
-    found = search(space, objective, spec.method, spec.time_limit_s, spec.seed, cache)
+    if room is None or room is arch:
+        found = search(space, objective, spec.method, spec.time_limit_s, spec.seed, cache)
+    else:
+        if cache is None:
+            raise ValueError("best_cost with a room needs a MapperCache: it re-scores the shared search's winner")
+        found = search_in_room(space, engine.mapspace(einsum, workload, room), objective, spec.method,
+                               spec.time_limit_s, spec.seed, cache)
     return MappedCost(found.mapping, found.cost)
 
 
@@ -255,6 +263,26 @@ def search(space: Mapspace, objective: str = "edp", method: Method = "cpsat", ti
     if cache is not None:
         cache.put(key, _Cached(space.arch, result, keep, tensors))
     return result
+
+
+def search_in_room(space: Mapspace, room: Mapspace, objective: str, method: Method, time_limit_s: float, seed: int,
+                   cache: MapperCache) -> SearchResult:
+    """Best mapping of `room`, the problem of `space` with less room for tiles at some level (live tensors the
+    einsum does not touch keep theirs): `space`'s best, shared by every einsum of its shape, where it still fits
+    at the same cost (a smaller room only takes choices away, so nothing does better), else a search of `room`."""
+    found = search(space, objective, method, time_limit_s, seed, cache)
+    problem, tensors = space.key()
+    cached = cache.get((problem, objective, method, time_limit_s, seed))
+    if cached is not None:
+        # the cached batch names the tensors of the einsum searched first; the scorer reads this einsum's
+        rename = dict(zip(cached.tensors, tensors))
+        winner = cached.candidates.rows(slice(0, 1))   # row 0 (`_Cached`)
+        batch = winner.mappings
+        named = replace(batch, tensor_names=tuple(rename.get(t, t) for t in batch.tensor_names))
+        scores = room.shared(cache.shelf).score(Candidates(named, winner.group))
+        if scores.objective(objective)[0] == found.score:
+            return found
+    return search(room, objective, method, time_limit_s, seed, cache)
 
 
 def exhaustive_seconds(space: Mapspace) -> float:

@@ -11,12 +11,13 @@ tensor alive across einsums a home level with room over its lifetime and charges
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from accel_sim.engines.roofline import Bound, bound_on
 from accel_sim.mapper import MapperCache, best_options, score
-from accel_sim.sim.placement import Home, assign_homes, place_graph, route_homes
+from accel_sim.sim.placement import Home, assign_homes, place_graph, reserved_rooms, route_homes
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
@@ -59,12 +60,13 @@ class ExecutionModel(Protocol[SpecT]):
         ...
 
 
-def place_best(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None
-               ) -> tuple[Placement, ...]:
-    """Every einsum on the engine whose best cost serves `objective` best, with its roofline bound."""
+def place_best(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None,
+               rooms: Sequence[Arch] | None = None) -> tuple[Placement, ...]:
+    """Every einsum on the engine whose best cost serves `objective` best, with its roofline bound (`rooms`: the
+    arch as each einsum finds it, `best_options`)."""
     placed = []
     bounds: dict[tuple, Bound] = {}
-    for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective, cache)):
+    for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective, cache, rooms)):
         engine, cost = min(options, key=lambda pair: score(pair[1], objective))
         key = (arch.shape_key(workload, einsum)[0], engine.name)
         if key not in bounds:
@@ -90,5 +92,6 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
     intermediate homed on chip is read there (route_homes)."""
     homes = assign_homes(arch, workload)
     routed = route_homes(arch, workload, homes)
-    placements, homes = place_graph(routed, workload, place_best(routed, workload, objective, cache), homes)
+    rooms = reserved_rooms(routed, workload, homes)
+    placements, homes = place_graph(routed, workload, place_best(routed, workload, objective, cache, rooms), homes)
     return Execution(placements, back_to_back(routed, placements), homes)

@@ -30,6 +30,13 @@ einsums are costed; on a scratchpad its producer writes it there only, while a w
 `EngineBase.writes_back_through_caches`) still writes it out. The workload's inputs and outputs cross the chip's
 edge, and a spilled tensor's home is outside.
 
+Room for tiles (`reserved_rooms`, sequential model): a home takes its level's room for its whole lifetime, so an
+einsum that does not touch a tensor living in a bounded on-chip level maps its tiles into that level's capacity less
+the tensor's bytes (a skip connection or a shared weight's copy beside a GEMM's staged weights). The tensors it
+reads or writes are not subtracted: the mapper counts their tiles there, which are the home copy's. The shape's
+shared mapping stands where it still fits the room at the same cost (`mapper.search_in_room`); else that einsum
+is mapped in its room, and a tile that fits only where a live tensor sits is an InfeasibleError naming it.
+
 Charging a spill: the spilled tensor is written once by its producer and read once by each consumer (the
 footprint the einsum touches, `Einsum.footprint`) at its home and at every admitting level between its first
 choice and its home (it crosses them on the way). An einsum's own cost already moves tensors through the levels
@@ -52,7 +59,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.energy.components import level_energy_per_bit
+from accel_sim.energy.components import is_off_chip, level_energy_per_bit
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.arch import holds_entry
 from accel_sim.spec.fields import ACTIVATION_ROLES
@@ -349,6 +356,47 @@ def route_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> Arch
     memory = tuple(level.bypassing(frozenset(bypass[level.name])) if level.name in bypass else level
                    for level in arch.memory)
     return arch.model_copy(update={"memory": memory})
+
+
+def reserved_rooms(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> tuple[Arch, ...]:
+    """Per einsum: `arch` with each bounded on-chip level reserving the room of the tensors living there that the
+    einsum does not touch (homes live across it, and parameters' backing copies), so its tiles use only what is
+    left (`MemoryLevel.room_bytes`); einsums with equal reservations share one arch object, and `arch` itself
+    where there are none. The tensors it reads or writes are not reserved: their tiles at their home are the
+    home copy (the mapper counts the tile, the placement the whole tensor). Off-chip levels bind at graph scope
+    only (no engine stages a tile against a DRAM's capacity)."""
+    sources = _sources(workload)
+    bounded = {lv.name for lv in arch.memory if lv.capacity_bytes is not None and not is_off_chip(lv)}
+    last = len(workload.einsums) - 1
+    resident = [(0, last, level, name, size) for level, held in resident_parameters(arch, workload).items()
+                if level in bounded for name, size in held]
+    resident += [(h.lifetime.start, h.lifetime.end, h.level, h.lifetime.tensor, h.lifetime.bytes)
+                 for h in homes if h.level in bounded]
+    if not resident:
+        return (arch,) * len(workload.einsums)
+    resident.sort(key=lambda item: item[0])
+    shared: dict[tuple, Arch] = {(): arch}
+    active: list[tuple[int, int, str, str, float]] = []
+    upcoming = iter(resident)
+    pending = next(upcoming, None)
+    out = []
+    for i, einsum in enumerate(workload.einsums):
+        while pending is not None and pending[0] <= i:
+            active.append(pending)
+            pending = next(upcoming, None)
+        active = [item for item in active if item[1] >= i]
+        touched = {einsum.output.tensor, *(s for a in einsum.inputs for s in sources.get(a.tensor, (a.tensor,)))}
+        entries: dict[str, list[tuple[str, float]]] = {}
+        for _, _, level, name, size in active:
+            if name not in touched:
+                entries.setdefault(level, []).append((name, size))
+        key = tuple(sorted((level, tuple(held)) for level, held in entries.items()))
+        if key not in shared:
+            memory = tuple(lv.reserving(tuple(entries[lv.name])) if lv.name in entries else lv
+                           for lv in arch.memory)
+            shared[key] = arch.model_copy(update={"memory": memory})
+        out.append(shared[key])
+    return tuple(out)
 
 
 def charge_spills(arch: Arch, workload: Workload, placements: tuple[Placement, ...], homes: tuple[Home, ...]

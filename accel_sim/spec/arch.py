@@ -115,6 +115,9 @@ class MemoryLevel(BaseModel):
     # (tensor, 'read' | 'write') pairs this level passes by for one evaluation: set by the pipeline, never by a
     # config (sim/placement.py route_homes: an intermediate that lives in a level further in)
     _bypass: frozenset[tuple[str, str]] = PrivateAttr(default_factory=frozenset)
+    # (tensor, bytes) of the tensors living here that one einsum does not touch: they take room its tiles cannot
+    # use (sim/placement.py reserved_rooms); set by the pipeline for one einsum, never by a config
+    _reserved: tuple[tuple[str, float], ...] = PrivateAttr(default=())
 
     @field_validator("write_energy_j_per_bit", mode="after")
     @classmethod
@@ -193,6 +196,35 @@ class MemoryLevel(BaseModel):
         level = self.model_copy()
         level._bypass = self._bypass | entries
         return level
+
+    def reserving(self, entries: tuple[tuple[str, float], ...]) -> MemoryLevel:
+        """This level with the (tensor, bytes) `entries` taking room an einsum's tiles cannot use."""
+        level = self.model_copy()
+        level._reserved = entries
+        return level
+
+    @property
+    def reserved(self) -> tuple[tuple[str, float], ...]:
+        """The (tensor, bytes) of live tensors the current einsum does not touch, which its tiles must leave room
+        for."""
+        return self.__pydantic_private__["_reserved"]
+
+    @property
+    def room_bytes(self) -> float | None:
+        """Bytes an einsum's tiles may use: the capacity less the reserved tensors' (None: unbounded)."""
+        if self.capacity_bytes is None:
+            return None
+        return self.capacity_bytes - sum(size for _, size in self.__pydantic_private__["_reserved"])
+
+    def room_text(self) -> str:
+        """The level's room for tiles as an error message states it: its capacity, less what live tensors take."""
+        reserved = self.reserved
+        if not reserved:
+            return f"holds {self.capacity_bytes:,.0f} bytes"
+        names = ", ".join(f"'{t}'" for t, _ in reserved[:3]) + (f" and {len(reserved) - 3} more" if len(reserved) > 3
+                                                                 else "")
+        return (f"holds {self.capacity_bytes:,.0f} bytes, of which {self.capacity_bytes - self.room_bytes:,.0f} hold "
+                f"live tensors this einsum does not use ({names}), leaving {self.room_bytes:,.0f}")
 
     @property
     def bypassed(self) -> frozenset[tuple[str, str]]:

@@ -70,8 +70,9 @@ def layout_key(arch: Arch) -> tuple:
 
 
 def mapping_key(arch: Arch) -> tuple:
-    """The parts of an arch that decide which mappings are legal: its `layout_key` and each level's capacity."""
-    return layout_key(arch), tuple(lv.capacity_bytes for lv in arch.memory)
+    """The parts of an arch that decide which mappings are legal: its `layout_key` and each level's room for tiles
+    (its capacity less the live tensors an einsum does not touch, `MemoryLevel.room_bytes`)."""
+    return layout_key(arch), tuple(lv.room_bytes for lv in arch.memory)
 
 
 @dataclass(frozen=True)

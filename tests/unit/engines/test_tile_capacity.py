@@ -29,7 +29,9 @@ from accel_sim import evaluate
 from accel_sim.engines.fold_timing import DATAFLOW_CODES
 from accel_sim.engines.residency import array_analyses, array_traffic
 from accel_sim.errors import InfeasibleError
+from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.load import load_arch, load_workload
+from accel_sim.io.yaml import parse_yaml
 from accel_sim.mapper.search import best_cost
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.mapping import MappingBatch
@@ -133,3 +135,47 @@ def test_the_capacity_a_tile_error_names_is_enough_to_map() -> None:
         evaluate(load_arch(ROOT / "arch_configs" / "tpu_v1.yaml", [*sets, "memory.accumulators.capacity=7 B"]), gemm)
     assert evaluate(load_arch(ROOT / "arch_configs" / "tpu_v1.yaml", [*sets, "memory.accumulators.capacity=8 B"]),
                     gemm).cycles > 0
+
+
+# The docstring's GEMM three times: the first and last read one weight W, the middle one its own weight V. W is
+# read by two einsums, so an on-chip copy of it (256 B) lives in `buf` from the first to the last (sim/placement.py);
+# the middle GEMM does not touch it, so its tiles of V have `buf`'s capacity less W's 256 B.
+SHARED_WEIGHT = """
+name: shared weight
+ranks: {m: 16, k: 16, n: 16}
+default_bits: 8
+tensors:
+  W: {kind: weight}
+  V: {kind: weight}
+  A0: {kind: activation}
+  A1: {kind: activation}
+  A2: {kind: activation}
+einsums:
+  - Z0[m,n] = A0[m,k] * W[k,n]
+  - Z1[m,n] = A1[m,k] * V[k,n]
+  - Z2[m,n] = A2[m,k] * W[k,n]
+"""
+
+
+@pytest.mark.parametrize("capacity, dram_v, cycles", [(256 + 128, 256, 1536), (256 + 64, 1024, 2304),
+                                                      (256 + 8, 1024, 2304)])
+def test_tiles_share_a_level_with_the_live_tensors_their_einsum_does_not_touch(capacity: int, dram_v: int,
+                                                                               cycles: int) -> None:
+    """The docstring's derivation for the middle GEMM, in the room W's copy leaves: 128 B keep a double-buffered
+    slice of V (DRAM serves V once, 256 B; 1,536 cycles), 64 B stage it without reuse (1,024 B; 2,304 cycles),
+    8 B still stage it. Before tiles and live tensors shared the capacity, 320 B held the slice."""
+    work = parse_cascade(parse_yaml(SHARED_WEIGHT, "<shared weight>"))
+    middle = evaluate(weight_buffer_arch(f"{capacity} B"), work, objective="latency").einsums[1].cost
+    assert middle.accesses[("dram", "V", "read")] == dram_v
+    assert middle.total_cycles == cycles
+
+
+def test_a_tile_that_fits_only_where_a_live_tensor_sits_is_an_error_naming_it() -> None:
+    """256 + 7 B: W's copy leaves 7 B, below the 8 B V's staging needs (docstring): the error names W, the room
+    it leaves and a capacity that works (256 + 8 B)."""
+    work = parse_cascade(parse_yaml(SHARED_WEIGHT, "<shared weight>"))
+    with pytest.raises(InfeasibleError) as error:
+        evaluate(weight_buffer_arch(f"{256 + 7} B"), work, objective="latency")
+    message = " ".join(str(error.value).split())
+    assert "'buf' holds 263 bytes, of which 256 hold live tensors this einsum does not use ('W'), leaving 7" in message
+    assert "capacity to at least 264 bytes" in message
