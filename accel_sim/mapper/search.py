@@ -162,6 +162,9 @@ class MapperCache:
         self.limit = limit
         self._entries: dict[tuple, _Cached] = {}
         self.shelf = Shelf()
+        # search key -> the levels' rooms (`search_in_room`) its winner fitted at the same score: any room at least
+        # as large everywhere fits it too
+        self.fitted_rooms: dict[tuple, list[tuple[float, ...]]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -272,7 +275,12 @@ def search_in_room(space: Mapspace, room: Mapspace, objective: str, method: Meth
     at the same cost (a smaller room only takes choices away, so nothing does better), else a search of `room`."""
     found = search(space, objective, method, time_limit_s, seed, cache)
     problem, tensors = space.key()
-    cached = cache.get((problem, objective, method, time_limit_s, seed))
+    key = (problem, objective, method, time_limit_s, seed)
+    rooms = tuple(math.inf if lv.room_bytes is None else lv.room_bytes for lv in room.arch.memory)
+    fitted = cache.fitted_rooms.setdefault(key, [])
+    if any(all(r >= f for r, f in zip(rooms, fit)) for fit in fitted):
+        return found
+    cached = cache.get(key)
     if cached is not None:
         # the cached batch names the tensors of the einsum searched first; the scorer reads this einsum's
         rename = dict(zip(cached.tensors, tensors))
@@ -281,6 +289,7 @@ def search_in_room(space: Mapspace, room: Mapspace, objective: str, method: Meth
         named = replace(batch, tensor_names=tuple(rename.get(t, t) for t in batch.tensor_names))
         scores = room.shared(cache.shelf).score(Candidates(named, winner.group))
         if scores.objective(objective)[0] == found.score:
+            fitted.append(rooms)
             return found
     return search(room, objective, method, time_limit_s, seed, cache)
 
