@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from accel_sim.errors import ConfigError
-from accel_sim.spec.mapspace import AxisLayout, Candidates, Mapspace, Scores, concat_scores
+from accel_sim.errors import ConfigError, InfeasibleError
+from accel_sim.spec.mapspace import AxisLayout, Candidates, Mapspace, Scores, concat_scores, mapping_key
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -162,9 +162,9 @@ class MapperCache:
         self.limit = limit
         self._entries: dict[tuple, _Cached] = {}
         self.shelf = Shelf()
-        # search key -> the levels' rooms (`search_in_room`) its winner fitted at the same score: any room at least
-        # as large everywhere fits it too
-        self.fitted_rooms: dict[tuple, list[tuple[float, ...]]] = {}
+        # (shape, engine, arch's mapping key, objective) -> (the levels' rooms its best mapping kept its cost in, those
+        # it did not): `fits_room`
+        self.fitted_rooms: dict[tuple, tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -215,26 +215,18 @@ def best_index(values: np.ndarray, scores: Scores, objective: str) -> int:
 
 
 def best_cost(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp",
-              cache: MapperCache | None = None, room: Arch | None = None) -> MappedCost:
+              cache: MapperCache | None = None) -> MappedCost:
     """The pipeline's mapper stage: the best mapping of `einsum` on `engine` for `objective` and its cost.
 
     The engine's `mapper:` settings choose the method; engines without choices for the einsum give their
     `cost` (mapping None). A search that finds nothing fitting raises the InfeasibleError that names the level
-    and bytes (the engine's `cost` raises it too: no mapping is ever charged as if it fitted). `room`: `arch` as
-    the einsum finds it, with less room for tiles where live tensors it does not touch stay (`search_in_room`;
-    a cache is then required).
+    and bytes (the engine's `cost` raises it too: no mapping is ever charged as if it fitted).
     """
     space = engine.mapspace(einsum, workload, arch)
     if space is None:
-        return MappedCost(None, engine.cost(einsum, workload, room or arch))
+        return MappedCost(None, engine.cost(einsum, workload, arch))
     spec = space.settings
-    if room is None or room is arch:
-        found = search(space, objective, spec.method, spec.time_limit_s, spec.seed, cache)
-    else:
-        if cache is None:
-            raise ValueError("best_cost with a room needs a MapperCache: it re-scores the shared search's winner")
-        found = search_in_room(space, engine.mapspace(einsum, workload, room), objective, spec.method,
-                               spec.time_limit_s, spec.seed, cache)
+    found = search(space, objective, spec.method, spec.time_limit_s, spec.seed, cache)
     return MappedCost(found.mapping, found.cost)
 
 
@@ -268,30 +260,47 @@ def search(space: Mapspace, objective: str = "edp", method: Method = "cpsat", ti
     return result
 
 
-def search_in_room(space: Mapspace, room: Mapspace, objective: str, method: Method, time_limit_s: float, seed: int,
-                   cache: MapperCache) -> SearchResult:
-    """Best mapping of `room`, the problem of `space` with less room for tiles at some level (live tensors the
-    einsum does not touch keep theirs): `space`'s best, shared by every einsum of its shape, where it still fits
-    at the same cost (a smaller room only takes choices away, so nothing does better), else a search of `room`."""
-    found = search(space, objective, method, time_limit_s, seed, cache)
-    problem, tensors = space.key()
-    key = (problem, objective, method, time_limit_s, seed)
-    rooms = tuple(math.inf if lv.room_bytes is None else lv.room_bytes for lv in room.arch.memory)
-    fitted = cache.fitted_rooms.setdefault(key, [])
+def fits_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch, room: Arch, objective: str,
+              cache: MapperCache) -> bool:
+    """Whether `einsum`'s best mapping on `engine` in `arch` keeps its cost in `room`, the same arch with less room
+    for tiles at some level (live tensors the einsum does not touch, sim/placement.py): its cached winner re-scored
+    there. Rooms at least as large at every level as one that fitted fit too, and rooms no larger than one that
+    did not fit do not (a smaller room only takes choices away)."""
+    # what decides the answer: the einsum's shape and routes, the engine, the arch's mapping-relevant parts
+    key = (arch.shape_key(workload, einsum)[0], engine, mapping_key(arch), objective)
+    rooms = tuple(math.inf if lv.room_bytes is None else lv.room_bytes for lv in room.memory)
+    fitted, unfitted = cache.fitted_rooms.setdefault(key, ([], []))
     if any(all(r >= f for r, f in zip(rooms, fit)) for fit in fitted):
-        return found
+        return True
+    if any(all(r <= u for r, u in zip(rooms, unfit)) for unfit in unfitted):
+        return False
+    fits = _fits_room(engine, einsum, workload, arch, room, objective, cache)
+    (fitted if fits else unfitted).append(rooms)
+    return fits
+
+
+def _fits_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch, room: Arch, objective: str,
+               cache: MapperCache) -> bool:
+    """`fits_room`, computed."""
+    space = engine.mapspace(einsum, workload, arch)
+    if space is None:   # no choices: the engine's own cost, in either room
+        try:
+            return engine.cost(einsum, workload, room) == engine.cost(einsum, workload, arch)
+        except InfeasibleError:
+            return False
+    spec = space.settings
+    found = search(space, objective, spec.method, spec.time_limit_s, spec.seed, cache)
+    problem, tensors = space.key()
+    key = (problem, objective, spec.method, spec.time_limit_s, spec.seed)
     cached = cache.get(key)
-    if cached is not None:
-        # the cached batch names the tensors of the einsum searched first; the scorer reads this einsum's
-        rename = dict(zip(cached.tensors, tensors))
-        winner = cached.candidates.rows(slice(0, 1))   # row 0 (`_Cached`)
-        batch = winner.mappings
-        named = replace(batch, tensor_names=tuple(rename.get(t, t) for t in batch.tensor_names))
-        scores = room.shared(cache.shelf).score(Candidates(named, winner.group))
-        if scores.objective(objective)[0] == found.score:
-            fitted.append(rooms)
-            return found
-    return search(room, objective, method, time_limit_s, seed, cache)
+    if cached is None:   # dropped by the cache's limit since: search again for the winner's batch
+        result, keep = _search(space.shared(cache.shelf), objective, spec.method, spec.time_limit_s, spec.seed)
+        cached = _Cached(space.arch, result, keep, tensors)
+        cache.put(key, cached)
+    # the batch the search result came from (its winner, or on a re-scored design maybe a default mapping): the
+    # result keeps its cost in the room when one of them still reaches it there
+    in_room = engine.mapspace(einsum, workload, room).shared(cache.shelf)
+    return bool(in_room.score(_named(cached, tensors)).objective(objective).min() == found.score)
 
 
 def exhaustive_seconds(space: Mapspace) -> float:
@@ -316,7 +325,7 @@ def _unenumerable(space: Mapspace, time_limit_s: float) -> ConfigError:
 def _reuse(cached: _Cached, space: Mapspace, objective: str, tensors: tuple[str, ...]) -> SearchResult:
     """A cache hit: the cached result itself on an equal arch (renamed to this einsum's tensors), else re-scored."""
     if cached.arch != space.arch:
-        return _rescore(cached, space, objective)
+        return _rescore(cached, space, objective, tensors)
     # the key ignores names: the cached cost and mapping name the tensors of the einsum searched first
     if tensors == cached.tensors:
         return cached.result
@@ -411,10 +420,23 @@ def score(space: Mapspace, candidates: Candidates) -> Scores:
     return concat_scores([space.score(candidates.rows(slice(s, s + CHUNK))) for s in range(0, len(candidates), CHUNK)])
 
 
-def _rescore(cached: _Cached, space: Mapspace, objective: str) -> SearchResult:
-    """The cached winner (and, unpinned, the default mappings) scored exactly on `space`'s arch; best kept."""
-    start = time.perf_counter()
+def _named(cached: _Cached, tensors: tuple[str, ...]) -> Candidates:
+    """The cached re-scoring batch for the einsum whose tensors, in shape-key order, are `tensors`: the batch names
+    the tensors of the einsum searched first, and a scorer reads its own einsum's."""
     candidates = cached.candidates
+    if tensors == cached.tensors:
+        return candidates
+    rename = dict(zip(cached.tensors, tensors))
+    batch = candidates.mappings
+    return Candidates(replace(batch, tensor_names=tuple(rename.get(t, t) for t in batch.tensor_names)),
+                      candidates.group)
+
+
+def _rescore(cached: _Cached, space: Mapspace, objective: str, tensors: tuple[str, ...]) -> SearchResult:
+    """The cached winner (and, unpinned, the default mappings) scored exactly on `space`'s arch (for the einsum
+    whose tensors are `tensors`); best kept."""
+    start = time.perf_counter()
+    candidates = _named(cached, tensors)
     scores = space.score(candidates)
     values = scores.objective(objective)
     i = int(np.argmin(values))  # ties go to the cached winner (row 0)

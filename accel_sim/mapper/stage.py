@@ -6,7 +6,6 @@ across workloads and designs (sweeps).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -47,34 +46,20 @@ def synchronised(cost: Cost, engine: EngineBase, einsum: Einsum, arch: Arch) -> 
     return replace(stretched, utilization=cost.utilization * busy / stretched.total_cycles)
 
 
-# the widest a tile's element can be: an output's open partial sums at an accumulator's width (64-bit at most in
-# any engine here: FP64 tensor cores); `_room_may_bind` bounds tiles with it
-_WIDEST_ACCUMULATOR_BITS = 64
-
-
-def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None,
-                 rooms: Sequence[Arch] | None = None) -> list[tuple[tuple[str, ...], list[tuple[EngineBase, Cost]]]]:
+def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None
+                 ) -> list[tuple[tuple[str, ...], list[tuple[EngineBase, Cost]]]]:
     """Per einsum: its tensor names and [(engine, best cost)] on every capable engine; a repeated layer shape
-    is mapped once and renamed (the one place the pipeline asks the mapper for each engine's best cost).
-    `rooms[i]`: `arch` as einsum i finds it, its levels' room for tiles less the live tensors it does not touch
-    (sim/placement.py reserved_rooms); the shape's shared mapping stands where it fits that room at the same cost
-    (`search_in_room`), else the einsum is mapped in its room."""
+    is mapped once and renamed (the one place the pipeline asks the mapper for each engine's best cost)."""
     seen: dict[tuple, tuple[tuple[str, ...], list]] = {}
     out = []
-    if rooms is not None and cache is None and any(room is not arch for room in rooms):
-        cache = MapperCache()   # search_in_room re-scores the shared search's winner from it
-    for i, einsum in enumerate(workload.einsums):
+    for einsum in workload.einsums:
         key, tensors = arch.shape_key(workload, einsum)
-        room = arch
-        if rooms is not None and rooms[i] is not arch and _room_may_bind(rooms[i], workload, einsum):
-            room = rooms[i]
-            key = (key, tuple(lv.room_bytes for lv in room.memory))
         if key not in seen:
             capable = [e for e in arch.engines if e.peak_per_cycle(einsum) > 0]
             if not capable:
                 roofline(einsum, workload, arch)  # raises the InfeasibleError that names the missing engine
                 raise InfeasibleError(f"no engine can run einsum '{einsum.name}'")
-            costs = [best_cost(e, einsum, workload, arch, objective, cache, room).cost for e in capable]
+            costs = [best_cost(e, einsum, workload, arch, objective, cache).cost for e in capable]
             seen[key] = (tensors, [(e, synchronised(c, e, einsum, arch)) for e, c in zip(capable, costs)])
         first, options = seen[key]
         if first != tensors:
@@ -82,22 +67,3 @@ def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCa
             options = [(e, c.with_tensor_names(rename)) for e, c in options]
         out.append((tensors, options))
     return out
-
-
-def _room_may_bind(arch: Arch, workload: Workload, einsum: Einsum) -> bool:
-    """Whether a level's reserved room could refuse one of `einsum`'s tiles: a tile is at most its whole tensor,
-    double-buffered, an output at the widest accumulator; where every such bound fits the room, the reservation
-    cannot change the mapping and the shape's shared one stands."""
-    roles = workload.roles(einsum)
-    for level in arch.memory:
-        if not level.reserved:
-            continue
-        bound = 0.0
-        for name, role in roles.items():
-            if level.keeps(role, name):
-                tensor = workload.tensor(name)
-                wide = max(tensor.bits, _WIDEST_ACCUMULATOR_BITS) if name == einsum.output.tensor else tensor.bits
-                bound += 2 * tensor.elements * wide / 8
-        if bound > level.room_bytes:
-            return True
-    return False

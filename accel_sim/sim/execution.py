@@ -11,13 +11,13 @@ tensor alive across einsums a home level with room over its lifetime and charges
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from accel_sim.engines.roofline import Bound, bound_on
 from accel_sim.mapper import MapperCache, best_options, score
-from accel_sim.sim.placement import Home, assign_homes, place_graph, reserved_rooms, route_homes
+from accel_sim.mapper.search import fits_room
+from accel_sim.sim.placement import Home, assign_homes, crowding_homes, place_graph, route_homes
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
@@ -60,13 +60,12 @@ class ExecutionModel(Protocol[SpecT]):
         ...
 
 
-def place_best(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None,
-               rooms: Sequence[Arch] | None = None) -> tuple[Placement, ...]:
-    """Every einsum on the engine whose best cost serves `objective` best, with its roofline bound (`rooms`: the
-    arch as each einsum finds it, `best_options`)."""
+def place_best(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None
+               ) -> tuple[Placement, ...]:
+    """Every einsum on the engine whose best cost serves `objective` best, with its roofline bound."""
     placed = []
     bounds: dict[tuple, Bound] = {}
-    for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective, cache, rooms)):
+    for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective, cache)):
         engine, cost = min(options, key=lambda pair: score(pair[1], objective))
         key = (arch.shape_key(workload, einsum)[0], engine.name)
         if key not in bounds:
@@ -89,9 +88,26 @@ def back_to_back(arch: Arch, placements: tuple[Placement, ...], policy: str = "b
 def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, objective: str,
                    cache: MapperCache | None = None) -> Execution:
     """Einsums back to back, each on its best engine, live tensors in their homes (`execution: sequential`): an
-    intermediate homed on chip is read there (route_homes)."""
-    homes = assign_homes(arch, workload)
-    routed = route_homes(arch, workload, homes)
-    rooms = reserved_rooms(routed, workload, homes)
-    placements, homes = place_graph(routed, workload, place_best(routed, workload, objective, cache, rooms), homes)
+    intermediate homed on chip is read there (route_homes), and no home crowds an einsum's tiles out of their cost
+    (crowding_homes)."""
+    cache = MapperCache() if cache is None else cache   # `fits_room` re-scores the searches' winners from it
+    refused: frozenset[tuple[str, str]] = frozenset()
+    while True:   # each pass refuses at least one more (tensor, level) home, or ends
+        homes = assign_homes(arch, workload, refused)
+        routed = route_homes(arch, workload, homes)
+        placements = place_best(routed, workload, objective, cache)
+        answers: dict[tuple, bool] = {}   # einsums of one shape on one engine in one room answer alike
+
+        def fits(i: int, room: Arch) -> bool:
+            einsum, engine = workload.einsums[i], placements[i].engine
+            key = (routed.shape_key(workload, einsum)[0], engine, id(room))
+            if key not in answers:
+                answers[key] = fits_room(routed.engine(engine), einsum, workload, routed, room, objective, cache)
+            return answers[key]
+
+        crowding = crowding_homes(routed, workload, homes, fits)
+        if not crowding:
+            break
+        refused |= crowding
+    placements, homes = place_graph(routed, workload, placements, homes)
     return Execution(placements, back_to_back(routed, placements), homes)

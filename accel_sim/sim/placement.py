@@ -30,12 +30,14 @@ einsums are costed; on a scratchpad its producer writes it there only, while a w
 `EngineBase.writes_back_through_caches`) still writes it out. The workload's inputs and outputs cross the chip's
 edge, and a spilled tensor's home is outside.
 
-Room for tiles (`reserved_rooms`, sequential model): a home takes its level's room for its whole lifetime, so an
-einsum that does not touch a tensor living in a bounded on-chip level maps its tiles into that level's capacity less
-the tensor's bytes (a skip connection or a shared weight's copy beside a GEMM's staged weights). The tensors it
-reads or writes are not subtracted: the mapper counts their tiles there, which are the home copy's. The shape's
-shared mapping stands where it still fits the room at the same cost (`mapper.search_in_room`); else that einsum
-is mapped in its room, and a tile that fits only where a live tensor sits is an InfeasibleError naming it.
+Room for tiles (sequential model): a home takes its level's room for its whole lifetime, so an einsum that does
+not touch a tensor living in a bounded on-chip level has for its tiles only that level's capacity less the tensor's
+bytes (a skip connection or a shared weight's copy beside a GEMM's staged weights; `reserved_rooms`). The tensors
+it reads or writes are not subtracted: the mapper counts their tiles there, which are the home copy's. A home that
+would crowd an einsum's mapping out of its cost (`mapper.fits_room`: the mapping re-scored in the room left) is
+refused and the tensor lives further out, its spill charged (`crowding_homes`, the one placed last first): keeping
+a tensor on chip is the placement's choice, the mapping each einsum's own, and a smaller level never makes a
+design infeasible by keeping something on chip that it could spill.
 
 Charging a spill: the spilled tensor is written once by its producer and read once by each consumer (the
 footprint the einsum touches, `Einsum.footprint`) at its home and at every admitting level between its first
@@ -53,7 +55,7 @@ it (every engine in accel_sim/engines does), so with those engines no cost falls
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -247,16 +249,20 @@ def check_levels_exist(arch: Arch, workload: Workload) -> None:
                 f"let a larger level hold role 'weights' (its holds:)")
 
 
-def assign_homes(arch: Arch, workload: Workload) -> tuple[Home, ...]:
-    """A home level for every tensor alive across einsums (module docstring); InfeasibleError where none has room."""
+def assign_homes(arch: Arch, workload: Workload, refused: frozenset[tuple[str, str]] = frozenset()
+                 ) -> tuple[Home, ...]:
+    """A home level for every tensor alive across einsums (module docstring); InfeasibleError where none has room.
+    `refused`: (tensor, level) pairs that may not be a home (`crowding_homes`: the tensor would crowd out an
+    einsum's tiles there), so the tensor lives further out."""
     live = _parameter_occupancy(arch, workload)
     homes = []
     for life in lifetimes(workload):
         admitting = [lv for lv in reversed(arch.memory) if may_hold(lv, life)]
+        allowed = [lv for lv in admitting if (life.tensor, lv.name) not in refused] or admitting[-1:]
         if not admitting:
             raise InfeasibleError(_no_level(arch, workload, life))
         span = slice(life.start, life.end + 1)
-        home = next((lv for lv in admitting if lv.capacity_bytes is None
+        home = next((lv for lv in allowed if lv.capacity_bytes is None
                      or live[lv.name][span].max() + life.bytes <= lv.capacity_bytes), None)
         if home is None:
             raise InfeasibleError(_no_room(arch, workload, life, admitting, live))
@@ -360,11 +366,23 @@ def route_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> Arch
 
 def reserved_rooms(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> tuple[Arch, ...]:
     """Per einsum: `arch` with each bounded on-chip level reserving the room of the tensors living there that the
-    einsum does not touch (homes live across it, and parameters' backing copies), so its tiles use only what is
-    left (`MemoryLevel.room_bytes`); einsums with equal reservations share one arch object, and `arch` itself
-    where there are none. The tensors it reads or writes are not reserved: their tiles at their home are the
-    home copy (the mapper counts the tile, the placement the whole tensor). Off-chip levels bind at graph scope
-    only (no engine stages a tile against a DRAM's capacity)."""
+    einsum does not touch (`bystanders`), so its tiles have only what is left (`MemoryLevel.room_bytes`); einsums
+    with equal reservations share one arch object, and `arch` itself where there are none."""
+    shared: dict[tuple, Arch] = {(): arch}
+    out = []
+    for held in bystanders(arch, workload, homes):
+        key = tuple(sorted((level, tuple(entries)) for level, entries in held.items()))
+        if key not in shared:
+            shared[key] = _reserving(arch, held)
+        out.append(shared[key])
+    return tuple(out)
+
+
+def bystanders(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> list[dict[str, list[tuple[str, float]]]]:
+    """Per einsum, per bounded on-chip level: the (tensor, bytes) living there that the einsum does not touch
+    (homes live across it, and parameters' backing copies). The tensors it reads or writes are left out: their
+    tiles at their home are the home copy (the mapper counts the tile, the placement the whole tensor). Off-chip
+    levels bind at graph scope only (no engine stages a tile against a DRAM's capacity)."""
     sources = _sources(workload)
     bounded = {lv.name for lv in arch.memory if lv.capacity_bytes is not None and not is_off_chip(lv)}
     last = len(workload.einsums) - 1
@@ -373,9 +391,8 @@ def reserved_rooms(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> t
     resident += [(h.lifetime.start, h.lifetime.end, h.level, h.lifetime.tensor, h.lifetime.bytes)
                  for h in homes if h.level in bounded]
     if not resident:
-        return (arch,) * len(workload.einsums)
+        return [{} for _ in workload.einsums]
     resident.sort(key=lambda item: item[0])
-    shared: dict[tuple, Arch] = {(): arch}
     active: list[tuple[int, int, str, str, float]] = []
     upcoming = iter(resident)
     pending = next(upcoming, None)
@@ -386,17 +403,45 @@ def reserved_rooms(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> t
             pending = next(upcoming, None)
         active = [item for item in active if item[1] >= i]
         touched = {einsum.output.tensor, *(s for a in einsum.inputs for s in sources.get(a.tensor, (a.tensor,)))}
-        entries: dict[str, list[tuple[str, float]]] = {}
+        held: dict[str, list[tuple[str, float]]] = {}
         for _, _, level, name, size in active:
             if name not in touched:
-                entries.setdefault(level, []).append((name, size))
-        key = tuple(sorted((level, tuple(held)) for level, held in entries.items()))
-        if key not in shared:
-            memory = tuple(lv.reserving(tuple(entries[lv.name])) if lv.name in entries else lv
-                           for lv in arch.memory)
-            shared[key] = arch.model_copy(update={"memory": memory})
-        out.append(shared[key])
-    return tuple(out)
+                held.setdefault(level, []).append((name, size))
+        out.append(held)
+    return out
+
+
+def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits: Callable[[int, Arch], bool]
+                   ) -> frozenset[tuple[str, str]]:
+    """The (tensor, level) homes to refuse so that every einsum's mapping keeps its cost beside the live tensors it
+    does not touch: walking the einsums, while `fits(i, room)` says einsum i's mapping does not fit the room its
+    bystanders leave (`bystanders`), the bystander homed last in the walk order is refused there (it will live
+    further out, and its spill is charged). Parameters' backing copies are never refused: they have no other home."""
+    order = {home.lifetime.tensor: k for k, home in enumerate(homes)}
+    refused: set[tuple[str, str]] = set()
+    rooms: dict[tuple, Arch] = {}   # one arch per distinct set of rooms (bytes per level)
+    for i, held in enumerate(bystanders(arch, workload, homes)):
+        held = {level: [e for e in entries if (e[0], level) not in refused] for level, entries in held.items()}
+        while True:
+            movable = [(order[t], level, (t, size)) for level, entries in held.items() for t, size in entries
+                       if t in order]
+            if not movable:
+                break
+            key = tuple(sorted((level, sum(size for _, size in entries)) for level, entries in held.items()))
+            if key not in rooms:
+                rooms[key] = _reserving(arch, held)
+            if fits(i, rooms[key]):
+                break
+            _, level, entry = max(movable)
+            held[level].remove(entry)
+            refused.add((entry[0], level))
+    return frozenset(refused)
+
+
+def _reserving(arch: Arch, held: dict[str, list[tuple[str, float]]]) -> Arch:
+    """`arch` with each level reserving its `held` (tensor, bytes) entries."""
+    memory = tuple(lv.reserving(tuple(held[lv.name])) if held.get(lv.name) else lv for lv in arch.memory)
+    return arch.model_copy(update={"memory": memory})
 
 
 def charge_spills(arch: Arch, workload: Workload, placements: tuple[Placement, ...], homes: tuple[Home, ...]

@@ -116,7 +116,7 @@ class MemoryLevel(BaseModel):
     # config (sim/placement.py route_homes: an intermediate that lives in a level further in)
     _bypass: frozenset[tuple[str, str]] = PrivateAttr(default_factory=frozenset)
     # (tensor, bytes) of the tensors living here that one einsum does not touch: they take room its tiles cannot
-    # use (sim/placement.py reserved_rooms); set by the pipeline for one einsum, never by a config
+    # use (sim/placement.py reserved_rooms, mapper.fits_room); set by the pipeline, never by a config
     _reserved: tuple[tuple[str, float], ...] = PrivateAttr(default=())
 
     @field_validator("write_energy_j_per_bit", mode="after")
@@ -215,16 +215,6 @@ class MemoryLevel(BaseModel):
         if self.capacity_bytes is None:
             return None
         return self.capacity_bytes - sum(size for _, size in self.__pydantic_private__["_reserved"])
-
-    def room_text(self) -> str:
-        """The level's room for tiles as an error message states it: its capacity, less what live tensors take."""
-        reserved = self.reserved
-        if not reserved:
-            return f"holds {self.capacity_bytes:,.0f} bytes"
-        names = ", ".join(f"'{t}'" for t, _ in reserved[:3]) + (f" and {len(reserved) - 3} more" if len(reserved) > 3
-                                                                 else "")
-        return (f"holds {self.capacity_bytes:,.0f} bytes, of which {self.capacity_bytes - self.room_bytes:,.0f} hold "
-                f"live tensors this einsum does not use ({names}), leaving {self.room_bytes:,.0f}")
 
     @property
     def bypassed(self) -> frozenset[tuple[str, str]]:
