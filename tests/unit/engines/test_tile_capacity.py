@@ -181,3 +181,31 @@ def test_a_live_tensor_that_would_crowd_out_a_tile_lives_further_out(capacity: i
     assert result.einsums[1].cost.accesses[("dram", "V", "read")] == 256
     buf = next(use for use in result.trace.memory if use.level == "buf")
     assert buf.spilled_bytes == w_spilled
+
+
+@settings(max_examples=40, deadline=None)
+@given(sizes=st.tuples(*(st.sampled_from((4, 8, 16, 32)) for _ in range(3))), data=st.data(),
+       dataflow=st.sampled_from(("os", "ws")))
+def test_a_smaller_buffer_beside_a_shared_weight_never_runs_faster(sizes: tuple[int, int, int], data: st.DataObject,
+                                                                 dataflow: str) -> None:
+    """The shared-weight chain at random sizes, the buffer around W's k x n bytes (where its copy and the middle
+    GEMM's tiles compete): shrinking the buffer never lowers the latency the latency objective finds (a home that
+    would crowd a tile out moves outward instead), or it is an InfeasibleError naming the fix."""
+    m, k, n = sizes
+    text = SHARED_WEIGHT.replace("{m: 16, k: 16, n: 16}", f"{{m: {m}, k: {k}, n: {n}}}")
+    work = parse_cascade(parse_yaml(text, "<shared weight>"))
+    capacity = data.draw(st.integers(8, 3 * k * n), label="capacity")
+    small = data.draw(st.integers(8, capacity), label="smaller")
+
+    def cycles(size: int) -> float | None:
+        try:
+            return evaluate(weight_buffer_arch(f"{size} B", dataflow=dataflow), work, objective="latency").cycles
+        except InfeasibleError as error:
+            assert "Fix:" in str(error)
+            return None
+
+    before, after = cycles(capacity), cycles(small)
+    if before is None:
+        assert after is None
+    elif after is not None:
+        assert after >= before
