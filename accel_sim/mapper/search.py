@@ -35,7 +35,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -162,9 +162,9 @@ class MapperCache:
         self.limit = limit
         self._entries: dict[tuple, _Cached] = {}
         self.shelf = Shelf()
-        # (shape, engine, arch's mapping key, objective) -> (the levels' rooms its best mapping kept its cost in, those
-        # it did not): `fits_room`
-        self.fitted_rooms: dict[tuple, tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = {}
+        # (shape, engine, arch's mapping key, objective) -> what `fits_room` learnt of the rooms its best mapping
+        # keeps its cost in
+        self.fitted_rooms: dict[tuple, _RoomChecks] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -266,22 +266,39 @@ def fits_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch
     for tiles at some level (live tensors the einsum does not touch, sim/placement.py): its cached winner re-scored
     there. Rooms at least as large at every level as one that fitted fit too, and rooms no larger than one that
     did not fit do not (a smaller room only takes choices away)."""
-    # what decides the answer: the einsum's shape and routes, the engine, the arch's mapping-relevant parts
+    # what decides the answer: the einsum's shape and routes, the engine, the arch's mapping-relevant parts; every
+    # einsum of the key is asked about as the first one asked (equal keys, equal costs: `Workload.shape_key`), so
+    # that its re-scored batch and the loop nests prepared for it serve every room
     key = (arch.shape_key(workload, einsum)[0], engine, mapping_key(arch), objective)
     rooms = tuple(math.inf if lv.room_bytes is None else lv.room_bytes for lv in room.memory)
-    fitted, unfitted = cache.fitted_rooms.setdefault(key, ([], []))
-    if any(all(r >= f for r, f in zip(rooms, fit)) for fit in fitted):
+    checks = cache.fitted_rooms.get(key)
+    if checks is None:
+        checks = cache.fitted_rooms[key] = _RoomChecks(einsum, workload)
+    if any(all(r >= f for r, f in zip(rooms, fit)) for fit in checks.fitted):
         return True
-    if any(all(r <= u for r, u in zip(rooms, unfit)) for unfit in unfitted):
+    if any(all(r <= u for r, u in zip(rooms, unfit)) for unfit in checks.unfitted):
         return False
-    fits = _fits_room(engine, einsum, workload, arch, room, objective, cache)
-    (fitted if fits else unfitted).append(rooms)
+    fits = _fits_room(engine, checks, arch, room, objective, cache)
+    (checks.fitted if fits else checks.unfitted).append(rooms)
     return fits
 
 
-def _fits_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch, room: Arch, objective: str,
+@dataclass
+class _RoomChecks:
+    """What `fits_room` learnt about one key: the einsum it asks as, the rooms that kept the cost and those that did
+    not, and the batch it re-scores (named for that einsum)."""
+
+    einsum: Einsum
+    workload: Workload
+    fitted: list[tuple[float, ...]] = field(default_factory=list)
+    unfitted: list[tuple[float, ...]] = field(default_factory=list)
+    batch: Candidates | None = None
+
+
+def _fits_room(engine: EngineBase, checks: _RoomChecks, arch: Arch, room: Arch, objective: str,
                cache: MapperCache) -> bool:
-    """`fits_room`, computed."""
+    """`fits_room`, computed for the einsum `checks` asks as."""
+    einsum, workload = checks.einsum, checks.workload
     space = engine.mapspace(einsum, workload, arch)
     if space is None:   # no choices: the engine's own cost, in either room
         try:
@@ -299,8 +316,10 @@ def _fits_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arc
         cache.put(key, cached)
     # the batch the search result came from (its winner, or on a re-scored design maybe a default mapping): the
     # result keeps its cost in the room when one of them still reaches it there
+    if checks.batch is None:
+        checks.batch = _named(cached, tensors)
     in_room = engine.mapspace(einsum, workload, room).shared(cache.shelf)
-    return bool(in_room.score(_named(cached, tensors)).objective(objective).min() == found.score)
+    return bool(in_room.score(checks.batch).objective(objective).min() == found.score)
 
 
 def exhaustive_seconds(space: Mapspace) -> float:

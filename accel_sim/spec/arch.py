@@ -23,6 +23,7 @@ from accel_sim.spec.execution import AnyExecution, SequentialExecution, executio
 from accel_sim.spec.fields import (ACTIVATION_ROLES, SPEC_CONFIG, Bytes, BytesPerSecond, Hertz, JoulesPerBit, PositiveFloat,
                                    PositiveInt, MemoryTechnology, PhyKind, SquareMillimetres, HoldsEntry, TensorRole,
                                    located, memory_kind, named_entries)
+from accel_sim.spec.identity import IdentityMemo
 
 if TYPE_CHECKING:
     from accel_sim.engines import AnyEngine
@@ -80,6 +81,9 @@ def holds_entry(role: str) -> str:
     """The `holds:` entry that admits an access role: a map's output ('results', no partial sums) is held where
     outputs are; every other role is its own entry."""
     return "outputs" if role == "results" else role
+
+
+_SHAPE_KEYS = IdentityMemo()   # (arch, workload, einsum) -> Arch.shape_key's key
 
 
 class MemoryLevel(BaseModel):
@@ -411,13 +415,18 @@ class Arch(BaseModel):
         (`tensors:`) and bypasses route their tensors alike, so the key also holds, per tensor, the levels whose
         patterns admit it and those that pass it by (nothing more when no level has either)."""
         key, names = workload.shape_key(einsum)
+        # the pipeline asks for every einsum's key several times a run: each einsum's routes once per arch object
+        return _SHAPE_KEYS.get((self, workload, einsum), lambda: self._routed_key(key, names)), names
+
+    def _routed_key(self, key: tuple, names: tuple[str, ...]) -> tuple:
+        """`key` with its tensors' routes (`shape_key`), where some level has name patterns or bypasses."""
         if not any(level.tensors or level.bypassed for level in self.memory):
-            return key, names
+            return key
         routes = tuple((tuple(i for i, level in enumerate(self.memory)
                               if any(fnmatch.fnmatchcase(name, pattern) for pattern in level.tensors)),
                         tuple((i, d) for i, level in enumerate(self.memory) for d in ("read", "write")
                               if (name, d) in level.bypassed)) for name in names)
-        return (key, routes), names
+        return key, routes
 
     def level(self, name: str) -> MemoryLevel:
         """The memory level called `name`."""
