@@ -29,11 +29,12 @@ def _workload(path: str, overrides: tuple[str, ...]) -> Workload:
 
 
 def metrics_of(summary: dict[str, object]) -> dict[str, float]:
-    """The numeric entries of Result.summary(), with dict-valued ones flattened to 'key.sub'."""
+    """The numeric entries of Result.summary(), dict-valued ones flattened to 'key.sub' at any depth (a level's
+    'memory.unified_buffer.peak_bytes')."""
     out: dict[str, float] = {}
     for key, value in summary.items():
         if isinstance(value, dict):
-            out.update({f"{key}.{k}": float(v) for k, v in value.items() if isinstance(v, (int, float))})
+            out.update({f"{key}.{k}": v for k, v in metrics_of(value).items()})
         elif isinstance(value, (int, float)) and not isinstance(value, bool) or hasattr(value, "dtype"):
             out[key] = float(value)  # numpy scalars too
     return out

@@ -170,3 +170,20 @@ def test_max_points_guards_the_grid_and_none_lifts_it(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="16 points.*--max-points 16"):
         load_sweep(spec, max_points=10)
     assert load_sweep(spec, max_points=None).points == 16
+
+
+def test_a_memory_level_metric_is_an_objective(tmp_path: Path) -> None:
+    """Summary values nested two deep (memory.<level>.<figure>) are metrics too: a sweep may minimise the global
+    buffer's peak occupancy, and a misspelt level is refused naming the metrics there are."""
+    from accel_sim import evaluate, load_arch, load_workload
+    from accel_sim.dse.point import metrics_of
+
+    summary = evaluate(load_arch("edge_npu"), load_workload("gemm.einsum")).summary()
+    metrics = metrics_of(summary)
+    assert metrics["memory.global_buffer.capacity_bytes"] == 108 * 1024   # edge_npu.yaml: 108 KiB
+    assert metrics["memory.global_buffer.read_bytes"] == summary["memory"]["global_buffer"]["read_bytes"]
+    ok = ("axes:\n  - {path: engines.0.rows, values: [4, 8]}\n"
+          "objectives: {memory.global_buffer.read_bytes: min}\n")
+    assert load_sweep(_spec(tmp_path, ok)).designs == 2
+    with pytest.raises(ConfigError, match=r"unknown metric 'memory\.global_bufer\.read_bytes'"):
+        load_sweep(_spec(tmp_path, ok.replace("global_buffer", "global_bufer")))
