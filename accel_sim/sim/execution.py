@@ -15,8 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from accel_sim.engines.roofline import Bound, bound_on
-from accel_sim.mapper import MapperCache, best_options, score
-from accel_sim.mapper.search import fits_room
+from accel_sim.mapper import MapperCache, best_options, fits_room, score
 from accel_sim.sim.placement import Home, assign_homes, crowding_homes, place_graph, route_homes
 from accel_sim.sim.trace import Span, Trace
 
