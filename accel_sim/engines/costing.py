@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
     from accel_sim.engines.systolic import SystolicEngine
     from accel_sim.engines.vector import VectorEngine
-    from accel_sim.spec.arch import Arch
+    from accel_sim.spec.arch import Arch, MemoryLevel
     from accel_sim.spec.workload import Einsum, Workload
 
 def level_access_energy(arch: Arch, level_index: int, read_bits: float, write_bits: float) -> dict[tuple[str, str], float]:
@@ -103,8 +103,8 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
         kept += [[[t for ti, t in enumerate(batch.tensor_names) if occupancy[b, li, ti]]
                   for li in range(len(arch.memory))] for b in range(len(batch))]
     need = np.concatenate(needs)
-    on_chip = [li for li, lv in enumerate(arch.memory) if not is_off_chip(lv) and lv.capacity_bytes is not None]
-    over = [(float(need[:, li].min() - arch.memory[li].capacity_bytes), li) for li in on_chip]
+    on_chip = [li for li, lv in enumerate(arch.memory) if not is_off_chip(lv) and lv.room_bytes is not None]
+    over = [(float(need[:, li].min() - arch.memory[li].room_bytes), li) for li in on_chip]
     over = [(excess, li) for excess, li in over if excess > 0]
     if not over:
         return InfeasibleError(
@@ -116,11 +116,22 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
     names = ", ".join(f"tensor '{t}'" for t in kept[best][li])
     return InfeasibleError(
         f"einsum '{einsum.name}' on '{engine_name}': its tiles fit no on-chip level, even with every operand "
-        f"streamed from the outermost level that holds it: '{level.name}' holds {level.capacity_bytes:,.0f} bytes "
+        f"streamed from the outermost level that holds it: '{level.name}' {_room_text(level)} "
         f"and the smallest tiles it must keep or stage ({names}) need {need[best, li]:,.0f} bytes (double-buffered). "
         f"Fix: raise "
-        f"memory.{level.name}.capacity to at least {need[best, li]:,.0f} bytes, or let an outer level hold "
+        f"memory.{level.name}.capacity to at least "
+        f"{need[best, li] + level.capacity_bytes - level.room_bytes:,.0f} bytes, or let an outer level hold "
         f"what it holds (its `holds:`)")
+
+
+def _room_text(level: MemoryLevel) -> str:
+    """'holds C bytes', and what the live tensors kept there (`MemoryLevel.reserved`) leave of them."""
+    if not level.reserved:
+        return f"holds {level.capacity_bytes:,.0f} bytes"
+    names = ", ".join(f"'{t}'" for t, _ in level.reserved[:3])
+    more = f" and {len(level.reserved) - 3:,} more" if len(level.reserved) > 3 else ""
+    return (f"holds {level.capacity_bytes:,.0f} bytes, of which {level.capacity_bytes - level.room_bytes:,.0f} keep "
+            f"live tensors that no level further out may hold ({names}{more}), leaving {level.room_bytes:,.0f}")
 
 
 def implied_batch(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine

@@ -6,6 +6,7 @@ across workloads and designs (sweeps).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -46,20 +47,26 @@ def synchronised(cost: Cost, engine: EngineBase, einsum: Einsum, arch: Arch) -> 
     return replace(stretched, utilization=cost.utilization * busy / stretched.total_cycles)
 
 
-def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None
-                 ) -> list[tuple[tuple[str, ...], list[tuple[EngineBase, Cost]]]]:
+def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None,
+                 rooms: Mapping[int, Arch] | None = None) -> list[tuple[tuple[str, ...], list[tuple[EngineBase, Cost]]]]:
     """Per einsum: its tensor names and [(engine, best cost)] on every capable engine; a repeated layer shape
-    is mapped once and renamed (the one place the pipeline asks the mapper for each engine's best cost)."""
+    is mapped once and renamed (the one place the pipeline asks the mapper for each engine's best cost).
+    `rooms[i]`: `arch` with less room for einsum i's tiles (live tensors it does not touch that cannot move out,
+    sim/placement.py crowding_homes), where it is mapped instead."""
     seen: dict[tuple, tuple[tuple[str, ...], list]] = {}
     out = []
-    for einsum in workload.einsums:
+    for i, einsum in enumerate(workload.einsums):
         key, tensors = arch.shape_key(workload, einsum)
+        mapped_on = arch
+        if rooms and i in rooms:
+            mapped_on = rooms[i]
+            key = (key, tuple(lv.room_bytes for lv in mapped_on.memory))
         if key not in seen:
             capable = [e for e in arch.engines if e.peak_per_cycle(einsum) > 0]
             if not capable:
                 roofline(einsum, workload, arch)  # raises the InfeasibleError that names the missing engine
                 raise InfeasibleError(f"no engine can run einsum '{einsum.name}'")
-            costs = [best_cost(e, einsum, workload, arch, objective, cache).cost for e in capable]
+            costs = [best_cost(e, einsum, workload, mapped_on, objective, cache).cost for e in capable]
             seen[key] = (tensors, [(e, synchronised(c, e, einsum, arch)) for e, c in zip(capable, costs)])
         first, options = seen[key]
         if first != tensors:

@@ -11,6 +11,7 @@ tensor alive across einsums a home level with room over its lifetime and charges
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -59,12 +60,13 @@ class ExecutionModel(Protocol[SpecT]):
         ...
 
 
-def place_best(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None
-               ) -> tuple[Placement, ...]:
-    """Every einsum on the engine whose best cost serves `objective` best, with its roofline bound."""
+def place_best(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None,
+               rooms: Mapping[int, Arch] | None = None) -> tuple[Placement, ...]:
+    """Every einsum on the engine whose best cost serves `objective` best, with its roofline bound (`rooms`: the
+    einsums mapped with less room for tiles, `best_options`)."""
     placed = []
     bounds: dict[tuple, Bound] = {}
-    for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective, cache)):
+    for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective, cache, rooms)):
         engine, cost = min(options, key=lambda pair: score(pair[1], objective))
         key = (arch.shape_key(workload, einsum)[0], engine.name)
         if key not in bounds:
@@ -90,9 +92,9 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
     intermediate homed on chip is read there (route_homes), and no home crowds an einsum's tiles out of their cost
     (crowding_homes)."""
     cache = MapperCache() if cache is None else cache   # `fits_room` re-scores the searches' winners from it
-    refused: frozenset[tuple[str, str]] = frozenset()
-    while True:   # each pass refuses at least one more (tensor, level) home, or ends
-        homes = assign_homes(arch, workload, refused)
+    budgets: dict[tuple[str, int], float] = {}
+    while True:   # each pass tightens at least one (level, einsum) budget, or ends
+        homes = assign_homes(arch, workload, budgets)
         routed = route_homes(arch, workload, homes)
         placements = place_best(routed, workload, objective, cache)
         answers: dict[tuple, bool] = {}   # einsums of one shape on one engine in one room answer alike
@@ -104,9 +106,12 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
                 answers[key] = fits_room(routed.engine(engine), einsum, workload, routed, room, objective, cache)
             return answers[key]
 
-        crowding = crowding_homes(routed, workload, homes, fits)
-        if not crowding:
+        tighter, crowded = crowding_homes(routed, workload, homes, fits)
+        tighter = {key: bytes_ for key, bytes_ in tighter.items() if bytes_ < budgets.get(key, float("inf"))}
+        if not tighter:   # nothing new to move out
             break
-        refused |= crowding
+        budgets.update(tighter)
+    if crowded:   # what crowds them cannot move out: they map their tiles into the room it leaves
+        placements = place_best(routed, workload, objective, cache, crowded)
     placements, homes = place_graph(routed, workload, placements, homes)
     return Execution(placements, back_to_back(routed, placements), homes)

@@ -32,12 +32,16 @@ edge, and a spilled tensor's home is outside.
 
 Room for tiles (sequential model): a home takes its level's room for its whole lifetime, so an einsum that does
 not touch a tensor living in a bounded on-chip level has for its tiles only that level's capacity less the tensor's
-bytes (a skip connection or a shared weight's copy beside a GEMM's staged weights; `reserved_rooms`). The tensors
-it reads or writes are not subtracted: the mapper counts their tiles there, which are the home copy's. A home that
-would crowd an einsum's mapping out of its cost (`mapper.fits_room`: the mapping re-scored in the room left) is
-refused and the tensor lives further out, its spill charged (`crowding_homes`, the one placed last first): keeping
-a tensor on chip is the placement's choice, the mapping each einsum's own, and a smaller level never makes a
-design infeasible by keeping something on chip that it could spill.
+bytes (a skip connection or a shared weight's copy beside a GEMM's staged weights; `bystanders`, `reserved_rooms`).
+The tensors it reads or writes are not subtracted: the mapper counts their tiles there, which are the home copy's.
+Where an einsum's mapping does not keep its cost in the room left (`mapper.fits_room`: the mapping re-scored
+there), the bystanders homed last are set aside until it does, and the bytes left become that einsum's budget at
+that level: the next placement homes no tensor past it, so those tensors live further out, their spills charged
+(`crowding_homes`, `assign_homes`'s budgets). Keeping a tensor on chip is the placement's choice, the mapping each
+einsum's own, and a smaller level never makes a design infeasible by keeping something on chip that it could
+spill. What no level further out may hold (a parameter's only copy, an activation with one level) stays, and an
+einsum it still crowds is mapped in the room it leaves (an InfeasibleError naming it where nothing fits).
+A parameter's copy at the level of its backing copy is that copy: it adds no bytes (`Home.backing`).
 
 Charging a spill: the spilled tensor is written once by its producer and read once by each consumer (the
 footprint the einsum touches, `Einsum.footprint`) at its home and at every admitting level between its first
@@ -55,7 +59,7 @@ it (every engine in accel_sim/engines does), so with those engines no cost falls
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -98,6 +102,12 @@ class Home:
     level: str
     first_choice: str
     crossed: tuple[str, ...]   # admitting levels from just outside the first choice out to the home (spilled)
+    backing: bool = False      # a parameter's copy at the level its backing copy is at: that copy, no second one
+
+    @property
+    def held_bytes(self) -> float:
+        """Bytes the home adds to its level: none for a parameter's backing copy, counted with the parameters."""
+        return 0.0 if self.backing else self.lifetime.bytes
 
     @property
     def spilled(self) -> bool:
@@ -249,27 +259,45 @@ def check_levels_exist(arch: Arch, workload: Workload) -> None:
                 f"let a larger level hold role 'weights' (its holds:)")
 
 
-def assign_homes(arch: Arch, workload: Workload, refused: frozenset[tuple[str, str]] = frozenset()
+def assign_homes(arch: Arch, workload: Workload, budgets: Mapping[tuple[str, int], float] | None = None
                  ) -> tuple[Home, ...]:
     """A home level for every tensor alive across einsums (module docstring); InfeasibleError where none has room.
-    `refused`: (tensor, level) pairs that may not be a home (`crowding_homes`: the tensor would crowd out an
-    einsum's tiles there), so the tensor lives further out."""
+    `budgets`: (level, einsum index) -> the most bytes of live tensors that einsum does not touch the level may
+    keep beside its tiles (`crowding_homes`); a tensor that would pass one lives further out, unless no level
+    further out may hold it."""
     live = _parameter_occupancy(arch, workload)
+    backing = {name: level for level, held in resident_parameters(arch, workload).items() for name, _ in held}
+    touched = _touched(workload)
+    beside = {key: sum(size for level, held in resident_parameters(arch, workload).items() if level == key[0]
+                       for name, size in held if name not in touched[key[1]]) for key in (budgets or {})}
     homes = []
     for life in lifetimes(workload):
         admitting = [lv for lv in reversed(arch.memory) if may_hold(lv, life)]
-        allowed = [lv for lv in admitting if (life.tensor, lv.name) not in refused] or admitting[-1:]
         if not admitting:
             raise InfeasibleError(_no_level(arch, workload, life))
+        crowds = [key for key in beside if life.start <= key[1] <= life.end and life.tensor not in touched[key[1]]]
+        allowed = [lv for lv in admitting
+                   if not any(beside[key] + life.bytes > budgets[key] for key in crowds if key[0] == lv.name)]
         span = slice(life.start, life.end + 1)
-        home = next((lv for lv in allowed if lv.capacity_bytes is None
+        home = next((lv for lv in allowed or admitting[-1:] if lv.capacity_bytes is None
+                     or backing.get(life.tensor) == lv.name
                      or live[lv.name][span].max() + life.bytes <= lv.capacity_bytes), None)
         if home is None:
             raise InfeasibleError(_no_room(arch, workload, life, admitting, live))
-        live[home.name][span] += life.bytes
         crossed = tuple(lv.name for lv in admitting[1:admitting.index(home) + 1])
-        homes.append(Home(life, home.name, admitting[0].name, crossed))
+        homes.append(Home(life, home.name, admitting[0].name, crossed, backing.get(life.tensor) == home.name))
+        live[home.name][span] += homes[-1].held_bytes
+        for key in crowds:
+            if key[0] == home.name:
+                beside[key] += homes[-1].held_bytes
     return tuple(homes)
+
+
+def _touched(workload: Workload) -> list[set[str]]:
+    """Per einsum: the stored tensors it reads or writes (a view's sources)."""
+    sources = _sources(workload)
+    return [{einsum.output.tensor, *(s for a in einsum.inputs for s in sources.get(a.tensor, (a.tensor,)))}
+            for einsum in workload.einsums]
 
 
 def _fewer_bits(workload: Workload, tensor: str) -> str:
@@ -333,7 +361,7 @@ def _needed_capacity(arch: Arch, workload: Workload, level: MemoryLevel) -> floa
     unbounded = arch.model_copy(update={"memory": memory})
     live = _parameter_occupancy(unbounded, workload)
     for home in assign_homes(unbounded, workload):
-        live[home.level][home.lifetime.start:home.lifetime.end + 1] += home.lifetime.bytes
+        live[home.level][home.lifetime.start:home.lifetime.end + 1] += home.held_bytes
     return float(live[level.name].max())
 
 
@@ -383,13 +411,13 @@ def bystanders(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> list[
     (homes live across it, and parameters' backing copies). The tensors it reads or writes are left out: their
     tiles at their home are the home copy (the mapper counts the tile, the placement the whole tensor). Off-chip
     levels bind at graph scope only (no engine stages a tile against a DRAM's capacity)."""
-    sources = _sources(workload)
+    touched_by = _touched(workload)
     bounded = {lv.name for lv in arch.memory if lv.capacity_bytes is not None and not is_off_chip(lv)}
     last = len(workload.einsums) - 1
     resident = [(0, last, level, name, size) for level, held in resident_parameters(arch, workload).items()
                 if level in bounded for name, size in held]
     resident += [(h.lifetime.start, h.lifetime.end, h.level, h.lifetime.tensor, h.lifetime.bytes)
-                 for h in homes if h.level in bounded]
+                 for h in homes if h.level in bounded and not h.backing]
     if not resident:
         return [{} for _ in workload.einsums]
     resident.sort(key=lambda item: item[0])
@@ -397,12 +425,11 @@ def bystanders(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> list[
     upcoming = iter(resident)
     pending = next(upcoming, None)
     out = []
-    for i, einsum in enumerate(workload.einsums):
+    for i, touched in enumerate(touched_by):
         while pending is not None and pending[0] <= i:
             active.append(pending)
             pending = next(upcoming, None)
         active = [item for item in active if item[1] >= i]
-        touched = {einsum.output.tensor, *(s for a in einsum.inputs for s in sources.get(a.tensor, (a.tensor,)))}
         held: dict[str, list[tuple[str, float]]] = {}
         for _, _, level, name, size in active:
             if name not in touched:
@@ -412,30 +439,38 @@ def bystanders(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> list[
 
 
 def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits: Callable[[int, Arch], bool]
-                   ) -> frozenset[tuple[str, str]]:
-    """The (tensor, level) homes to refuse so that every einsum's mapping keeps its cost beside the live tensors it
-    does not touch: walking the einsums, while `fits(i, room)` says einsum i's mapping does not fit the room its
-    bystanders leave (`bystanders`), the bystander homed last in the walk order is refused there (it will live
-    further out, and its spill is charged). Parameters' backing copies are never refused: they have no other home."""
-    order = {home.lifetime.tensor: k for k, home in enumerate(homes)}
-    refused: set[tuple[str, str]] = set()
-    rooms: dict[tuple, Arch] = {}   # one arch per distinct set of rooms (bytes per level)
+                   ) -> tuple[dict[tuple[str, int], float], dict[int, Arch]]:
+    """(budgets: (level, einsum index) -> the bytes of live tensors it does not touch that the level may keep
+    beside that einsum's tiles, the einsums whose mapping does not fit even so: index -> `arch` with the room
+    they leave). Walking the einsums, while `fits(i, room)` says einsum i's mapping does not fit the room its
+    bystanders leave (`bystanders`), the bystander homed last in the walk order is set aside; the bytes left where
+    it fits are the budget (`assign_homes` then homes no tensor past it: it lives further out, its spill charged).
+    Only a tensor that some level further out may hold is set aside; parameters' backing copies never are: they
+    have no other home, so an einsum they still crowd is mapped in the room they leave."""
+    names = [level.name for level in arch.memory]
+    order = {home.lifetime.tensor: k for k, home in enumerate(homes)
+             if any(may_hold(level, home.lifetime) for level in arch.memory[:names.index(home.level)])}
+    budgets: dict[tuple[str, int], float] = {}
+    crowded: dict[int, Arch] = {}
+    rooms: dict[tuple, Arch] = {}   # one arch per distinct set of rooms (bytes per level) for the checks
     for i, held in enumerate(bystanders(arch, workload, homes)):
-        held = {level: [e for e in entries if (e[0], level) not in refused] for level, entries in held.items()}
-        while True:
-            movable = [(order[t], level, (t, size)) for level, entries in held.items() for t, size in entries
-                       if t in order]
-            if not movable:
-                break
+        moved: set[str] = set()
+        while any(held.values()):
             key = tuple(sorted((level, sum(size for _, size in entries)) for level, entries in held.items()))
             if key not in rooms:
                 rooms[key] = _reserving(arch, held)
             if fits(i, rooms[key]):
                 break
+            movable = [(order[t], level, (t, size)) for level, entries in held.items() for t, size in entries
+                       if t in order]
+            if not movable:
+                crowded[i] = _reserving(arch, held)   # its own: the room names what takes it
+                break
             _, level, entry = max(movable)
             held[level].remove(entry)
-            refused.add((entry[0], level))
-    return frozenset(refused)
+            moved.add(level)
+        budgets.update({(level, i): float(sum(size for _, size in held[level])) for level in moved})
+    return budgets, crowded
 
 
 def _reserving(arch: Arch, held: dict[str, list[tuple[str, float]]]) -> Arch:
@@ -575,7 +610,7 @@ def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, 
         return peak, spilled
     for home in homes:
         life = home.lifetime
-        live[home.level][life.start:life.end + 1] += life.bytes
+        live[home.level][life.start:life.end + 1] += home.held_bytes
         if home.spilled:
             spilled[home.first_choice] = spilled.get(home.first_choice, 0.0) + life.bytes
     return {name: float(v.max()) for name, v in live.items()}, spilled

@@ -33,7 +33,7 @@ from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.load import load_arch, load_workload
 from accel_sim.io.yaml import parse_yaml
 from accel_sim.mapper.search import best_cost
-from accel_sim.sim.placement import assign_homes, reserved_rooms
+from accel_sim.sim.placement import assign_homes, crowding_homes, reserved_rooms
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.mapping import MappingBatch
 
@@ -209,3 +209,30 @@ def test_a_smaller_buffer_beside_a_shared_weight_never_runs_faster(sizes: tuple[
         assert after is None
     elif after is not None:
         assert after >= before
+
+
+def test_a_crowding_tensor_with_no_level_further_out_stays_and_the_einsum_maps_in_its_room() -> None:
+    """With DRAM holding no weights, W's and V's only copies live in `buf` (1 KiB) for the whole run: neither can
+    move out. Told that no mapping fits beside them, the placement sets no budget (nothing can move) and hands each
+    GEMM the room the weight it does not read leaves: 1,024 - 256 = 768 B (V beside the first and last, W beside
+    the middle)."""
+    work = parse_cascade(parse_yaml(SHARED_WEIGHT, "<shared weight>"))
+    spec = weight_buffer_arch("1 KiB").model_dump(by_alias=True)
+    spec["memory"][0]["holds"] = ["activations"]
+    arch = Arch.model_validate(spec)
+    budgets, crowded = crowding_homes(arch, work, assign_homes(arch, work), lambda i, room: False)
+    assert budgets == {}
+    assert {i: (room.level("buf").room_bytes, room.level("buf").reserved) for i, room in crowded.items()} == {
+        0: (768, (("V", 256.0),)), 1: (768, (("W", 256.0),)), 2: (768, (("V", 256.0),))}
+
+
+def test_a_shared_weight_whose_only_level_is_its_backing_level_is_kept_once() -> None:
+    """With DRAM holding no weights, `buf` keeps W and V (256 B each) for the whole run; W, read by two GEMMs, needs
+    no second copy there: 512 B of `buf` run the chain and its live peak is 512 B (a second copy made it 768 B,
+    and 512 B an error)."""
+    work = parse_cascade(parse_yaml(SHARED_WEIGHT, "<shared weight>"))
+    spec = weight_buffer_arch("512 B").model_dump(by_alias=True)
+    spec["memory"][0]["holds"] = ["activations"]
+    result = evaluate(Arch.model_validate(spec), work, objective="latency")
+    buf = next(use for use in result.trace.memory if use.level == "buf")
+    assert (buf.peak_bytes, buf.spilled_bytes) == (512, 0)
