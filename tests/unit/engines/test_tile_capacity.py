@@ -236,3 +236,18 @@ def test_a_shared_weight_whose_only_level_is_its_backing_level_is_kept_once() ->
     result = evaluate(Arch.model_validate(spec), work, objective="latency")
     buf = next(use for use in result.trace.memory if use.level == "buf")
     assert (buf.peak_bytes, buf.spilled_bytes) == (512, 0)
+
+
+def test_a_tile_with_no_room_beside_a_tensor_that_cannot_move_is_an_error_naming_it() -> None:
+    """The docstring's 7 B case, as 263 B of which an unmovable 256 B tensor keeps 256: the error names the tensor,
+    the 7 B left and the capacity that gives V's staging its 8 B (264)."""
+    work = gemm(16, 16, 16)
+    arch = weight_buffer_arch(f"{256 + 7} B")
+    buf = arch.level("buf").reserving((("W_other", 256.0),))
+    room = arch.model_copy(update={"memory": (arch.memory[0], buf)})
+    with pytest.raises(InfeasibleError) as error:
+        best_cost(room.engines[0], work.einsums[0], work, room, "latency")
+    message = " ".join(str(error.value).split())
+    assert ("'buf' holds 263 bytes, of which 256 keep live tensors that no level further out may hold ('W_other'), "
+            "leaving 7") in message
+    assert "capacity to at least 264 bytes" in message
