@@ -371,3 +371,45 @@ def test_npu_pim_kv_cache_larger_than_every_level_is_an_error_naming_it() -> Non
     full = evaluate(load_arch(ROOT / "arch_configs" / "neupims_like.yaml"), workload)
     hbm, buffer = full.trace.memory
     assert buffer.peak_bytes <= 128 * 2**20 and hbm.read_bytes > 0
+
+
+# A skip connection S beside a two-GEMM chain on a 4 x 4 output-stationary array; DRAM holds everything at 1 byte a
+# cycle, `buf` (16 GB/s) every role. Found by a random sweep of such chains (issue 15's property, systolic engines).
+SKIP_CHAIN = """
+name: skip chain
+ranks: {m: 4, k: 8, n: 4, j: 4}
+default_bits: 8
+tensors:
+  W: {kind: weight}
+  U: {kind: weight}
+  X: {kind: activation}
+  P: {kind: activation}
+einsums:
+  - S[m,j] = relu(X[m,j])
+  - A[m,k] = relu(P[m,k])
+  - Y[m,n] = A[m,k] * W[k,n]
+  - Q[m,n] = Y[m,n] * U[n,j]
+  - Z[m,j] = S[m,j] + Q[m,j]
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 15 gap: homes are placed first fit in lifetime order, so a smaller buffer can keep a different, cheaper "
+    "set of tensors on chip: at 71 B the input P (32 B) takes `buf` first and A (32 B), which the GEMM reads, "
+    "spills (A's einsum 64 cycles, the GEMM's 64); at 62 B P no longer fits beside X and S, so A stays on chip and "
+    "Y spills, and the chain runs 144 cycles instead of 176. A placement that minimised the spills' cost would be "
+    "monotone (a smaller buffer only removes choices); first fit is not"))
+def test_a_skip_chain_never_runs_faster_in_a_smaller_buffer() -> None:
+    """Latency found for the latency objective at 62 B is at least that at 71 B (issue 15's property)."""
+    work = parse_cascade(parse_yaml(SKIP_CHAIN, "<skip chain>"))
+
+    def cycles(capacity: int) -> float:
+        return evaluate(Arch.model_validate({
+            "name": "skip", "clock": "1 GHz", "technology_nm": 28,
+            "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ"},
+                       {"name": "buf", "technology": "SRAM", "capacity": f"{capacity} B", "bandwidth": "16 GB/s",
+                        "read_energy_per_bit": "1 pJ"}],
+            "engines": [{"name": "sa", "kind": "systolic", "rows": 4, "cols": 4, "dataflow": "os"},
+                        {"name": "vec", "kind": "vector", "lanes": 16}]}), work, objective="latency").cycles
+
+    assert cycles(62) >= cycles(71)
