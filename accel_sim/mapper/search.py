@@ -266,7 +266,8 @@ def fits_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch
     for tiles at some level (live tensors the einsum does not touch, sim/placement.py): its cached winner re-scored
     there. Rooms at least as large at every level as one that fitted fit too, and rooms no larger than one that
     did not fit do not (a smaller room only takes choices away)."""
-    if not _room_may_bind(einsum, workload, room):
+    if not room_may_bind(einsum, workload, room, {lv.name: lv.capacity_bytes - lv.room_bytes
+                                                   for lv in room.memory if lv.reserved}):
         return True
     # what decides the answer: the einsum's shape and routes, the engine, the arch's mapping-relevant parts; every
     # einsum of the key is asked about as the first one asked (equal keys, equal costs: `Workload.shape_key`), so
@@ -286,17 +287,18 @@ def fits_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch
 
 
 # the widest a tile's element can be: an output's open partial sums at an accumulator's width (64-bit at most in any
-# engine here: FP64 tensor cores); `_room_may_bind` bounds tiles with it
+# engine here: FP64 tensor cores); `room_may_bind` bounds tiles with it
 _WIDEST_ACCUMULATOR_BITS = 64
 
 
-def _room_may_bind(einsum: Einsum, workload: Workload, room: Arch) -> bool:
-    """Whether a level's reserved room could refuse one of `einsum`'s tiles: a tile is at most its whole tensor,
-    double-buffered, an output at the widest accumulator; where every such bound fits the room, no mapping can
-    notice the reservation (the common case: a skip connection beside a layer's small tiles)."""
+def room_may_bind(einsum: Einsum, workload: Workload, arch: Arch, reserved: dict[str, float]) -> bool:
+    """Whether `reserved` bytes (level -> bytes of live tensors `einsum` does not touch) could refuse one of its
+    tiles: a tile is at most its whole tensor, double-buffered, an output at the widest accumulator; where every
+    such bound fits what is left, no mapping can notice the reservation (the common case: a skip connection beside
+    a layer's small tiles), and `fits_room` need not ask."""
     roles = workload.roles(einsum)
-    for level in room.memory:
-        if not level.reserved:
+    for level in arch.memory:
+        if not reserved.get(level.name):
             continue
         bound = 0.0
         for name, role in roles.items():
@@ -304,7 +306,7 @@ def _room_may_bind(einsum: Einsum, workload: Workload, room: Arch) -> bool:
                 tensor = workload.tensor(name)
                 wide = max(tensor.bits, _WIDEST_ACCUMULATOR_BITS) if name == einsum.output.tensor else tensor.bits
                 bound += 2 * tensor.elements * wide / 8
-        if bound > level.room_bytes:
+        if bound > level.capacity_bytes - reserved[level.name]:
             return True
     return False
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from accel_sim.engines.roofline import Bound, bound_on
-from accel_sim.mapper import MapperCache, best_options, fits_room, score
-from accel_sim.sim.placement import Home, assign_homes, crowding_homes, place_graph, route_homes
+from accel_sim.mapper import MapperCache, best_options, fits_room, room_may_bind, score
+from accel_sim.sim.placement import Home, assign_homes, bystanders, crowding_homes, place_graph, route_homes
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
@@ -91,11 +91,16 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
     """Einsums back to back, each on its best engine, live tensors in their homes (`execution: sequential`): an
     intermediate homed on chip is read there (route_homes), and no home crowds an einsum's tiles out of their cost
     (crowding_homes)."""
+    homes = assign_homes(arch, workload)
+    routed = route_homes(arch, workload, homes)
+    if not any(room_may_bind(einsum, workload, routed, {level: sum(size for _, size in held[level]) for level in held})
+               for einsum, held in zip(workload.einsums, bystanders(routed, workload, homes)) if held):
+        # no live tensor could crowd a tile (the common case): nothing to check
+        placements, homes = place_graph(routed, workload, place_best(routed, workload, objective, cache), homes)
+        return Execution(placements, back_to_back(routed, placements), homes)
     cache = MapperCache() if cache is None else cache   # `fits_room` re-scores the searches' winners from it
     budgets: dict[tuple[str, int], float] = {}
     while True:   # each pass tightens at least one (level, einsum) budget, or ends
-        homes = assign_homes(arch, workload, budgets)
-        routed = route_homes(arch, workload, homes)
         placements = place_best(routed, workload, objective, cache)
         answers: dict[tuple, bool] = {}   # einsums of one shape on one engine in one room answer alike
 
@@ -111,6 +116,8 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
         if not tighter:   # nothing new to move out
             break
         budgets.update(tighter)
+        homes = assign_homes(arch, workload, budgets)
+        routed = route_homes(arch, workload, homes)
     if crowded:   # what crowds them cannot move out: they map their tiles into the room it leaves
         placements = place_best(routed, workload, objective, cache, crowded)
     placements, homes = place_graph(routed, workload, placements, homes)
