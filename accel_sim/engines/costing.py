@@ -120,7 +120,7 @@ def unfit_error(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str
         f"and the smallest tiles it must keep or stage ({names}) need {need[best, li]:,.0f} bytes (double-buffered). "
         f"Fix: raise "
         f"memory.{level.name}.capacity to at least "
-        f"{need[best, li] + level.capacity_bytes - level.room_bytes:,.0f} bytes, or let an outer level hold "
+        f"{need[best, li] + level.reserved_bytes:,.0f} bytes, or let an outer level hold "
         f"what it holds (its `holds:`)")
 
 
@@ -130,7 +130,7 @@ def _room_text(level: MemoryLevel) -> str:
         return f"holds {level.capacity_bytes:,.0f} bytes"
     names = ", ".join(f"'{t}'" for t, _ in level.reserved[:3])
     more = f" and {len(level.reserved) - 3:,} more" if len(level.reserved) > 3 else ""
-    return (f"holds {level.capacity_bytes:,.0f} bytes, of which {level.capacity_bytes - level.room_bytes:,.0f} keep "
+    return (f"holds {level.capacity_bytes:,.0f} bytes, of which {level.reserved_bytes:,.0f} keep "
             f"live tensors that no level further out may hold ({names}{more}), leaving {level.room_bytes:,.0f}")
 
 

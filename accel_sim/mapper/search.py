@@ -266,8 +266,7 @@ def fits_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch
     for tiles at some level (live tensors the einsum does not touch, sim/placement.py): its cached winner re-scored
     there. Rooms at least as large at every level as one that fitted fit too, and rooms no larger than one that
     did not fit do not (a smaller room only takes choices away)."""
-    if not room_may_bind(einsum, workload, room, {lv.name: lv.capacity_bytes - lv.room_bytes
-                                                   for lv in room.memory if lv.reserved}):
+    if not room_may_bind(einsum, workload, room, {lv.name: lv.reserved_bytes for lv in room.memory if lv.reserved}):
         return True
     # what decides the answer: the einsum's shape and routes, the engine, the arch's mapping-relevant parts; every
     # einsum of the key is asked about as the first one asked (equal keys, equal costs: `Workload.shape_key`), so

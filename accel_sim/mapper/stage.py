@@ -48,7 +48,8 @@ def synchronised(cost: Cost, engine: EngineBase, einsum: Einsum, arch: Arch) -> 
 
 
 def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCache | None = None,
-                 rooms: Mapping[int, Arch] | None = None) -> list[tuple[tuple[str, ...], list[tuple[EngineBase, Cost]]]]:
+                 rooms: Mapping[int, Arch] | None = None
+                 ) -> list[tuple[tuple[str, ...], list[tuple[EngineBase, Cost]]]]:
     """Per einsum: its tensor names and [(engine, best cost)] on every capable engine; a repeated layer shape
     is mapped once and renamed (the one place the pipeline asks the mapper for each engine's best cost).
     `rooms[i]`: `arch` with less room for einsum i's tiles (live tensors it does not touch that cannot move out,

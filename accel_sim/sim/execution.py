@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from accel_sim.engines.roofline import Bound, bound_on
 from accel_sim.mapper import MapperCache, best_options, fits_room, room_may_bind, score
-from accel_sim.sim.placement import Home, assign_homes, bystanders, crowding_homes, place_graph, route_homes
+from accel_sim.sim.placement import (Home, assign_homes, bystanders, bytes_by_level, crowding_homes, place_graph,
+                                    route_homes)
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
     (crowding_homes)."""
     homes = assign_homes(arch, workload)
     routed = route_homes(arch, workload, homes)
-    if not any(room_may_bind(einsum, workload, routed, {level: sum(size for _, size in held[level]) for level in held})
+    if not any(room_may_bind(einsum, workload, routed, bytes_by_level(held))
                for einsum, held in zip(workload.einsums, bystanders(routed, workload, homes)) if held):
         # no live tensor could crowd a tile (the common case): nothing to check
         placements, homes = place_graph(routed, workload, place_best(routed, workload, objective, cache), homes)

@@ -32,7 +32,7 @@ edge, and a spilled tensor's home is outside.
 
 Room for tiles (sequential model): a home takes its level's room for its whole lifetime, so an einsum that does
 not touch a tensor living in a bounded on-chip level has for its tiles only that level's capacity less the tensor's
-bytes (a skip connection or a shared weight's copy beside a GEMM's staged weights; `bystanders`, `reserved_rooms`).
+bytes (a skip connection or a shared weight's copy beside a GEMM's staged weights; `bystanders`).
 The tensors it reads or writes are not subtracted: the mapper counts their tiles there, which are the home copy's.
 Where an einsum's mapping does not keep its cost in the room left (`mapper.fits_room`: the mapping re-scored
 there), the bystanders homed last are set aside until it does, and the bytes left become that einsum's budget at
@@ -266,10 +266,11 @@ def assign_homes(arch: Arch, workload: Workload, budgets: Mapping[tuple[str, int
     keep beside its tiles (`crowding_homes`); a tensor that would pass one lives further out, unless no level
     further out may hold it."""
     live = _parameter_occupancy(arch, workload)
-    backing = {name: level for level, held in resident_parameters(arch, workload).items() for name, _ in held}
+    parameters_at = resident_parameters(arch, workload)
+    backing = {name: level for level, held in parameters_at.items() for name, _ in held}
     touched = _touched(workload)
-    beside = {key: sum(size for level, held in resident_parameters(arch, workload).items() if level == key[0]
-                       for name, size in held if name not in touched[key[1]]) for key in (budgets or {})}
+    beside = {key: sum(size for name, size in parameters_at.get(key[0], ()) if name not in touched[key[1]])
+              for key in (budgets or {})}
     homes = []
     for life in lifetimes(workload):
         admitting = [lv for lv in reversed(arch.memory) if may_hold(lv, life)]
@@ -293,10 +294,19 @@ def assign_homes(arch: Arch, workload: Workload, budgets: Mapping[tuple[str, int
     return tuple(homes)
 
 
-def _touched(workload: Workload) -> list[set[str]]:
-    """Per einsum: the stored tensors it reads or writes (a view's sources)."""
+def _touched(workload: Workload) -> list[frozenset[str]]:
+    """Per einsum: the stored tensors it reads or writes (a view's sources); walked once per workload (it is
+    frozen), as `lifetimes` is."""
+    return _TOUCHED.get((workload,), lambda: _touched_by(workload))
+
+
+_TOUCHED = IdentityMemo(limit=8)
+
+
+def _touched_by(workload: Workload) -> list[frozenset[str]]:
+    """`_touched`, computed."""
     sources = _sources(workload)
-    return [{einsum.output.tensor, *(s for a in einsum.inputs for s in sources.get(a.tensor, (a.tensor,)))}
+    return [frozenset({einsum.output.tensor, *(s for a in einsum.inputs for s in sources.get(a.tensor, (a.tensor,)))})
             for einsum in workload.einsums]
 
 
@@ -392,20 +402,6 @@ def route_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> Arch
     return arch.model_copy(update={"memory": memory})
 
 
-def reserved_rooms(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> tuple[Arch, ...]:
-    """Per einsum: `arch` with each bounded on-chip level reserving the room of the tensors living there that the
-    einsum does not touch (`bystanders`), so its tiles have only what is left (`MemoryLevel.room_bytes`); einsums
-    with equal reservations share one arch object, and `arch` itself where there are none."""
-    shared: dict[tuple, Arch] = {(): arch}
-    out = []
-    for held in bystanders(arch, workload, homes):
-        key = tuple(sorted((level, tuple(entries)) for level, entries in held.items()))
-        if key not in shared:
-            shared[key] = _reserving(arch, held)
-        out.append(shared[key])
-    return tuple(out)
-
-
 def bystanders(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> list[dict[str, list[tuple[str, float]]]]:
     """Per einsum, per bounded on-chip level: the (tensor, bytes) living there that the einsum does not touch
     (homes live across it, and parameters' backing copies). The tensors it reads or writes are left out: their
@@ -438,6 +434,11 @@ def bystanders(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> list[
     return out
 
 
+def bytes_by_level(held: dict[str, list[tuple[str, float]]]) -> dict[str, float]:
+    """Level -> the bytes of its (tensor, bytes) entries in `held` (an einsum's `bystanders`)."""
+    return {level: float(sum(size for _, size in entries)) for level, entries in held.items()}
+
+
 def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits: Callable[[int, Arch], bool]
                    ) -> tuple[dict[tuple[str, int], float], dict[int, Arch]]:
     """(budgets: (level, einsum index) -> the bytes of live tensors it does not touch that the level may keep
@@ -456,7 +457,7 @@ def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits
     for i, held in enumerate(bystanders(arch, workload, homes)):
         moved: set[str] = set()
         while any(held.values()):
-            key = tuple(sorted((level, sum(size for _, size in entries)) for level, entries in held.items()))
+            key = tuple(sorted(bytes_by_level(held).items()))
             if key not in rooms:
                 rooms[key] = _reserving(arch, held)
             if fits(i, rooms[key]):
@@ -469,7 +470,7 @@ def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits
             _, level, entry = max(movable)
             held[level].remove(entry)
             moved.add(level)
-        budgets.update({(level, i): float(sum(size for _, size in held[level])) for level in moved})
+        budgets.update({(level, i): size for level, size in bytes_by_level(held).items() if level in moved})
     return budgets, crowded
 
 

@@ -120,7 +120,7 @@ class MemoryLevel(BaseModel):
     # config (sim/placement.py route_homes: an intermediate that lives in a level further in)
     _bypass: frozenset[tuple[str, str]] = PrivateAttr(default_factory=frozenset)
     # (tensor, bytes) of the tensors living here that one einsum does not touch: they take room its tiles cannot
-    # use (sim/placement.py reserved_rooms, mapper.fits_room); set by the pipeline, never by a config
+    # use (sim/placement.py crowding_homes, mapper.fits_room); set by the pipeline, never by a config
     _reserved: tuple[tuple[str, float], ...] = PrivateAttr(default=())
 
     @field_validator("write_energy_j_per_bit", mode="after")
@@ -214,11 +214,14 @@ class MemoryLevel(BaseModel):
         return self.__pydantic_private__["_reserved"]
 
     @property
+    def reserved_bytes(self) -> float:
+        """Bytes of the reserved tensors."""
+        return sum(size for _, size in self.__pydantic_private__["_reserved"])
+
+    @property
     def room_bytes(self) -> float | None:
         """Bytes an einsum's tiles may use: the capacity less the reserved tensors' (None: unbounded)."""
-        if self.capacity_bytes is None:
-            return None
-        return self.capacity_bytes - sum(size for _, size in self.__pydantic_private__["_reserved"])
+        return None if self.capacity_bytes is None else self.capacity_bytes - self.reserved_bytes
 
     @property
     def bypassed(self) -> frozenset[tuple[str, str]]:

@@ -33,7 +33,7 @@ from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.load import load_arch, load_workload
 from accel_sim.io.yaml import parse_yaml
 from accel_sim.mapper.search import best_cost
-from accel_sim.sim.placement import assign_homes, crowding_homes, reserved_rooms
+from accel_sim.sim.placement import assign_homes, bystanders, crowding_homes
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.mapping import MappingBatch
 
@@ -165,7 +165,7 @@ def test_an_einsum_has_for_its_tiles_the_room_its_bystanders_leave() -> None:
     arch = weight_buffer_arch("1 KiB")
     homes = assign_homes(arch, work)
     assert [(h.lifetime.tensor, h.level) for h in homes if h.lifetime.role == "weights"] == [("W", "buf")]
-    rooms = [room.level("buf").room_bytes for room in reserved_rooms(arch, work, homes)]
+    rooms = [1024 - sum(size for _, size in held.get("buf", ())) for held in bystanders(arch, work, homes)]
     assert rooms == [1024, 768, 1024]
 
 
