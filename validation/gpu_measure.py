@@ -4,8 +4,8 @@ engine checked against GPU figures it was not tuned to).
 
 This script is not part of the package or the suite: it runs once on a machine with the GPU and PyTorch (CUDA),
 and its JSON output is committed as data with the command that produced it (the `command` and `device` fields).
-Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode | --fp8]
-(--quick: tiny sizes, for a dry run on a CPU; --compiled-decode, --fp8: only those rows, below)
+Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode | --fp8 | --launch]
+(--quick: tiny sizes, for a dry run on a CPU; --compiled-decode, --fp8, --launch: only those rows, below)
 
 What is timed, and how:
 - GEMM: torch.matmul of fp16 A (M x K) and B (K x N), fp32 accumulation (cuBLAS; split-K reductions kept in fp32,
@@ -28,6 +28,12 @@ What is timed, and how:
   the fp16 GEMMs.
 - The same step with each decoder layer compiled by torch.compile (`--compiled-decode`): inductor fuses the
   norms, rotary embedding, residual adds and SiLU gate into Triton kernels, as gpt-fast does; still one CUDA graph.
+- What a kernel costs beyond its work (`--launch`): kernels that do almost nothing (an in-place add on 1 element,
+  one CTA; on 132 x 1,024 elements, about two CTAs per SM; a 64 x 64 x 64 fp16 torch.matmul, one cuBLAS CTA),
+  each called 1,000 times back to back: from Python (eager: the host's dispatch and launch path per call) and
+  captured in one CUDA graph and replayed (median of 3 passes: the GPU's own start-to-start time per kernel,
+  launch gap and the kernel's fixed cost of starting its CTAs, reaching memory once and retiring), with the
+  profiled kernel duration to split the two.
 """
 from __future__ import annotations
 
@@ -53,6 +59,7 @@ def arguments() -> argparse.Namespace:
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--compiled-decode", action="store_true", help="only the torch.compile'd decode rows")
     only.add_argument("--fp8", action="store_true", help="only the FP8 GEMMs")
+    only.add_argument("--launch", action="store_true", help="only the per-kernel launch costs")
     return parser.parse_args()
 
 
@@ -372,6 +379,25 @@ def fp8_gemms(out_path: str) -> None:
         json.dump({"device": device_info(), "gemm_fp8": rows}, f, indent=1)
 
 
+def launch_costs(out_path: str) -> None:
+    """`--launch`: the start-to-start time of kernels that do almost nothing (module docstring), eager and from a
+    CUDA graph, and their profiled duration; the JSON gets only these rows ('launch')."""
+    calls = 10 if QUICK else 1000
+    one, wave = torch.zeros(1, device=DEVICE), torch.zeros(132 * 1024, device=DEVICE)
+    a, b = (torch.randn(64, 64, device=DEVICE, dtype=HALF) for _ in range(2))
+    rows = []
+    for name, call in (("add_1_element", lambda: one.add_(1.0)), ("add_132x1024", lambda: wave.add_(1.0)),
+                       ("matmul_64x64x64", lambda: torch.matmul(a, b))):
+        names, kernel_s, per_call = kernels(call)
+        passes = [graph_s(call, calls) for _ in range(3)]
+        rows.append({"name": name, "eager_s": per_call_s(call, calls), "graph_passes_s": passes,
+                     "graph_s": statistics.median(passes), "kernel_s": kernel_s, "kernels_per_call": per_call,
+                     "kernels": names})
+        log("launch", {k: v for k, v in rows[-1].items() if k != "kernels"})
+    with open(out_path, "w") as f:
+        json.dump({"device": device_info(), "launch": rows}, f, indent=1)
+
+
 def compiled_decode(out_path: str) -> None:
     """`--compiled-decode`: the decode step with each decoder layer compiled by torch.compile (inductor fuses the
     norms, rotary and activations into a few Triton kernels, as gpt-fast does), in one CUDA graph per
@@ -404,6 +430,9 @@ def main() -> None:
         return
     if ARGS.fp8:
         fp8_gemms(out_path)
+        return
+    if ARGS.launch:
+        launch_costs(out_path)
         return
     result = {"device": device_info()}
     log(result["device"])
