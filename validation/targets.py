@@ -109,12 +109,16 @@ _PEER_ACCELFORGE_GAP = ("issue 15: of 23 committed halvings one disagrees, ResNe
                         " sizes")
 
 _H100_LAUNCH = ("ours charges every kernel the config's 4 us launch overhead, an eager launch from the host (as the "
-                "A100's); replayed from a CUDA graph the measured kernels follow one another 0.1-1.5 us apart (graph "
-                "time less profiled kernel time: 8192 x 64 x 64 3.66 vs 2.93 us, 1024^3 7.25 vs 5.76 us). With 0.3 us "
-                "per launch ours gives 1.35, 2.26, 4.39 and 9.18 us for 8192 x N x N at N = 64 to 512 against 2.93, "
-                "3.10, 4.62 and 9.14 us of kernel: the two smallest kernels also have a fixed cost of about 1-1.5 us "
-                "(prologue, descriptor set-up, epilogue) that the CTA-tile model leaves out. The engine does not know "
-                "how its kernels are launched (graph or eager), so no constant was changed")
+                "A100's), where these kernels were replayed from a CUDA graph. The board's per-kernel costs, measured "
+                "(gpu_measure.py --launch, the file's launch rows): a kernel that does almost nothing (a 1-element "
+                "add) starts 1.20 us after the one before, and a one-CTA 64^3 cuBLAS GEMM 2.28 us (profiled: 2.11 us "
+                "of kernel against the add's 1.18); the engine charges that GEMM 0.31 us besides its launch (one "
+                "memory latency, its MACs, the drain), so a GEMM kernel has about 0.8 us of set-up and epilogue the "
+                "CTA-tile model lacks. Tried in the validation, not shipped: with the add's 1.20 us as the launch, "
+                "1024^3 comes to -0.8 % and 8192 x N x N at N = 128 to 512 within 15 %, but 8192 x 64 x 64 goes to "
+                "+44 %; adding the GEMM's 0.8 us to every GEMM kernel brings that to +11 %, and the H200's compiled "
+                "decode at batch 32 and 64 to +21 and +24 % (from +6 and +10). No single per-kernel cost serves "
+                "every row, so the config keeps one 4 us, which is what the decode rows agree with")
 _H100_POWER = ("the config's tensor efficiency (0.794 of the 1830 MHz peak) was set from waynehacking8's 761.7 TFLOPS at "
                "8192^3; this board holds 630-690 TFLOPS on every GEMM longer than about 0.2 ms because it runs at its "
                "700 W limit: NVML read SM clocks of 1215-1410 MHz at 681-707 W under them (the file's sm_clock_mhz "
@@ -134,10 +138,12 @@ _H100_GAPS = {**dict.fromkeys(_SMALL_KERNELS, _H100_LAUNCH),
                                                   (8192, 32768, 32768))}}
 
 _H200_LAUNCH = ("the H100's mechanism: ours charges every kernel the config's 4 us eager launch from the host, where "
-                "kernels replayed from a CUDA graph follow one another 0.1-1.5 us apart; on the H200, graph time less "
-                "profiled kernel time is 3.52 vs 2.77 us at 8192 x 64 x 64, 7.15 vs 5.47 us at 1024^3 and 10.2 vs "
-                "9.5 us for the 4096 x 4096 GEMV (validation/gpu_measured_h200.json graph_s and kernel_s), and the "
-                "smallest kernels' fixed cost of about 1-1.5 us is not in the CTA-tile model either")
+                "kernels replayed from a CUDA graph start 1.03 us apart when they do almost nothing (a 1-element add)"
+                " and 2.26 us for a one-CTA 64^3 cuBLAS GEMM (gpu_measure.py --launch, the file's launch rows); "
+                "graph time less profiled kernel time is 3.52 vs 2.77 us at 8192 x 64 x 64, 7.15 vs 5.47 us at "
+                "1024^3 and 10.2 vs 9.5 us for the 4096 x 4096 GEMV (graph_s and kernel_s), and a GEMM kernel's "
+                "set-up and epilogue (about 0.9 us here: 2.26 - 1.03 - the engine's 0.31) is not in the CTA-tile "
+                "model")
 _H200_POWER = ("the H100's mechanism: the H200's SM and tensor efficiency are the H100 config's (0.794 of the 1830 MHz "
                "peak, from waynehacking8's 761.7 TFLOPS on an H100), and this board, at the same 700 W limit, holds "
                "624-676 TFLOPS fp16 on every GEMM longer than about 0.2 ms at SM clocks of 1335-1470 MHz and 662-697 W "
