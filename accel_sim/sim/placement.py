@@ -18,11 +18,19 @@ step or inference reads them again, so each keeps a backing copy for the whole r
 hold it, whatever copies the einsums stage further in. A bounded backing level must hold them all at once
 (`check_levels_exist` names the total, the level and the fix), and they take its room before any home is placed.
 
-Homes: tensors are taken in the walk order (start, then first appearance) and each goes to the innermost level
-that admits its role and has room for its bytes at every point of its lifetime (first fit over the live bytes
-already placed there; an unbounded level always has room). Its *first choice* is the innermost level that admits
-it at all; a home further out is a spill. No admitting level, or none with room: `InfeasibleError` naming the
-tensor, its bytes, the levels tried with their free bytes over its lifetime, and the fix.
+Homes: tensors are taken smallest first (ties in walk order: start, then first appearance; `homing_order`) and
+each goes to the innermost level that admits its role and has room for its bytes at every point of its lifetime
+(over the live bytes already placed there; an unbounded level always has room), unless a tensor taken before it was
+refused that level at some point of its lifetime: then it is refused there too (no tensor jumps the queue). Its
+*first choice* is the innermost level that admits it at all; a home further out is a spill. No admitting level, or
+none with room: `InfeasibleError` naming the tensor, its bytes, the levels tried with their free bytes over its
+lifetime, and the fix.
+Why the queue: with first fit alone, a smaller level that refuses an early tensor leaves room for a later one,
+which then lives further in than at the larger size (a skip chain ran 144 cycles at 62 B and 176 at 71 B). With
+it, shrinking a level moves every home outward or leaves it (by induction over the order: a tensor kept at the
+smaller size had every earlier tensor whose lifetime overlaps its own kept there too, hence kept at the larger
+size, in the same bytes, with more room). Smallest first keeps the queue's cost low: a refused tensor only keeps
+out tensors at least as large, which a full level would mostly refuse anyway.
 
 Routing (sequential and fpga models, `route_homes`): an intermediate (written by one einsum, read by later ones)
 homed in an on-chip level is read there, so the levels outside its home that admit its role pass it by when the
@@ -30,18 +38,19 @@ einsums are costed; on a scratchpad its producer writes it there only, while a w
 `EngineBase.writes_back_through_caches`) still writes it out. The workload's inputs and outputs cross the chip's
 edge, and a spilled tensor's home is outside.
 
-Room for tiles (sequential model): a home takes its level's room for its whole lifetime, so an einsum that does
-not touch a tensor living in a bounded on-chip level has for its tiles only that level's capacity less the tensor's
-bytes (a skip connection or a shared weight's copy beside a GEMM's staged weights; `bystanders`).
-The tensors it reads or writes are not subtracted: the mapper counts their tiles there, which are the home copy's.
-Where an einsum's mapping does not keep its cost in the room left (`mapper.fits_room`: the mapping re-scored
-there), the bystanders homed last are set aside until it does, and the bytes left become that einsum's budget at
+Room for tiles (sequential model): a home takes its level's room for its whole lifetime, so an einsum that does not
+touch a tensor living in a bounded on-chip level has for its tiles only that level's capacity less the tensor's
+bytes (a skip connection or a shared weight's copy beside a GEMM's staged weights; `bystanders`). The tensors it
+reads or writes are not subtracted: the mapper counts their tiles there, which are the home copy's. Where an
+einsum's mapping does not keep its cost in the room left (`mapper.fits_room`: the mapping re-scored there), the
+bystanders homed last (the largest) are set aside until it does, and the bytes left become that einsum's budget at
 that level: the next placement homes no tensor past it, so those tensors live further out, their spills charged
-(`crowding_homes`, `assign_homes`'s budgets). Keeping a tensor on chip is the placement's choice, the mapping each
-einsum's own, and a smaller level never makes a design infeasible by keeping something on chip that it could
-spill. What no level further out may hold (a parameter's only copy, an activation with one level) stays, and an
-einsum it still crowds is mapped in the room it leaves (an InfeasibleError naming it where nothing fits).
-A parameter's copy at the level of its backing copy is that copy: it adds no bytes (`Home.backing`).
+(`crowding_homes`, `assign_homes`'s budgets; a level a budget closes to a tensor counts as refused, for the queue).
+Keeping a tensor on chip is the placement's choice, the mapping each einsum's own, and a smaller level never makes a
+design infeasible by keeping something on chip that it could spill. What no level further out may hold (a
+parameter's only copy, an activation with one level) stays, and an einsum it still crowds is mapped in the room it
+leaves (an InfeasibleError naming it where nothing fits). A parameter's copy at the level of its backing copy is
+that copy: it adds no bytes (`Home.backing`).
 
 Charging a spill: the spilled tensor is written once by its producer and read once by each consumer (the
 footprint the einsum touches, `Einsum.footprint`) at its home and at every admitting level between its first
@@ -51,11 +60,11 @@ max(what the spill needs, what the einsum already moves). The shortfall costs th
 energy, and time by the roofline rule every engine follows: the einsum takes at least as long as the busiest
 level needs for all its bytes (`engine.level_busy_cycles`, the engine's view of the level), so
 total = max(total before, busy cycles of the level with the spill's bytes added) and the difference is stall.
-Hence added bytes never lower an einsum's cost, and a home further out only adds levels to charge, so a shrink
-that moves homes outward never lowers a cost. First fit is order-dependent, though: a shrink that refuses an
-earlier tensor can leave room for a later one, whose home then moves inward; its einsums still pay at least what
-their own costs move, which is all they pay whenever the engine moves every tensor through each level that admits
-it (every engine in accel_sim/engines does), so with those engines no cost falls.
+Hence added bytes never lower an einsum's cost, and a home further out only adds levels to charge, so a shrink,
+which moves homes only outward (above), never lowers a cost. What can still fall is the crowding step: an einsum's
+mapping is chosen before its bystanders are set aside, so at one size a GEMM keeps array tiles that push two
+tensors off chip, and at a smaller size, where the array's mapping costs more, it runs on another engine and
+crowds nothing (tests/unit/sim/test_placement.py, the strict-xfail crowded GEMM).
 """
 from __future__ import annotations
 
@@ -271,8 +280,9 @@ def assign_homes(arch: Arch, workload: Workload, budgets: Mapping[tuple[str, int
     touched = _touched(workload)
     beside = {key: sum(size for name, size in parameters_at.get(key[0], ()) if name not in touched[key[1]])
               for key in (budgets or {})}
-    homes = []
-    for life in lifetimes(workload):
+    refused = {name: np.zeros_like(occupied, dtype=bool) for name, occupied in live.items()}
+    homes = {}
+    for life in homing_order(workload):
         admitting = [lv for lv in reversed(arch.memory) if may_hold(lv, life)]
         if not admitting:
             raise InfeasibleError(_no_level(arch, workload, life))
@@ -280,18 +290,30 @@ def assign_homes(arch: Arch, workload: Workload, budgets: Mapping[tuple[str, int
         allowed = [lv for lv in admitting
                    if not any(beside[key] + life.bytes > budgets[key] for key in crowds if key[0] == lv.name)]
         span = slice(life.start, life.end + 1)
-        home = next((lv for lv in allowed or admitting[-1:] if lv.capacity_bytes is None
-                     or backing.get(life.tensor) == lv.name
-                     or live[lv.name][span].max() + life.bytes <= lv.capacity_bytes), None)
+        home, candidates = None, allowed or admitting[-1:]
+        for lv in admitting:
+            # the queue never leaves a tensor homeless: its outermost level takes it wherever it has room
+            queued = lv is not admitting[-1] and refused[lv.name][span].any()
+            if lv in candidates and (lv.capacity_bytes is None or backing.get(life.tensor) == lv.name
+                                     or (not queued and live[lv.name][span].max() + life.bytes <= lv.capacity_bytes)):
+                home = lv
+                break
+            refused[lv.name][span] = True
         if home is None:
             raise InfeasibleError(_no_room(arch, workload, life, admitting, live))
         crossed = tuple(lv.name for lv in admitting[1:admitting.index(home) + 1])
-        homes.append(Home(life, home.name, admitting[0].name, crossed, backing.get(life.tensor) == home.name))
-        live[home.name][span] += homes[-1].held_bytes
+        placed = homes[life.tensor] = Home(life, home.name, admitting[0].name, crossed,
+                                           backing.get(life.tensor) == home.name)
+        live[home.name][span] += placed.held_bytes
         for key in crowds:
             if key[0] == home.name:
-                beside[key] += homes[-1].held_bytes
-    return tuple(homes)
+                beside[key] += placed.held_bytes
+    return tuple(homes[life.tensor] for life in lifetimes(workload))
+
+
+def homing_order(workload: Workload) -> list[Lifetime]:
+    """The lifetimes in the order homes are placed: smallest first, ties in walk order (module docstring)."""
+    return sorted(lifetimes(workload), key=lambda life: life.bytes)
 
 
 def _touched(workload: Workload) -> list[frozenset[str]]:
@@ -444,12 +466,13 @@ def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits
     """(budgets: (level, einsum index) -> the bytes of live tensors it does not touch that the level may keep
     beside that einsum's tiles, the einsums whose mapping does not fit even so: index -> `arch` with the room
     they leave). Walking the einsums, while `fits(i, room)` says einsum i's mapping does not fit the room its
-    bystanders leave (`bystanders`), the bystander homed last in the walk order is set aside; the bytes left where
-    it fits are the budget (`assign_homes` then homes no tensor past it: it lives further out, its spill charged).
-    Only a tensor that some level further out may hold is set aside; parameters' backing copies never are: they
-    have no other home, so an einsum they still crowd is mapped in the room they leave."""
+    bystanders leave (`bystanders`), the bystander homed last (`homing_order`: the largest) is set aside; the bytes
+    left where it fits are the budget (`assign_homes` then homes no tensor past it: it lives further out, its spill
+    charged). Only a tensor that some level further out may hold is set aside; parameters' backing copies never are:
+    they have no other home, so an einsum they still crowd is mapped in the room they leave."""
     names = [level.name for level in arch.memory]
-    order = {home.lifetime.tensor: k for k, home in enumerate(homes)
+    rank = {life.tensor: k for k, life in enumerate(homing_order(workload))}
+    order = {home.lifetime.tensor: rank[home.lifetime.tensor] for home in homes
              if any(may_hold(level, home.lifetime) for level in arch.memory[:names.index(home.level)])}
     budgets: dict[tuple[str, int], float] = {}
     crowded: dict[int, Arch] = {}
