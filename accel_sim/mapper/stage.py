@@ -67,11 +67,29 @@ def best_options(arch: Arch, workload: Workload, objective: str, cache: MapperCa
             if not capable:
                 roofline(einsum, workload, arch)  # raises the InfeasibleError that names the missing engine
                 raise InfeasibleError(f"no engine can run einsum '{einsum.name}'")
-            costs = [best_cost(e, einsum, workload, mapped_on, objective, cache).cost for e in capable]
-            seen[key] = (tensors, [(e, synchronised(c, e, einsum, arch)) for e, c in zip(capable, costs)])
+            mapped = _mapped(capable, einsum, workload, mapped_on, objective, cache, in_room=mapped_on is not arch)
+            seen[key] = (tensors, [(e, synchronised(c, e, einsum, arch)) for e, c in mapped])
         first, options = seen[key]
         if first != tensors:
             rename = dict(zip(first, tensors))
             options = [(e, c.with_tensor_names(rename)) for e, c in options]
         out.append((tensors, options))
     return out
+
+
+def _mapped(engines: list[EngineBase], einsum: Einsum, workload: Workload, arch: Arch, objective: str,
+            cache: MapperCache | None, in_room: bool) -> list[tuple[EngineBase, Cost]]:
+    """(engine, best cost) on each of `engines`. In a room (`in_room`: less room for the einsum's tiles than the
+    arch has), an engine with no mapping that fits is left out while another engine can run the einsum there; only
+    when none can is its InfeasibleError raised (out of a room, any engine's is)."""
+    mapped, refused = [], []
+    for engine in engines:
+        try:
+            mapped.append((engine, best_cost(engine, einsum, workload, arch, objective, cache).cost))
+        except InfeasibleError as error:
+            if not in_room:
+                raise
+            refused.append(error)
+    if not mapped:
+        raise refused[0]
+    return mapped

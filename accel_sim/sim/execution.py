@@ -11,14 +11,15 @@ tensor alive across einsums a home level with room over its lifetime and charges
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from accel_sim.engines.roofline import Bound, bound_on
 from accel_sim.mapper import MapperCache, best_options, fits_room, room_may_bind, score
-from accel_sim.sim.placement import (Home, assign_homes, bystanders, bytes_by_level, crowding_homes, place_graph,
-                                    route_homes)
+from accel_sim.errors import InfeasibleError
+from accel_sim.sim.placement import (Home, assign_homes, bystanders, bytes_by_level, crowded_rooms, crowding_homes,
+                                    place_graph, route_homes)
 from accel_sim.sim.trace import Span, Trace
 
 if TYPE_CHECKING:
@@ -101,17 +102,12 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
         return Execution(placements, back_to_back(routed, placements), homes)
     cache = MapperCache() if cache is None else cache   # `fits_room` re-scores the searches' winners from it
     budgets: dict[tuple[str, int], float] = {}
+    first = None   # the first pass's homes, routes and the rooms its bystanders leave the einsums they crowd
     while True:   # each pass tightens at least one (level, einsum) budget, or ends
         placements = place_best(routed, workload, objective, cache)
-        answers: dict[tuple, bool] = {}   # einsums of one shape on one engine in one room answer alike
-
-        def fits(i: int, room: Arch) -> bool:
-            einsum, engine = workload.einsums[i], placements[i].engine
-            key = (routed.shape_key(workload, einsum)[0], engine, id(room))
-            if key not in answers:
-                answers[key] = fits_room(routed.engine(engine), einsum, workload, routed, room, objective, cache)
-            return answers[key]
-
+        fits = _fit_checks(routed, workload, placements, objective, cache)
+        if first is None:
+            first = (homes, routed, crowded_rooms(routed, workload, homes, fits))
         tighter, crowded = crowding_homes(routed, workload, homes, fits)
         tighter = {key: bytes_ for key, bytes_ in tighter.items() if bytes_ < budgets.get(key, float("inf"))}
         if not tighter:   # nothing new to move out
@@ -122,4 +118,35 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
     if crowded:   # what crowds them cannot move out: they map their tiles into the room it leaves
         placements = place_best(routed, workload, objective, cache, crowded)
     placements, homes = place_graph(routed, workload, placements, homes)
+    if budgets:   # tensors were set aside: weigh that against mapping the crowded einsums into their rooms
+        kept_homes, kept_routed, rooms = first
+        try:
+            remapped, _ = place_graph(kept_routed, workload, place_best(kept_routed, workload, objective, cache, rooms),
+                                      kept_homes)
+        except InfeasibleError:   # some crowded einsum has no mapping in its room: setting aside is the only way
+            remapped = None
+        if remapped is not None and _total(remapped, objective) < _total(placements, objective):
+            placements, homes, routed = remapped, kept_homes, kept_routed
     return Execution(placements, back_to_back(routed, placements), homes)
+
+
+def _fit_checks(routed: Arch, workload: Workload, placements: tuple[Placement, ...], objective: str,
+                cache: MapperCache) -> Callable[[int, Arch], bool]:
+    """`fits(i, room)`: whether einsum i's mapping on its placed engine keeps its cost in `room` (mapper.fits_room),
+    answered once per shape, engine and room."""
+    answers: dict[tuple, bool] = {}
+
+    def fits(i: int, room: Arch) -> bool:
+        einsum, engine = workload.einsums[i], placements[i].engine
+        key = (routed.shape_key(workload, einsum)[0], engine, id(room))
+        if key not in answers:
+            answers[key] = fits_room(routed.engine(engine), einsum, workload, routed, room, objective, cache)
+        return answers[key]
+    return fits
+
+
+def _total(placements: tuple[Placement, ...], objective: str) -> float:
+    """The objective's figure of einsums run back to back: cycles, joules or their product."""
+    cycles = sum(p.cost.total_cycles for p in placements)
+    joules = sum(p.cost.total_energy_j for p in placements)
+    return {"latency": cycles, "energy": joules}.get(objective, cycles * joules)

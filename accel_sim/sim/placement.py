@@ -477,16 +477,23 @@ def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits
     budgets: dict[tuple[str, int], float] = {}
     crowded: dict[int, Arch] = {}
     rooms: dict[tuple, Arch] = {}   # one arch per distinct set of rooms (bytes per level) for the checks
+
+    def room(held: dict[str, list[tuple[str, float]]]) -> Arch:
+        key = tuple(sorted(bytes_by_level(held).items()))
+        if key not in rooms:
+            rooms[key] = _reserving(arch, held)
+        return rooms[key]
+
     for i, held in enumerate(bystanders(arch, workload, homes)):
         moved: set[str] = set()
-        while any(held.values()):
-            key = tuple(sorted(bytes_by_level(held).items()))
-            if key not in rooms:
-                rooms[key] = _reserving(arch, held)
-            if fits(i, rooms[key]):
-                break
+        while any(held.values()) and not fits(i, room(held)):
             movable = [(order[t], level, (t, size)) for level, entries in held.items() for t, size in entries
                        if t in order]
+            # set aside at a level whose bystanders alone crowd the tiles, where there is one: emptying a level
+            # that does not bind would only send its tensors out for nothing
+            binding = {level for level in {lv for _, lv, _ in movable}
+                       if not fits(i, room({level: held[level]}))}
+            movable = [item for item in movable if item[1] in binding] or movable
             if not movable:
                 crowded[i] = _reserving(arch, held)   # its own: the room names what takes it
                 break
@@ -495,6 +502,23 @@ def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits
             moved.add(level)
         budgets.update({(level, i): size for level, size in bytes_by_level(held).items() if level in moved})
     return budgets, crowded
+
+
+def crowded_rooms(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits: Callable[[int, Arch], bool]
+                  ) -> dict[int, Arch]:
+    """Einsum index -> `arch` with the room all its bystanders leave, for every einsum whose mapping does not fit
+    there (`fits`): the einsums to map into their rooms if no bystander is set aside (`crowding_homes`' other way)."""
+    rooms: dict[tuple, Arch] = {}
+    crowded: dict[int, Arch] = {}
+    for i, held in enumerate(bystanders(arch, workload, homes)):
+        if not any(held.values()):
+            continue
+        key = tuple(sorted(bytes_by_level(held).items()))
+        if key not in rooms:
+            rooms[key] = _reserving(arch, held)
+        if not fits(i, rooms[key]):
+            crowded[i] = rooms[key]
+    return crowded
 
 
 def _reserving(arch: Arch, held: dict[str, list[tuple[str, float]]]) -> Arch:
