@@ -92,7 +92,7 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
                    cache: MapperCache | None = None) -> Execution:
     """Einsums back to back, each on its best engine, live tensors in their homes (`execution: sequential`): an
     intermediate homed on chip is read there (route_homes), and no home crowds an einsum's tiles out of their cost
-    (crowding_homes)."""
+    (crowding_homes), unless mapping the crowded einsums into the room their bystanders leave costs less."""
     homes = assign_homes(arch, workload)
     routed = route_homes(arch, workload, homes)
     if not any(room_may_bind(einsum, workload, routed, bytes_by_level(held))

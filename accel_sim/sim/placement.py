@@ -61,10 +61,12 @@ energy, and time by the roofline rule every engine follows: the einsum takes at 
 level needs for all its bytes (`engine.level_busy_cycles`, the engine's view of the level), so
 total = max(total before, busy cycles of the level with the spill's bytes added) and the difference is stall.
 Hence added bytes never lower an einsum's cost, and a home further out only adds levels to charge, so a shrink,
-which moves homes only outward (above), never lowers a cost. What can still fall is the crowding step: an einsum's
-mapping is chosen before its bystanders are set aside, so at one size a GEMM keeps array tiles that push two
-tensors off chip, and at a smaller size, where the array's mapping costs more, it runs on another engine and
-crowds nothing (tests/unit/sim/test_placement.py, the strict-xfail crowded GEMM).
+which moves homes only outward (above), never lowers a cost. The crowding step has no such proof: an einsum's
+mapping is chosen before its bystanders are set aside, so at one size a GEMM could keep array tiles that push two
+tensors off chip where, at a smaller size, it runs on another engine and crowds nothing. So the sequential model
+also costs the other way, each crowded einsum mapped into the room its bystanders leave (`crowded_rooms`), and keeps
+the cheaper (sim/execution.py run_sequential); random sweeps of 7,600 shrinks find no cost that falls
+(tests/unit/sim/test_placement.py, the crowded GEMM and the random-cascade properties).
 """
 from __future__ import annotations
 
