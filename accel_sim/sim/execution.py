@@ -102,12 +102,12 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
         return Execution(placements, back_to_back(routed, placements), homes)
     cache = MapperCache() if cache is None else cache   # `fits_room` re-scores the searches' winners from it
     budgets: dict[tuple[str, int], float] = {}
-    first = None   # the first pass's homes, routes and the rooms its bystanders leave the einsums they crowd
+    first = None   # the first pass's homes, routes and fit checks
     while True:   # each pass tightens at least one (level, einsum) budget, or ends
         placements = place_best(routed, workload, objective, cache)
         fits = _fit_checks(routed, workload, placements, objective, cache)
         if first is None:
-            first = (homes, routed, crowded_rooms(routed, workload, homes, fits))
+            first = (homes, routed, fits)
         tighter, crowded = crowding_homes(routed, workload, homes, fits)
         tighter = {key: bytes_ for key, bytes_ in tighter.items() if bytes_ < budgets.get(key, float("inf"))}
         if not tighter:   # nothing new to move out
@@ -119,7 +119,8 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
         placements = place_best(routed, workload, objective, cache, crowded)
     placements, homes = place_graph(routed, workload, placements, homes)
     if budgets:   # tensors were set aside: weigh that against mapping the crowded einsums into their rooms
-        kept_homes, kept_routed, rooms = first
+        kept_homes, kept_routed, first_fits = first
+        rooms = crowded_rooms(kept_routed, workload, kept_homes, first_fits)
         try:
             remapped, _ = place_graph(kept_routed, workload, place_best(kept_routed, workload, objective, cache, rooms),
                                       kept_homes)
