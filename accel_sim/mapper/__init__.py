@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from accel_sim.mapper.search import (MappedCost, MapperCache, SearchResult, SearchStats, best_cost, fits_room,
                                      loop_nest_text, room_may_bind, search, search_many)
-from accel_sim.mapper.stage import OBJECTIVES, best_options, score
+from accel_sim.mapper.stage import OBJECTIVES, best_options, ranking, score
 
 __all__ = ["OBJECTIVES", "MappedCost", "MapperCache", "SearchResult", "SearchStats", "best_cost", "best_options",
-           "fits_room", "loop_nest_text", "room_may_bind", "score", "search", "search_many"]
+           "fits_room", "loop_nest_text", "ranking", "room_may_bind", "score", "search", "search_many"]

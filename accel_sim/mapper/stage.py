@@ -26,11 +26,22 @@ OBJECTIVES: tuple[str, ...] = ("latency", "energy", "edp")
 
 def score(cost: Cost, objective: str) -> float:
     """The figure `objective` minimizes: cycles, joules or their product."""
+    return figure(cost.total_cycles, cost.total_energy_j, objective)
+
+
+def figure(cycles: float, joules: float, objective: str) -> float:
+    """`objective`'s figure of a run taking `cycles` and `joules`: one of them, or their product."""
     if objective == "latency":
-        return cost.total_cycles
+        return cycles
     if objective == "energy":
-        return cost.total_energy_j
-    return cost.total_cycles * cost.total_energy_j
+        return joules
+    return cycles * joules
+
+
+def ranking(cycles: float, joules: float, objective: str) -> tuple[float, float]:
+    """(figure, tie-break): what `objective` orders by, then energy among equally fast choices or cycles among
+    equally frugal ones, as the mapper's search breaks its ties (search._second)."""
+    return figure(cycles, joules, objective), cycles if objective == "energy" else joules
 
 
 def synchronised(cost: Cost, engine: EngineBase, einsum: Einsum, arch: Arch) -> Cost:

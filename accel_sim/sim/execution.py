@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from accel_sim.engines.roofline import Bound, bound_on
-from accel_sim.mapper import MapperCache, best_options, fits_room, room_may_bind, score
+from accel_sim.mapper import MapperCache, best_options, fits_room, ranking, room_may_bind
 from accel_sim.errors import InfeasibleError
 from accel_sim.sim.placement import (Home, assign_homes, bystanders, bytes_by_level, crowded_rooms, crowding_homes,
                                     place_graph, route_homes)
@@ -69,7 +69,7 @@ def place_best(arch: Arch, workload: Workload, objective: str, cache: MapperCach
     placed = []
     bounds: dict[tuple, Bound] = {}
     for einsum, (_, options) in zip(workload.einsums, best_options(arch, workload, objective, cache, rooms)):
-        engine, cost = min(options, key=lambda pair: score(pair[1], objective))
+        engine, cost = min(options, key=lambda pair: ranking(pair[1].total_cycles, pair[1].total_energy_j, objective))
         key = (arch.shape_key(workload, einsum)[0], engine.name)
         if key not in bounds:
             bounds[key] = bound_on(einsum, workload, arch, engine.name)
@@ -126,7 +126,7 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
                                       kept_homes)
         except InfeasibleError:   # some crowded einsum has no mapping in its room: setting aside is the only way
             remapped = None
-        if remapped is not None and _total(remapped, objective) < _total(placements, objective):
+        if remapped is not None and _ranked(remapped, objective) < _ranked(placements, objective):
             placements, homes, routed = remapped, kept_homes, kept_routed
     return Execution(placements, back_to_back(routed, placements), homes)
 
@@ -146,8 +146,7 @@ def _fit_checks(routed: Arch, workload: Workload, placements: tuple[Placement, .
     return fits
 
 
-def _total(placements: tuple[Placement, ...], objective: str) -> float:
-    """The objective's figure of einsums run back to back: cycles, joules or their product."""
-    cycles = sum(p.cost.total_cycles for p in placements)
-    joules = sum(p.cost.total_energy_j for p in placements)
-    return {"latency": cycles, "energy": joules}.get(objective, cycles * joules)
+def _ranked(placements: tuple[Placement, ...], objective: str) -> tuple[float, float]:
+    """The objective's figure of einsums run back to back, and its tie-break (mapper.ranking)."""
+    return ranking(sum(p.cost.total_cycles for p in placements), sum(p.cost.total_energy_j for p in placements),
+                   objective)
