@@ -58,7 +58,11 @@ FlashAttention-2 is torch's SDPA flash backend (FA2's kernels, Flash_fwd_kernel_
 GPU's time per step, with no serving framework's host work (`decode_compiled`, a second run with
 --compiled-decode: the file's device_compiled_decode). The file also holds the same step uncompiled; it is not a
 row: it launches 969-1,001 kernels a step (rotary, RMSNorm, copies unfused, 30 per layer), a kernel sequence that no
-serving framework runs and that workloads/llama2-7b-decode.yaml does not describe.
+serving framework runs and that workloads/llama2-7b-decode.yaml does not describe. Llama-2-7B prefill
+(workloads/llama2-7b-prefill.yaml: logits for every position) is the same model's forward over whole prompts of 128
+to 4,096 tokens, batch 1 to 8, its layers compiled likewise and the pass replayed from one CUDA graph
+(`prefill_compiled`, from --compiled-prefill: 491-620 kernels a pass, SDPA's causal FlashAttention among them); the
+uncompiled pass (`prefill`, 1,003-1,132 kernels) is kept and is no row, as for decode.
 
 The rows join the one validation report (`python -m validation`, validation/REPORT.md); their targets and the
 mechanism behind each known miss are in validation/targets.py (the few-microsecond A100 GEMMs,
@@ -88,6 +92,7 @@ H200 = "arch_configs/gpu/h200_sxm_141gb.yaml"
 GEMM = "workloads/gemm_fp16.einsum.yaml"
 FLASH = "workloads/flash_attention.einsum.yaml"
 DECODE = "workloads/llama2-7b-decode.yaml"
+PREFILL = "workloads/llama2-7b-prefill.yaml"
 
 CALL_OVERHEAD = "engines.sm.launch_overhead=21 us"   # [LC] timings: per-call overhead (../shared/targets.md)
 LLMCOMPASS_M = {64: 101.7124, 128: 193.0114, 256: 242.7090, 512: 252.7351, 1024: 257.9115, 2048: 262.2263,
@@ -147,6 +152,11 @@ def decode_sets(batch: int, kv_len: int) -> tuple[str, ...]:
 def decode_tokens_per_s(batch: int, kv_len: int, arch: str = A100) -> float:
     """Output tokens per second of one decode step (batch tokens over its latency)."""
     return run(arch, DECODE, decode_sets(batch, kv_len)).summary()["throughput_per_s"]
+
+
+def prefill_tokens_per_s(batch: int, seq: int, arch: str) -> float:
+    """Prompt tokens per second of one Llama-2-7B prefill (`batch` prompts of `seq` tokens over its latency)."""
+    return batch * seq / run(arch, PREFILL, (f"workload.batch={batch}", f"workload.seq_len={seq}")).latency_s
 
 
 def gemm_rows() -> list[Comparison]:
@@ -212,6 +222,10 @@ def measured_rows(label: str, arch: str, path: Path) -> list[Comparison]:
                        "here)", r["tokens_per_s"], decode_tokens_per_s(r["batch"], r["kv"], arch),
                        "CUDA graph, no host work")
             for r in measured["decode_compiled"]]
+    out += [Comparison(f"{label} Llama-2-7B prefill b{r['batch']} s{r['seq']} (tokens/s, torch.compile, measured "
+                       "here)", r["tokens_per_s"], prefill_tokens_per_s(r["batch"], r["seq"], arch),
+                       "CUDA graph, no host work")
+            for r in measured["prefill_compiled"]]
     return out
 
 

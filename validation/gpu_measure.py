@@ -4,8 +4,9 @@ engine checked against GPU figures it was not tuned to).
 
 This script is not part of the package or the suite: it runs once on a machine with the GPU and PyTorch (CUDA),
 and its JSON output is committed as data with the command that produced it (the `command` and `device` fields).
-Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode | --fp8 | --launch]
-(--quick: tiny sizes, for a dry run on a CPU; --compiled-decode, --fp8, --launch: only those rows, below)
+Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode | --fp8 | --launch | --prefill |
+     --compiled-prefill]
+(--quick: tiny sizes, for a dry run on a CPU; the others: only those rows, below)
 
 What is timed, and how:
 - GEMM: torch.matmul of fp16 A (M x K) and B (K x N), fp32 accumulation (cuBLAS; split-K reductions kept in fp32,
@@ -34,6 +35,11 @@ What is timed, and how:
   captured in one CUDA graph and replayed (median of 3 passes: the GPU's own start-to-start time per kernel,
   launch gap and the kernel's fixed cost of starting its CTAs, reaching memory once and retiring), with the
   profiled kernel duration to split the two.
+- Llama-2-7B prefill (`--prefill`): the same model's forward over a whole prompt of `seq` tokens per sequence
+  (RMSNorm, the QKV GEMM, rotary embedding of every position, K and V written to a cache, causal SDPA, the output
+  projection, the SiLU-gated FFN; logits for every position, as workloads/llama2-7b-prefill.yaml), plain PyTorch
+  ops captured in one CUDA graph per (batch, seq) and replayed: the GPU's time for the kernel sequence.
+  `--compiled-prefill`: the same with each decoder layer compiled by torch.compile (as `--compiled-decode`).
 """
 from __future__ import annotations
 
@@ -60,6 +66,8 @@ def arguments() -> argparse.Namespace:
     only.add_argument("--compiled-decode", action="store_true", help="only the torch.compile'd decode rows")
     only.add_argument("--fp8", action="store_true", help="only the FP8 GEMMs")
     only.add_argument("--launch", action="store_true", help="only the per-kernel launch costs")
+    only.add_argument("--prefill", action="store_true", help="only the Llama-2-7B prefill rows")
+    only.add_argument("--compiled-prefill", action="store_true", help="only the compiled Llama-2-7B prefill rows")
     return parser.parse_args()
 
 
@@ -304,6 +312,7 @@ class Llama:
         self.head = w(dim, vocab)
         self.cache: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.layer = decoder_layer   # `compiled_decode` swaps in torch.compile's
+        self.prefill_layer = prefill_layer   # and `prefills(compiled=True)` its own
         self.inv_freq = 1.0 / (10000 ** (torch.arange(0, self.head_dim, 2, device=DEVICE).float() / self.head_dim))
 
     def allocate(self, batch: int, kv: int) -> None:
@@ -327,8 +336,21 @@ class Llama:
         return logits.argmax(dim=-1)
 
 
+    def prefill(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The forward pass of whole prompts `tokens` (b, s) from position 0, K and V written to the cache: the next
+        token of every position (greedy; the logits of every position are computed, as HF's export does)."""
+        angle = torch.arange(tokens.shape[1], device=DEVICE)[:, None].float() * self.inv_freq[None, :]
+        cos, sin = angle.cos().to(HALF), angle.sin().to(HALF)                    # (s, d / 2)
+        x = self.embed[tokens]                                                     # (b, s, dim)
+        for layer, (kc, vc) in zip(self.layers, self.cache):
+            x = self.prefill_layer(x, layer["norm1"], layer["wqkv"], layer["wo"], layer["norm2"], layer["w13"],
+                                   layer["w2"], kc, vc, cos, sin, self.heads)
+        logits = F.rms_norm(x, (self.dim,), self.norm, 1e-5) @ self.head
+        return logits.argmax(dim=-1)
+
+
 def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotary embedding of (b, h, 1, d) at one position."""
+    """Rotary embedding of (b, h, s, d) at positions whose angles' cos and sin are (s, d / 2) (or one position)."""
     x1, x2 = x[..., ::2], x[..., 1::2]
     return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
 
@@ -349,6 +371,62 @@ def decoder_layer(x: torch.Tensor, norm1: torch.Tensor, wqkv: torch.Tensor, wo: 
     h = F.rms_norm(x, (dim,), norm2, 1e-5)
     gate, up = (h @ w13).chunk(2, dim=-1)
     return x + (F.silu(gate) * up) @ w2
+
+
+def prefill_layer(x: torch.Tensor, norm1: torch.Tensor, wqkv: torch.Tensor, wo: torch.Tensor, norm2: torch.Tensor,
+                  w13: torch.Tensor, w2: torch.Tensor, kc: torch.Tensor, vc: torch.Tensor, cos: torch.Tensor,
+                  sin: torch.Tensor, heads: int) -> torch.Tensor:
+    """One Llama decoder layer on (b, s, dim) activations of whole prompts, writing their K and V to the cache."""
+    b, s, dim = x.shape
+    head_dim = dim // heads
+    h = F.rms_norm(x, (dim,), norm1, 1e-5)
+    q, k, v = (h @ wqkv).view(b, s, 3, heads, head_dim).permute(2, 0, 3, 1, 4).unbind(0)   # (b, h, s, d) each
+    q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+    kc[:, :, :s] = k
+    vc[:, :, :s] = v
+    a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    x = x + a.transpose(1, 2).reshape(b, s, dim) @ wo
+    h = F.rms_norm(x, (dim,), norm2, 1e-5)
+    gate, up = (h @ w13).chunk(2, dim=-1)
+    return x + (F.silu(gate) * up) @ w2
+
+
+def prefill(model: Llama, batch: int, seq: int) -> dict:
+    """Seconds per prefill of `batch` prompts of `seq` tokens, the forward pass replayed from one CUDA graph."""
+    model.allocate(batch, seq)
+    tokens = torch.randint(0, model.embed.shape[0], (batch, seq), device=DEVICE)
+    call = lambda: model.prefill(tokens)  # noqa: E731
+    if DEVICE != "cuda":
+        return {"batch": batch, "seq": seq, "s": per_call_s(call, 1), "graph": False}
+    graph = capture(call)
+    seconds = statistics.median(per_call_s(graph.replay) for _ in range(3))
+    eager = per_call_s(call)
+    names, kernel_s, launched = kernels(call, 1)
+    del graph
+    return {"batch": batch, "seq": seq, "s": seconds, "tokens_per_s": batch * seq / seconds, "eager_s": eager,
+            "kernel_s": kernel_s, "kernels_per_pass": launched, "kernel_names": names, "graph": True}
+
+
+def prefills(out_path: str, compiled: bool = False) -> None:
+    """`--prefill`: Llama-2-7B prefill at a few prompt lengths and batches; the JSON gets only these rows
+    ('prefill'); `compiled` (`--compiled-prefill`): each decoder layer compiled, rows 'prefill_compiled'."""
+    key = "prefill_compiled" if compiled else "prefill"
+    result = {"device": device_info(), key: []}
+    model = Llama(2, 256, 4, 512, 1000) if QUICK else Llama(32, 4096, 32, 11008, 32000)
+    if compiled:
+        import torch._dynamo   # only here: the compiled path's settings
+
+        for limit in ("cache_size_limit", "recompile_limit"):   # one specialization per (batch, seq): keep them all
+            if hasattr(torch._dynamo.config, limit):
+                setattr(torch._dynamo.config, limit, 64)
+        model.prefill_layer = torch.compile(prefill_layer, dynamic=False)
+    configs = ((1, 16), (2, 32)) if QUICK else ((1, 128), (1, 512), (1, 1024), (1, 2048), (1, 4096), (4, 512),
+                                                (8, 512))
+    for batch, seq in configs:
+        result[key].append(prefill(model, batch, seq))
+        log(key, {k: v for k, v in result[key][-1].items() if k != "kernel_names"})
+        with open(out_path, "w") as f:   # keep what is measured if the run is cut short
+            json.dump(result, f, indent=1)
 
 
 def decode(model: Llama, batch: int, kv: int) -> dict:
@@ -433,6 +511,9 @@ def main() -> None:
         return
     if ARGS.launch:
         launch_costs(out_path)
+        return
+    if ARGS.prefill or ARGS.compiled_prefill:
+        prefills(out_path, compiled=ARGS.compiled_prefill)
         return
     result = {"device": device_info()}
     log(result["device"])
