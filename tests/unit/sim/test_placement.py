@@ -16,6 +16,7 @@ from accel_sim.evaluate import evaluate
 from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.load import load_arch, load_workload
 from accel_sim.io.yaml import parse_yaml
+from accel_sim.mapper.search import best_cost
 from accel_sim.sim.execution import Placement
 from accel_sim.sim.placement import assign_homes, charge_spills
 from accel_sim.spec.arch import Arch
@@ -452,8 +453,9 @@ def random_dag(rng: random.Random) -> str:
             f"{declared}\neinsums:{steps}\n")
 
 
-def three_levels(buf: int, small: int) -> Arch:
-    """DRAM, `buf` and a smaller, faster `small` inside it, every level holding every role; a vector unit."""
+def three_levels(buf: int, small: int, engines: tuple[dict, ...] | None = None) -> Arch:
+    """DRAM, `buf` and a smaller, faster `small` inside it, every level holding every role; a vector unit unless
+    `engines` says otherwise."""
     return Arch.model_validate({
         "name": "three", "clock": "1 GHz", "technology_nm": 28,
         "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ"},
@@ -461,7 +463,7 @@ def three_levels(buf: int, small: int) -> Arch:
                     "read_energy_per_bit": "1 pJ"},
                    {"name": "small", "technology": "SRAM", "capacity": f"{small} B", "bandwidth": "64 GB/s",
                     "read_energy_per_bit": "0.2 pJ"}],
-        "engines": [{"name": "vec", "kind": "vector", "lanes": 16}]})
+        "engines": list(engines or ({"name": "vec", "kind": "vector", "lanes": 16},))})
 
 
 @settings(max_examples=150, deadline=None)
@@ -585,3 +587,47 @@ einsums:
   - T2[m,b] = relu(T1[m,b])
   - T3[m,a] = X0[m,c] * W0[c,a]
 """
+
+
+# Found by the random sweep on three levels: T1, T3 and T5 are GEMMs whose array tiles need the inner level that X0,
+# T2 and T4 (a few bytes each, homed there first) take.
+SMALL_ROOM_DAG = """
+name: small room
+ranks: {a: 2, b: 4, c: 8, m: 2}
+default_bits: 8
+tensors:
+  X0: {kind: activation}
+  W0: {kind: weight}
+  W1: {kind: weight}
+  W2: {kind: weight}
+  W3: {kind: weight}
+einsums:
+  - T0[m,b] = relu(X0[m,b])
+  - T1[m,c] = T0[m,b] * W0[b,c]
+  - T2[m,a] = X0[m,b] * W1[b,a]
+  - T3[m,c] = T0[m,b] * W0[b,c]
+  - T4[m,a] = T3[m,c] * W2[c,a]
+  - T5[m,c] = T4[m,a] * W3[a,c]
+  - T6[m,c] = T5[m,c] + T1[m,c]
+  - T7[m,c] = relu(T3[m,c])
+"""
+
+
+def test_an_engine_with_no_mapping_in_a_crowded_room_leaves_the_einsum_to_another() -> None:
+    """With a 16 B inner level, X0 (8 B, homed there first) leaves the GEMM T1 8 B, where the 4 x 4 array has no
+    mapping at all; mapped into that room, T1 runs on the vector unit (56 cycles, as it does at 10 B, where the array
+    is never chosen), and so do T3 and T5. Before, the array's InfeasibleError in the room ended that plan, only
+    setting bystanders aside was left, and it cleared both on-chip levels for every GEMM: 300 cycles at 16 B
+    against 292 at 10 B."""
+    engines = ({"name": "sa", "kind": "systolic", "rows": 4, "cols": 4, "dataflow": "os"},
+               {"name": "vec", "kind": "vector", "lanes": 16})
+    work = parse_cascade(parse_yaml(SMALL_ROOM_DAG, "<small room>"))
+    runs = {small: evaluate(three_levels(659, small, engines), work, objective="latency") for small in (16, 10)}
+    assert runs[16].cycles == runs[10].cycles == 292
+    assert {p.engine for p in runs[16].einsums} == {"vec"}
+    arch = three_levels(659, 16, engines)
+    room = arch.model_copy(update={"memory": tuple(lv.reserving((("X0", 8.0),)) if lv.name == "small" else lv
+                                                   for lv in arch.memory)})
+    with pytest.raises(InfeasibleError):
+        best_cost(room.engine("sa"), work.einsums[1], work, room, "latency")
+
