@@ -146,6 +146,10 @@ class GpuMapspace:
         groups = np.arange(len(self.groups), dtype=np.int64)
         return Candidates(self._batch(groups, np.zeros((len(groups), 1), dtype=np.int64)), groups)
 
+    def frugal(self) -> Candidates:
+        """The defaults: every tile is one of them, the smallest included."""
+        return self.defaults()
+
     def enumerate(self, chunk: int) -> Iterator[Candidates]:
         """Every kernel, in batches of at most `chunk`."""
         every = self.all()

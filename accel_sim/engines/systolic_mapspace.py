@@ -113,6 +113,11 @@ class SystolicMapspace:
             self.work.defaults = Candidates(*implied_batch(self.einsum, self.workload, self.arch, self.engine))
         return self.work.defaults
 
+    def frugal(self) -> Candidates:
+        """Each allowed dataflow's mapping onto one PE: every operand crosses the array's edge one element a cycle,
+        so its staging needs the least room (`_infeasible` judges by it and by the full-array defaults)."""
+        return Candidates(*array_batch(self.einsum, self.workload, self.arch, 1, 1, _flows(self.engine)))
+
     @property
     def space(self) -> SystolicSpace:
         """The factor options and loop orders (unpinned, they include the implied mappings' uneven splits)."""
@@ -263,6 +268,11 @@ def systolic_mapspace(einsum: Einsum, workload: Workload, arch: Arch, engine: Sy
     return SystolicMapspace(einsum, workload, arch, engine, pins)
 
 
+def _flows(engine: SystolicEngine) -> tuple[str, ...]:
+    """The dataflows `engine` may run."""
+    return DATAFLOW_CODES if engine.dataflow == "any" else (engine.dataflow,)
+
+
 def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
                 space: SystolicSpace | None) -> InfeasibleError:
     """The constraint family at fault: empty spatial options, or the level that even spilled tiles overfill."""
@@ -281,7 +291,6 @@ def _infeasible(einsum: Einsum, workload: Workload, arch: Arch, engine: Systolic
     batch, codes = implied_batch(einsum, workload, arch, engine)
     candidates = [(engine.rows, engine.cols, batch, codes)]
     if space is not None:
-        flows = DATAFLOW_CODES if engine.dataflow == "any" else (engine.dataflow,)
-        candidates.append((1, 1, *array_batch(einsum, workload, arch, 1, 1, flows)))
+        candidates.append((1, 1, *array_batch(einsum, workload, arch, 1, 1, _flows(engine))))
     return unfit_error(einsum, workload, arch, engine.name, engine.rows, engine.cols, candidates,
                        engine.accumulator_width_bits)

@@ -163,6 +163,11 @@ class Mapspace(Protocol):
         """The engine's own mappings (what `cost` runs): a search is never worse than them."""
         ...
 
+    def frugal(self) -> Candidates:
+        """The mappings that need the least room at the levels: where no default fits, a search tries these before it
+        calls the einsum infeasible (the mappings `infeasible` judges by)."""
+        ...
+
     def label(self, group: int) -> str:
         """What a group is, for printing ('ws dataflow')."""
         ...

@@ -16,6 +16,7 @@ from accel_sim.evaluate import evaluate
 from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.load import load_arch, load_workload
 from accel_sim.io.yaml import parse_yaml
+from accel_sim.mapper import best_options
 from accel_sim.mapper.search import best_cost
 from accel_sim.sim.execution import Placement
 from accel_sim.sim.placement import assign_homes, charge_spills
@@ -614,20 +615,26 @@ einsums:
 
 
 def test_an_engine_with_no_mapping_in_a_crowded_room_leaves_the_einsum_to_another() -> None:
-    """With a 16 B inner level, X0 (8 B, homed there first) leaves the GEMM T1 8 B, where the 4 x 4 array has no
-    mapping at all; mapped into that room, T1 runs on the vector unit (56 cycles, as it does at 10 B, where the array
-    is never chosen), and so do T3 and T5. Before, the array's InfeasibleError in the room ended that plan, only
-    setting bystanders aside was left, and it cleared both on-chip levels for every GEMM: 300 cycles at 16 B
-    against 292 at 10 B."""
+    """With a 16 B inner level, X0 (8 B, homed there first) leaves the GEMM T1 8 B. Mapped into that room, T1 runs
+    on the vector unit (56 cycles, as at 10 B, where the array is never chosen; the array's best there is its one-PE
+    mapping, 168 cycles), and so do T3 and T5: 292 cycles at 16 B as at 10 B (300 at 16 B on 5dca391, where only
+    setting bystanders aside was left and it cleared both on-chip levels for every GEMM). With 4 B left the array
+    has no mapping at all; the einsum's options in that room are the vector unit's alone, not an error."""
     engines = ({"name": "sa", "kind": "systolic", "rows": 4, "cols": 4, "dataflow": "os"},
                {"name": "vec", "kind": "vector", "lanes": 16})
     work = parse_cascade(parse_yaml(SMALL_ROOM_DAG, "<small room>"))
     runs = {small: evaluate(three_levels(659, small, engines), work, objective="latency") for small in (16, 10)}
     assert runs[16].cycles == runs[10].cycles == 292
     assert {p.engine for p in runs[16].einsums} == {"vec"}
-    arch = three_levels(659, 16, engines)
-    room = arch.model_copy(update={"memory": tuple(lv.reserving((("X0", 8.0),)) if lv.name == "small" else lv
-                                                   for lv in arch.memory)})
-    with pytest.raises(InfeasibleError):
-        best_cost(room.engine("sa"), work.einsums[1], work, room, "latency")
 
+    def room(left: int) -> Arch:
+        arch = three_levels(659, 16, engines)
+        return arch.model_copy(update={"memory": tuple(lv.reserving((("X0", 16.0 - left),)) if lv.name == "small"
+                                                       else lv for lv in arch.memory)})
+
+    assert best_cost(room(8).engine("sa"), work.einsums[1], work, room(8), "latency").cost.total_cycles == 168
+    with pytest.raises(InfeasibleError):
+        best_cost(room(4).engine("sa"), work.einsums[1], work, room(4), "latency")
+    arch = three_levels(659, 16, engines)
+    _, options = best_options(arch, work, "latency", rooms={1: room(4)})[1]
+    assert [engine.name for engine, _ in options] == ["vec"]
