@@ -404,7 +404,8 @@ def _search(space: Mapspace, objective: str, method: str, time_limit_s: float, s
             _descend(space, *start_, offer, max_rounds=LOCAL_ROUNDS, pairs=False)
     elif method == "cpsat":
         extra = _cpsat(space, best, offer, seeds, objective, time_limit_s, seed)
-    if (best.found is None or not np.isfinite(best.score)) and method in ("local", "cpsat") and not space.pinned:
+    if (best.found is None or not np.isfinite(best.score)) and method in ("local", "random", "cpsat") \
+            and not space.pinned:
         # every start fits nowhere, and so may each move from it: the mappings that need the least room decide
         # whether anything fits (those `infeasible` judges by), and the search goes on from them
         frugal = space.frugal()
