@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from accel_sim.errors import ConfigError, InfeasibleError
-from accel_sim.spec.mapspace import AxisLayout, Candidates, Mapspace, Scores, concat_scores, mapping_key
+from accel_sim.spec.mapspace import (AxisLayout, Candidates, Mapspace, Scores, concat_scores, mapping_key,
+                                     tie_break)
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -204,9 +205,8 @@ class _Best:
 
 
 def _second(scores: Scores, objective: str) -> np.ndarray:
-    """The tie-break under `objective`: energy among equally fast candidates, cycles among equally frugal ones
-    (Timeloop's mapper compares its `optimization-metrics` list in order likewise; edp: energy)."""
-    return scores.total_cycles if objective == "energy" else scores.energy_j
+    """The tie-break of each candidate under `objective` (spec.mapspace.tie_break)."""
+    return tie_break(scores.total_cycles, scores.energy_j, objective)
 
 
 def best_index(values: np.ndarray, scores: Scores, objective: str) -> int:

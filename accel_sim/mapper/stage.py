@@ -14,6 +14,7 @@ from accel_sim.engines.multicore import row_split_factor
 from accel_sim.engines.roofline import roofline
 from accel_sim.errors import InfeasibleError
 from accel_sim.mapper.search import MapperCache, best_cost
+from accel_sim.spec.mapspace import objective_figure, tie_break
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -26,22 +27,13 @@ OBJECTIVES: tuple[str, ...] = ("latency", "energy", "edp")
 
 def score(cost: Cost, objective: str) -> float:
     """The figure `objective` minimizes: cycles, joules or their product."""
-    return figure(cost.total_cycles, cost.total_energy_j, objective)
-
-
-def figure(cycles: float, joules: float, objective: str) -> float:
-    """`objective`'s figure of a run taking `cycles` and `joules`: one of them, or their product."""
-    if objective == "latency":
-        return cycles
-    if objective == "energy":
-        return joules
-    return cycles * joules
+    return objective_figure(cost.total_cycles, cost.total_energy_j, objective)
 
 
 def ranking(cycles: float, joules: float, objective: str) -> tuple[float, float]:
-    """(figure, tie-break): what `objective` orders by, then energy among equally fast choices or cycles among
-    equally frugal ones, as the mapper's search breaks its ties (search._second)."""
-    return figure(cycles, joules, objective), cycles if objective == "energy" else joules
+    """(figure, tie-break) of a choice taking `cycles` and `joules`: how engines and plans are ordered, as the
+    mapper's search orders mappings."""
+    return objective_figure(cycles, joules, objective), tie_break(cycles, joules, objective)
 
 
 def synchronised(cost: Cost, engine: EngineBase, einsum: Einsum, arch: Arch) -> Cost:
@@ -93,14 +85,14 @@ def _mapped(engines: list[EngineBase], einsum: Einsum, workload: Workload, arch:
     """(engine, best cost) on each of `engines`. In a room (`in_room`: less room for the einsum's tiles than the
     arch has), an engine with no mapping that fits is left out while another engine can run the einsum there; only
     when none can is its InfeasibleError raised (out of a room, any engine's is)."""
-    mapped, refused = [], []
+    mapped, refused = [], None
     for engine in engines:
         try:
             mapped.append((engine, best_cost(engine, einsum, workload, arch, objective, cache).cost))
         except InfeasibleError as error:
             if not in_room:
                 raise
-            refused.append(error)
+            refused = refused or error
     if not mapped:
-        raise refused[0]
+        raise refused
     return mapped

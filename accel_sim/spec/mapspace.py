@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from accel_sim.errors import InfeasibleError
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
+
+T = TypeVar("T", float, np.ndarray)   # a figure of one choice, or of every candidate of a batch
 
 
 class PinnedFactor(BaseModel):
@@ -108,11 +110,22 @@ class Scores(Protocol):
         ...
 
 
+def objective_figure(cycles: T, joules: T, objective: str) -> T:
+    """What `objective` minimizes: cycles (latency), joules (energy) or their product (edp), of scalars or arrays
+    alike (the one definition: mappings, engines and whole plans are ranked by it)."""
+    return {"latency": cycles, "energy": joules}.get(objective, cycles * joules)
+
+
+def tie_break(cycles: T, joules: T, objective: str) -> T:
+    """What orders choices of equal `objective_figure`: energy among equally fast ones, cycles among equally frugal
+    ones (Timeloop's mapper compares its `optimization-metrics` list in order likewise; edp: energy)."""
+    return cycles if objective == "energy" else joules
+
+
 def fitting_objective(total_cycles: np.ndarray, energy_j: np.ndarray, fits: np.ndarray, objective: str) -> np.ndarray:
-    """Cycles (latency), joules (energy) or their product (edp) per candidate; +inf where a candidate does not fit
-    (the one definition every engine's `Scores.objective` returns)."""
-    value = {"latency": total_cycles, "energy": energy_j}.get(objective, total_cycles * energy_j)
-    return np.where(fits, value, np.inf)
+    """`objective_figure` per candidate; +inf where a candidate does not fit (what every engine's `Scores.objective`
+    returns)."""
+    return np.where(fits, objective_figure(total_cycles, energy_j, objective), np.inf)
 
 
 def concat_scores(parts: list[Scores]) -> Scores:
