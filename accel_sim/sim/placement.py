@@ -292,12 +292,13 @@ def assign_homes(arch: Arch, workload: Workload, budgets: Mapping[tuple[str, int
         allowed = [lv for lv in admitting
                    if not any(beside[key] + life.bytes > budgets[key] for key in crowds if key[0] == lv.name)]
         span = slice(life.start, life.end + 1)
-        home, candidates = None, allowed or admitting[-1:]
+        home, candidates = None, {lv.name for lv in allowed or admitting[-1:]}
         for lv in admitting:
             # the queue never leaves a tensor homeless: its outermost level takes it wherever it has room
             queued = lv is not admitting[-1] and refused[lv.name][span].any()
-            if lv in candidates and (lv.capacity_bytes is None or backing.get(life.tensor) == lv.name
-                                     or (not queued and live[lv.name][span].max() + life.bytes <= lv.capacity_bytes)):
+            if lv.name in candidates and (lv.capacity_bytes is None or backing.get(life.tensor) == lv.name
+                                          or (not queued
+                                              and live[lv.name][span].max() + life.bytes <= lv.capacity_bytes)):
                 home = lv
                 break
             refused[lv.name][span] = True
@@ -478,14 +479,7 @@ def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits
              if any(may_hold(level, home.lifetime) for level in arch.memory[:names.index(home.level)])}
     budgets: dict[tuple[str, int], float] = {}
     crowded: dict[int, Arch] = {}
-    rooms: dict[tuple, Arch] = {}   # one arch per distinct set of rooms (bytes per level) for the checks
-
-    def room(held: dict[str, list[tuple[str, float]]]) -> Arch:
-        key = tuple(sorted(bytes_by_level(held).items()))
-        if key not in rooms:
-            rooms[key] = _reserving(arch, held)
-        return rooms[key]
-
+    room = _rooms(arch)
     for i, held in enumerate(bystanders(arch, workload, homes)):
         moved: set[str] = set()
         while any(held.values()) and not fits(i, room(held)):
@@ -510,17 +504,25 @@ def crowded_rooms(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits:
                   ) -> dict[int, Arch]:
     """Einsum index -> `arch` with the room all its bystanders leave, for every einsum whose mapping does not fit
     there (`fits`): the einsums to map into their rooms if no bystander is set aside (`crowding_homes`' other way)."""
-    rooms: dict[tuple, Arch] = {}
+    room = _rooms(arch)
     crowded: dict[int, Arch] = {}
     for i, held in enumerate(bystanders(arch, workload, homes)):
-        if not any(held.values()):
-            continue
-        key = tuple(sorted(bytes_by_level(held).items()))
-        if key not in rooms:
-            rooms[key] = _reserving(arch, held)
-        if not fits(i, rooms[key]):
-            crowded[i] = rooms[key]
+        if any(held.values()) and not fits(i, room(held)):
+            crowded[i] = room(held)
     return crowded
+
+
+def _rooms(arch: Arch) -> Callable[[dict[str, list[tuple[str, float]]]], Arch]:
+    """room(held): `arch` reserving an einsum's bystanders `held`, one object per distinct set of bytes per level
+    (the fit checks answer per room object)."""
+    memo: dict[tuple, Arch] = {}
+
+    def room(held: dict[str, list[tuple[str, float]]]) -> Arch:
+        key = tuple(sorted(bytes_by_level(held).items()))
+        if key not in memo:
+            memo[key] = _reserving(arch, held)
+        return memo[key]
+    return room
 
 
 def _reserving(arch: Arch, held: dict[str, list[tuple[str, float]]]) -> Arch:
