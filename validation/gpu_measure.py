@@ -407,6 +407,17 @@ def prefill(model: Llama, batch: int, seq: int) -> dict:
             "kernel_s": kernel_s, "kernels_per_pass": launched, "kernel_names": names, "graph": True}
 
 
+def compiled_layer(layer):
+    """`layer` compiled by torch.compile for static shapes, one specialization kept per shape it meets (a decode's
+    (batch, kv), a prefill's (batch, seq))."""
+    import torch._dynamo   # only here: the compiled path's settings
+
+    for limit in ("cache_size_limit", "recompile_limit"):
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, 64)
+    return torch.compile(layer, dynamic=False)
+
+
 def prefills(out_path: str, compiled: bool = False) -> None:
     """`--prefill`: Llama-2-7B prefill at a few prompt lengths and batches; the JSON gets only these rows
     ('prefill'); `compiled` (`--compiled-prefill`): each decoder layer compiled, rows 'prefill_compiled'."""
@@ -414,12 +425,7 @@ def prefills(out_path: str, compiled: bool = False) -> None:
     result = {"device": device_info(), key: []}
     model = Llama(2, 256, 4, 512, 1000) if QUICK else Llama(32, 4096, 32, 11008, 32000)
     if compiled:
-        import torch._dynamo   # only here: the compiled path's settings
-
-        for limit in ("cache_size_limit", "recompile_limit"):   # one specialization per (batch, seq): keep them all
-            if hasattr(torch._dynamo.config, limit):
-                setattr(torch._dynamo.config, limit, 64)
-        model.prefill_layer = torch.compile(prefill_layer, dynamic=False)
+        model.prefill_layer = compiled_layer(prefill_layer)
     configs = ((1, 16), (2, 32)) if QUICK else ((1, 128), (1, 512), (1, 1024), (1, 2048), (1, 4096), (4, 512),
                                                 (8, 512))
     for batch, seq in configs:
@@ -483,12 +489,7 @@ def compiled_decode(out_path: str) -> None:
     result = {"device": device_info(), "decode_compiled": []}
     start = time.time()
     model = Llama(2, 256, 4, 512, 1000) if QUICK else Llama(32, 4096, 32, 11008, 32000)
-    import torch._dynamo   # only here: the compiled path's settings
-
-    for limit in ("cache_size_limit", "recompile_limit"):   # one specialization per (batch, kv): keep them all
-        if hasattr(torch._dynamo.config, limit):
-            setattr(torch._dynamo.config, limit, 64)
-    model.layer = torch.compile(decoder_layer, dynamic=False)
+    model.layer = compiled_layer(decoder_layer)
     configs = ((1, 64), (4, 64)) if QUICK else ((1, 64), (1, 384), (8, 64), (16, 64), (32, 64), (64, 64), (1, 1024),
                                                 (1, 4095), (8, 1024), (16, 4095), (32, 2048))
     for batch, kv in configs:
