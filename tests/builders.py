@@ -1,6 +1,8 @@
-"""Tiny single-einsum workloads shared by the engine, roofline and conformance tests."""
+"""Tiny single-einsum workloads shared by the engine, roofline and conformance tests, and a small three-level
+arch shared by the placement and mapper tests."""
 from __future__ import annotations
 
+from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
 
 R = Affine.rank
@@ -41,3 +43,17 @@ def exp_chain(n: int) -> Workload:
     y = Einsum("Y", Access("Y", (R("i"),)), Call("exp", (Access("X", (R("i"),)),)), {"i": n})
     z = Einsum("Z", Access("Z", (R("i"),)), Call("exp", (Access("Y", (R("i"),)),)), {"i": n})
     return Workload("chain", tuple(Tensor(t, ("I",), (n,)) for t in "XYZ"), (y, z))
+
+
+def three_level_arch(buf: int, small: int, engines: tuple[dict, ...] | None = None) -> Arch:
+    """DRAM, `buf` and a smaller, faster `small` inside it, every level holding every role; a vector unit unless
+    `engines` says otherwise."""
+    return Arch.model_validate({
+        "name": "three", "clock": "1 GHz", "technology_nm": 28,
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ"},
+                   {"name": "buf", "technology": "SRAM", "capacity": f"{buf} B", "bandwidth": "16 GB/s",
+                    "read_energy_per_bit": "1 pJ"},
+                   {"name": "small", "technology": "SRAM", "capacity": f"{small} B", "bandwidth": "64 GB/s",
+                    "read_energy_per_bit": "0.2 pJ"}],
+        "engines": list(engines or ({"name": "vec", "kind": "vector", "lanes": 16},))})
+

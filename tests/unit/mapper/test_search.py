@@ -20,10 +20,10 @@ from accel_sim.engines.systolic_space import ordered_factorizations, spatial_cho
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_plan
 from accel_sim.mapper.search import best_index, search
-from accel_sim.spec.arch import Arch
 from accel_sim.spec.mapping import MappingBatch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engines"))
+from builders import three_level_arch  # noqa: E402
 from test_costing import conv, gemm, two_level_arch  # noqa: E402
 
 ARCHS = [dict(rows=4, cols=4, sram="1 KiB", dataflow="ws"),
@@ -202,17 +202,6 @@ def test_a_buffer_too_small_for_any_tile_stages_every_operand_from_dram_down_to_
         search(systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu")), "edp", "exhaustive")
 
 
-def _three_levels(buf: int, small: int, dataflow: str) -> Arch:
-    """DRAM, `buf` and a smaller `small` inside it (every role at every level), a 2 x 2 array of `dataflow`."""
-    return Arch.model_validate({"name": "t", "clock": "1 GHz", "technology_nm": 28, "memory": [
-        {"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ"},
-        {"name": "buf", "technology": "SRAM", "capacity": f"{buf} B", "bandwidth": "16 GB/s",
-         "read_energy_per_bit": "1 pJ"},
-        {"name": "small", "technology": "SRAM", "capacity": f"{small} B", "bandwidth": "64 GB/s",
-         "read_energy_per_bit": "0.2 pJ"}],
-        "engines": [{"name": "sa", "kind": "systolic", "rows": 2, "cols": 2, "dataflow": dataflow}]})
-
-
 @settings(max_examples=40, deadline=None)
 @given(sizes=st.tuples(*(st.sampled_from((2, 4, 8)) for _ in range(3))), bits=st.sampled_from((8, 16)),
        buf=st.integers(4, 200), small=st.integers(2, 40), dataflow=st.sampled_from(("os", "ws", "is")))
@@ -223,7 +212,8 @@ def test_local_search_finds_a_mapping_wherever_one_exists(sizes: tuple[int, int,
     default fitted (Mapspace.frugal), 16 of 150 random cases like these were called infeasible although a mapping
     fitted (e.g. 2 x 4 x 2 at 16 bits, buffers of 140 and 18 B, input stationary: none, where 84 cycles exist)."""
     w = gemm(*sizes, bits)
-    arch = _three_levels(buf, min(small, buf), dataflow)
+    arch = three_level_arch(buf, min(small, buf),
+                            ({"name": "sa", "kind": "systolic", "rows": 2, "cols": 2, "dataflow": dataflow},))
     space = systolic_mapspace(w.einsums[0], w, arch, arch.engine("sa"))
     found = {}
     for method in ("local", "exhaustive"):

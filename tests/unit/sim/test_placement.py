@@ -23,6 +23,7 @@ from accel_sim.sim.placement import assign_homes, charge_spills
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.cost import Cost
 from accel_sim.zoo import build
+from builders import three_level_arch
 
 ROOT = Path(__file__).resolve().parents[3]
 TPU = ROOT / "arch_configs" / "tpu_v1.yaml"
@@ -454,19 +455,6 @@ def random_dag(rng: random.Random) -> str:
             f"{declared}\neinsums:{steps}\n")
 
 
-def three_levels(buf: int, small: int, engines: tuple[dict, ...] | None = None) -> Arch:
-    """DRAM, `buf` and a smaller, faster `small` inside it, every level holding every role; a vector unit unless
-    `engines` says otherwise."""
-    return Arch.model_validate({
-        "name": "three", "clock": "1 GHz", "technology_nm": 28,
-        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ"},
-                   {"name": "buf", "technology": "SRAM", "capacity": f"{buf} B", "bandwidth": "16 GB/s",
-                    "read_energy_per_bit": "1 pJ"},
-                   {"name": "small", "technology": "SRAM", "capacity": f"{small} B", "bandwidth": "64 GB/s",
-                    "read_energy_per_bit": "0.2 pJ"}],
-        "engines": list(engines or ({"name": "vec", "kind": "vector", "lanes": 16},))})
-
-
 @settings(max_examples=150, deadline=None)
 @given(rng=st.randoms(use_true_random=False), buf=st.integers(64, 600), small=st.integers(8, 64),
        cut=st.integers(1, 200), inner=st.booleans())
@@ -479,8 +467,8 @@ def test_a_smaller_level_never_takes_a_tensor_further_in(rng: random.Random, buf
     shrunk = (buf, max(small - cut, 1)) if inner else (max(buf - cut, small), small)
     names = ["dram", "buf", "small"]
     try:
-        before = {h.lifetime.tensor: names.index(h.level) for h in assign_homes(three_levels(buf, small), work)}
-        after = {h.lifetime.tensor: names.index(h.level) for h in assign_homes(three_levels(*shrunk), work)}
+        before = {h.lifetime.tensor: names.index(h.level) for h in assign_homes(three_level_arch(buf, small), work)}
+        after = {h.lifetime.tensor: names.index(h.level) for h in assign_homes(three_level_arch(*shrunk), work)}
     except InfeasibleError:
         return   # DRAM is unbounded and holds every role: no placement is infeasible; kept for clarity
     assert all(after[t] <= before[t] for t in before), (before, after)
@@ -623,18 +611,18 @@ def test_an_engine_with_no_mapping_in_a_crowded_room_leaves_the_einsum_to_anothe
     engines = ({"name": "sa", "kind": "systolic", "rows": 4, "cols": 4, "dataflow": "os"},
                {"name": "vec", "kind": "vector", "lanes": 16})
     work = parse_cascade(parse_yaml(SMALL_ROOM_DAG, "<small room>"))
-    runs = {small: evaluate(three_levels(659, small, engines), work, objective="latency") for small in (16, 10)}
+    runs = {small: evaluate(three_level_arch(659, small, engines), work, objective="latency") for small in (16, 10)}
     assert runs[16].cycles == runs[10].cycles == 292
     assert {p.engine for p in runs[16].einsums} == {"vec"}
 
     def room(left: int) -> Arch:
-        arch = three_levels(659, 16, engines)
+        arch = three_level_arch(659, 16, engines)
         return arch.model_copy(update={"memory": tuple(lv.reserving((("X0", 16.0 - left),)) if lv.name == "small"
                                                        else lv for lv in arch.memory)})
 
     assert best_cost(room(8).engine("sa"), work.einsums[1], work, room(8), "latency").cost.total_cycles == 168
     with pytest.raises(InfeasibleError):
         best_cost(room(4).engine("sa"), work.einsums[1], work, room(4), "latency")
-    arch = three_levels(659, 16, engines)
+    arch = three_level_arch(659, 16, engines)
     _, options = best_options(arch, work, "latency", rooms={1: room(4)})[1]
     assert [engine.name for engine, _ in options] == ["vec"]
