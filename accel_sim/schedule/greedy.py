@@ -4,7 +4,9 @@ Each einsum goes to the engine where it finishes first. A tensor whose single co
 is fused (two tiles on chip) when the consumer's best engine differs from the producer's; any other tensor
 stays on chip when it fits beside every on-chip tensor that may still be live, else it spills. The capacity
 check counts every earlier on-chip tensor whose lifetime may reach past the new one's start, an upper bound
-on the live bytes at any later time, so the result never exceeds the buffer.
+on the live bytes at any later time, so the result never exceeds the buffer. Tiles need room beside the tensors
+(Option.tile_room_bytes), and einsums on different engines run at once: intermediates get the buffer less the most
+each engine's einsums need (`_tile_reserve`), so every einsum finds its tiles' room free whenever it runs.
 """
 from __future__ import annotations
 
@@ -23,6 +25,16 @@ def _exclusive_load_bound(problem: Problem) -> int:
     return max(load.values(), default=0)
 
 
+def _tile_reserve(problem: Problem) -> int:
+    """Bytes of the buffer kept for tiles: per engine the most room any einsum's tiles need there, summed over the
+    engines (einsums on one engine run one at a time in the list schedule; on different engines, at once)."""
+    most: dict[str, int] = {}
+    for task in problem.tasks:
+        for o in task.options:
+            most[o.engine] = max(most.get(o.engine, 0), o.tile_room_bytes)
+    return sum(most.values())
+
+
 def list_schedule(problem: Problem, objective: str = "latency") -> Schedule:
     """Schedule `problem` greedily (see module docstring); status 'HEURISTIC', bound from the exclusive engine load."""
     free: dict[str, int] = {}
@@ -31,7 +43,7 @@ def list_schedule(problem: Problem, objective: str = "latency") -> Schedule:
     pending: dict[str, tuple[int, int]] = {}   # on-chip tensor -> (start, bytes), end not yet known
     closed: list[tuple[int, int]] = []           # (end, bytes) of on-chip tensors whose last consumer is placed
     life_end: dict[str, int] = {}
-    cap = problem.capacity_bytes
+    cap = problem.capacity_bytes if problem.capacity_bytes is None else problem.capacity_bytes - _tile_reserve(problem)
     for task in problem.tasks:
         best: tuple[int, int, Option] | None = None
         for o in task.options:

@@ -4,9 +4,10 @@ Every einsum gets an optional interval per engine that can run it (duration from
 exactly one is chosen. Constraint families: assignment, precedence (a consumer waits for its producer, or
 for a DRAM round trip when the tensor spills, or for one tile when the pair is fused), no-overlap per
 engine, placement (each intermediate tensor is on chip, spilled or fused), capacity (cumulative bytes of
-live on-chip tensors), addresses (2-D no-overlap of lifetime x address range) and required fusions. The
-objective is the makespan, the energy, or a weighted mix. Each family is switched on by one assumption
-literal so that `schedule/explain.py` can name the families at fault when the model is infeasible.
+live on-chip tensors and the room running einsums' tiles need beside them), addresses (2-D no-overlap of
+lifetime x address range) and required fusions. The objective is the makespan, the energy, or a weighted mix.
+Each family is switched on by one assumption literal so that `schedule/explain.py` can name the families at fault
+when the model is infeasible.
 `schedule/cpsat.py` solves the model; `schedule/greedy.py` builds the list schedule that seeds it.
 """
 from __future__ import annotations
@@ -305,9 +306,34 @@ def _footprints(problem: Problem, v: ModelVars, model: cp_model.CpModel
     return out
 
 
+def _tile_demands(model: cp_model.CpModel, problem: Problem, v: ModelVars
+                  ) -> list[tuple[int, cp_model.IntVar, cp_model.IntervalVar]]:
+    """(most bytes, demand, interval over the run) of each einsum whose tiles some intermediate could crowd
+    (Option.tile_room_bytes > 0). The demand is the room its chosen option's tiles need less the bytes its own
+    intermediates hold in the buffer: those live across its whole run (an input from its producer's start to its
+    last consumer's end, an output from this start on) and are the home copies its tiles come from, so the
+    cumulative then keeps exactly the room it needs free of the tensors it does not touch."""
+    cap = problem.capacity_bytes
+    out = []
+    for task in problem.tasks:
+        most = max(o.tile_room_bytes for o in task.options)
+        if not most:
+            continue
+        own = (*problem.inputs_of(task.name), *problem.outputs_of(task.name))
+        held = ([b.bytes * v.in_buffer[b.tensor] for b in own if b.bytes <= cap] +
+                [2 * b.tile_bytes * v.fused[b.tensor] for b in own if b.tiles and 2 * b.tile_bytes <= cap])
+        demand = model.NewIntVar(0, most, f"tiles_{task.name}")
+        model.Add(demand >= sum(o.tile_room_bytes * v.choose[(task.name, o.engine)] for o in task.options)
+                  - sum(held))
+        run = model.NewIntervalVar(v.start[task.name], v.dur[task.name], v.end[task.name], f"run_{task.name}")
+        out.append((most, demand, run))
+    return out
+
+
 def add_capacity(model: cp_model.CpModel, problem: Problem, v: ModelVars,
                  footprints: list[tuple[Buffer, str, int, cp_model.IntervalVar]]) -> None:
-    """Live on-chip bytes never exceed the on-chip buffer; a tensor larger than it cannot stay on chip."""
+    """Live on-chip bytes, with the room each running einsum's tiles need beside them, never exceed the on-chip
+    buffer; a tensor larger than it cannot stay on chip."""
     if problem.capacity_bytes is None:
         return
     on = v.enabled["capacity"]
@@ -317,12 +343,14 @@ def add_capacity(model: cp_model.CpModel, problem: Problem, v: ModelVars,
             lit = v.in_buffer[b.tensor] if mode == "on_chip" else v.fused[b.tensor]
             model.Add(lit == 0).OnlyEnforceIf(on)
     fitting = [(size, iv) for _, _, size, iv in footprints if size <= cap]
-    if fitting:
+    tiles = _tile_demands(model, problem, v)
+    if fitting or tiles:
         # the capacity is relaxed to the total when the family is switched off
-        total = sum(size for size, _ in fitting)
+        total = sum(size for size, _ in fitting) + sum(most for most, _, _ in tiles)
         capacity = model.NewIntVar(cap, max(cap, total), "capacity")
         model.Add(capacity == cap).OnlyEnforceIf(on)
-        model.AddCumulative([iv for _, iv in fitting], [size for size, _ in fitting], capacity)
+        model.AddCumulative([iv for _, iv in fitting] + [run for _, _, run in tiles],
+                            [size for size, _ in fitting] + [demand for _, demand, _ in tiles], capacity)
 
 
 def add_addresses(model: cp_model.CpModel, problem: Problem, v: ModelVars,

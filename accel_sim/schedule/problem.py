@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.schedule.onchip import on_chip_cost
-from accel_sim.mapper import MapperCache, best_options
+from accel_sim.mapper import MapperCache, best_options, fits_room
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -50,7 +50,9 @@ class Option:
     """One engine that can run an einsum: its duration (arch cycles, rounded up) and energy; `variants` for the
     register residencies (Problem.residencies) the engine supports. `tail_cycles`: the end of the run that the next
     einsum on the engine may overlap when it has a tail too (EngineBase.pipeline_tail_cycles): it may start
-    min(both tails) before this one ends."""
+    min(both tails) before this one ends. `tile_room_bytes`: bytes of the on-chip buffer its mapping's tiles need
+    there beside the tensors the einsum does not touch (issue 15, tile scope); 0 when no such tensor can crowd
+    them."""
 
     engine: str
     cycles: int
@@ -58,6 +60,7 @@ class Option:
     cost: Cost | None = None
     variants: tuple[Variant, ...] = ()
     tail_cycles: int = 0
+    tile_room_bytes: int = 0   # the least room of the on-chip buffer its tiles keep their cost in (`_tile_room`)
 
     def variant(self, resident: frozenset[str]) -> Variant:
         """The cost with exactly the `resident` tensors in registers (the plain option when none)."""
@@ -297,11 +300,57 @@ def _tensor_graph(workload: Workload) -> tuple[dict[str, tuple[str, ...]], list[
     return alias, buffers, edges
 
 
+# `_tile_room` stops refining once it knows the room to within this fraction of the buffer: it returns the upper
+# end, a room the tiles surely keep their cost in, so a coarser answer only keeps a little more room free
+_TILE_ROOM_RESOLUTION = 1 / 4096
+
+
+def _tile_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch, level: MemoryLevel,
+               objective: str, cache: MapperCache) -> int:
+    """The least bytes of `level` in which `engine`'s best mapping of `einsum` in `arch` keeps its cost with the rest
+    of `level` taken by tensors the einsum does not touch (mapper.fits_room, which is monotone in the room); 0 when
+    it keeps its cost in no room at all (its tiles live elsewhere)."""
+    capacity = int(level.capacity_bytes)
+
+    def fits(reserved: int) -> bool:
+        room = arch.reserving({level.name: [("tensors the einsum does not touch", float(reserved))]})
+        return fits_room(engine, einsum, workload, arch, room, objective, cache)
+
+    if fits(capacity):
+        return 0
+    kept, refused = 0, capacity   # reservations its cost survives and does not: the mapping was chosen in all of it
+    while refused - kept > max(1, int(capacity * _TILE_ROOM_RESOLUTION)):
+        middle = (kept + refused) // 2
+        kept, refused = (middle, refused) if fits(middle) else (kept, middle)
+    return capacity - kept
+
+
+def _with_tile_rooms(tasks: list[Task], arch: Arch, workload: Workload, level: MemoryLevel | None, objective: str,
+                     cache: MapperCache) -> list[Task]:
+    """`tasks` with each option's `tile_room_bytes` at the on-chip `level`, computed once per layer shape and engine."""
+    if level is None:
+        return tasks
+    engines = {e.name: e for e in arch.engines}
+    rooms: dict[tuple, int] = {}
+    out = []
+    for task in tasks:
+        einsum = workload.einsum(task.name)
+        options = []
+        for o in task.options:
+            key = (arch.shape_key(workload, einsum)[0], o.engine)
+            if key not in rooms:
+                rooms[key] = _tile_room(engines[o.engine], einsum, workload, arch, level, objective, cache)
+            options.append(replace(o, tile_room_bytes=rooms[key]))
+        out.append(Task(task.name, tuple(options)))
+    return out
+
+
 def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                   required_fusions: tuple[tuple[str, str], ...] = (), cache: MapperCache | None = None) -> Problem:
     """The scheduling problem of `workload` on `arch`: options from the engines (the graph's intermediates on chip,
-    schedule/onchip.py), buffers from the tensor graph."""
+    schedule/onchip.py, each option with the room its tiles need there), buffers from the tensor graph."""
     clock = arch.clock_hz
+    cache = MapperCache() if cache is None else cache   # `fits_room` re-scores the searches' winners from it
     # each engine's best cost per einsum (the mapping stage, mapper/stage.py)
     tasks = [Task(einsum.name, tuple(Option(engine.name, max(1, math.ceil(cost.total_cycles)), cost.total_energy_j,
                                             cost) for engine, cost in options))
@@ -334,6 +383,7 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
                                 for o in t.options)) for t in tasks]
 
     level = _on_chip_level(arch)
+    tasks = _with_tile_rooms(tasks, arch, workload, level, objective, cache)
     backing = _spill_level(arch, level)
     # no outer level may hold an intermediate (tpu_v1's Weight Memory holds weights only): nothing can spill
     spill_capacity = 0 if backing is None else int(backing.capacity_bytes) if backing.capacity_bytes else None

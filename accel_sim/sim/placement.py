@@ -491,7 +491,7 @@ def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits
                        if not fits(i, room({level: held[level]}))}
             movable = [item for item in movable if item[1] in binding] or movable
             if not movable:
-                crowded[i] = _reserving(arch, held)   # its own: the room names what takes it
+                crowded[i] = arch.reserving(held)   # its own: the room names what takes it
                 break
             _, level, entry = max(movable)
             held[level].remove(entry)
@@ -520,15 +520,9 @@ def _rooms(arch: Arch) -> Callable[[dict[str, list[tuple[str, float]]]], Arch]:
     def room(held: dict[str, list[tuple[str, float]]]) -> Arch:
         key = tuple(sorted(bytes_by_level(held).items()))
         if key not in memo:
-            memo[key] = _reserving(arch, held)
+            memo[key] = arch.reserving(held)
         return memo[key]
     return room
-
-
-def _reserving(arch: Arch, held: dict[str, list[tuple[str, float]]]) -> Arch:
-    """`arch` with each level reserving its `held` (tensor, bytes) entries."""
-    memory = tuple(lv.reserving(tuple(held[lv.name])) if held.get(lv.name) else lv for lv in arch.memory)
-    return arch.model_copy(update={"memory": memory})
 
 
 def charge_spills(arch: Arch, workload: Workload, placements: tuple[Placement, ...], homes: tuple[Home, ...]

@@ -12,6 +12,7 @@ every path through the evaluator; code that loads an Arch through `accel_sim.io`
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
@@ -404,6 +405,12 @@ class Arch(BaseModel):
         """Clock of an engine (given or by name): its own clock, else the arch clock."""
         found = self.engine(engine) if isinstance(engine, str) else engine
         return found.clock_hz if found.clock_hz is not None else self.clock_hz
+
+    def reserving(self, held: Mapping[str, Sequence[tuple[str, float]]]) -> Arch:
+        """This arch with each level named in `held` reserving its (tensor, bytes) entries for live tensors an
+        einsum does not touch (`MemoryLevel.reserving`): the room its tiles are mapped into."""
+        memory = tuple(lv.reserving(tuple(held[lv.name])) if held.get(lv.name) else lv for lv in self.memory)
+        return self.model_copy(update={"memory": memory})
 
     def engine(self, name: str) -> EngineBase:
         """The engine called `name`."""

@@ -23,7 +23,7 @@ from accel_sim.sim.placement import assign_homes, charge_spills
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.cost import Cost
 from accel_sim.zoo import build
-from builders import three_level_arch
+from builders import SKIP_CHAIN, random_dag, skip_arch, three_level_arch
 
 ROOT = Path(__file__).resolve().parents[3]
 TPU = ROOT / "arch_configs" / "tpu_v1.yaml"
@@ -378,38 +378,6 @@ def test_npu_pim_kv_cache_larger_than_every_level_is_an_error_naming_it() -> Non
     assert buffer.peak_bytes <= 128 * 2**20 and hbm.read_bytes > 0
 
 
-# A skip connection S beside a two-GEMM chain on a 4 x 4 output-stationary array; DRAM holds everything at 1 byte a
-# cycle, `buf` (16 GB/s) every role. Found by a random sweep of such chains (issue 15's property, systolic engines).
-SKIP_CHAIN = """
-name: skip chain
-ranks: {m: 4, k: 8, n: 4, j: 4}
-default_bits: 8
-tensors:
-  W: {kind: weight}
-  U: {kind: weight}
-  X: {kind: activation}
-  P: {kind: activation}
-einsums:
-  - S[m,j] = relu(X[m,j])
-  - A[m,k] = relu(P[m,k])
-  - Y[m,n] = A[m,k] * W[k,n]
-  - Q[m,n] = Y[m,n] * U[n,j]
-  - Z[m,j] = S[m,j] + Q[m,j]
-"""
-
-
-def skip_arch(capacity: int, engines: tuple[dict, ...] | None = None) -> Arch:
-    """DRAM (unbounded, 1 byte a cycle) and `buf` (`capacity` B, 16 GB/s), both holding every role; a 4 x 4
-    output-stationary array and a 16-lane vector unit unless `engines` says otherwise."""
-    return Arch.model_validate({
-        "name": "skip", "clock": "1 GHz", "technology_nm": 28,
-        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ"},
-                   {"name": "buf", "technology": "SRAM", "capacity": f"{capacity} B", "bandwidth": "16 GB/s",
-                    "read_energy_per_bit": "1 pJ"}],
-        "engines": list(engines or ({"name": "sa", "kind": "systolic", "rows": 4, "cols": 4, "dataflow": "os"},
-                                    {"name": "vec", "kind": "vector", "lanes": 16}))})
-
-
 def test_a_skip_chain_never_runs_faster_in_a_smaller_buffer() -> None:
     """Homes are placed smallest first, and a tensor refused at a level keeps every later one whose lifetime
     overlaps its own out of that level (module docstring). The 16 B tensors X, S, Y, Q, Z go first; over the
@@ -425,34 +393,6 @@ def test_a_skip_chain_never_runs_faster_in_a_smaller_buffer() -> None:
     assert homes[71] == {"X": "buf", "S": "buf", "P": "buf", "A": "dram", "Y": "buf", "Q": "buf", "Z": "buf"}
     assert homes[62] == {**homes[71], "P": "dram"}
     assert runs[62].cycles >= runs[71].cycles == 176
-
-
-def random_dag(rng: random.Random) -> str:
-    """A random einsum cascade of 4-8 steps over rows m and widths a, b, c: GEMMs with fresh or shared weights,
-    adds of two earlier tensors (skip connections) and ReLUs, each reading one of the last three tensors mostly."""
-    widths = {rank: rng.choice((2, 4, 8)) for rank in "abc"}
-    tensors, weights, lines, used = [("X0", rng.choice("abc"))], {}, [], {"m"}
-    for i in range(rng.randint(4, 8)):
-        src, width = rng.choice(tensors[-3:] if rng.random() < 0.7 else tensors)
-        kind, name = rng.random(), f"T{i}"
-        if kind < 0.4:
-            out = rng.choice([w for w in "abc" if w != width])
-            shared = weights.get((width, out)) if rng.random() < 0.5 else None
-            weight = shared or weights.setdefault((width, out), f"W{len(weights)}")
-            lines.append(f"{name}[m,{out}] = {src}[m,{width}] * {weight}[{width},{out}]")
-            used |= {width, out}
-            tensors.append((name, out))
-            continue
-        other = [t for t, w in tensors if w == width and t != src] if kind < 0.7 else []
-        lines.append(f"{name}[m,{width}] = {src}[m,{width}] + {rng.choice(other)}[m,{width}]" if other
-                     else f"{name}[m,{width}] = relu({src}[m,{width}])")
-        used.add(width)
-        tensors.append((name, width))
-    ranks = ", ".join(f"{r}: {rng.choice((2, 4, 8)) if r == 'm' else widths[r]}" for r in sorted(used))
-    declared = "".join(f"\n  {w}: {{kind: weight}}" for w in dict.fromkeys(weights.values()))
-    steps = "".join(f"\n  - {line}" for line in lines)
-    return (f"name: dag\nranks: {{{ranks}}}\ndefault_bits: {rng.choice((8, 16))}\ntensors:\n  X0: {{kind: activation}}"
-            f"{declared}\neinsums:{steps}\n")
 
 
 @settings(max_examples=150, deadline=None)
