@@ -15,6 +15,7 @@ from accel_sim.mapper import MapperCache, fits_room
 from accel_sim.schedule.cpsat import solve
 from accel_sim.schedule.greedy import list_schedule
 from accel_sim.schedule.model import Schedule
+from accel_sim.schedule.periodic import periodic_solve
 from accel_sim.schedule.problem import Buffer, Option, Problem, Task, _tile_room, build_problem, random_problem
 
 
@@ -67,7 +68,8 @@ def test_the_list_schedule_keeps_each_engines_tile_room_free() -> None:
 @pytest.mark.parametrize("seed", range(16))
 def test_no_schedule_overfills_the_buffer_with_tensors_and_tiles(seed: int) -> None:
     """Property: random graphs on two engines with fusible tensors, a tight buffer and random tile rooms (up to the
-    capacity): neither CP-SAT's schedule nor the list schedule overfills the buffer (`overflow_bytes`)."""
+    capacity): neither CP-SAT's schedule, the list schedule nor (every fourth seed) the periodic schedule's unrolled
+    copies overfill the buffer (`overflow_bytes`)."""
     rng = random.Random(seed)
     base = random_problem(200 + seed, 3 + seed % 4, capacity=20 + 3 * seed)
     tasks = tuple(Task(t.name, tuple(replace(o, tile_room_bytes=rng.choice((0, rng.randint(1, base.capacity_bytes))))
@@ -75,6 +77,9 @@ def test_no_schedule_overfills_the_buffer_with_tensors_and_tiles(seed: int) -> N
     problem = replace(base, tasks=tasks)
     assert overflow_bytes(problem, solve(problem, time_limit_s=2.0, addresses=False)) <= 0
     assert overflow_bytes(problem, list_schedule(problem)) <= 0
+    if seed % 4 == 0:   # pipelined: the periodic schedule's unrolled copies overlap, tiles and tensors alike
+        unrolled = periodic_solve(problem, instances=4, copies=2, time_limit_s=1.0).schedule
+        assert overflow_bytes(unrolled.problem, unrolled) <= 0
 
 
 def test_tile_room_is_the_least_room_the_mapping_keeps_its_cost_in() -> None:
