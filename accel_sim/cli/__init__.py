@@ -156,19 +156,19 @@ def _run(args: argparse.Namespace) -> int:
     from accel_sim.reports.tables import jsonable, print_run, write_report
     from accel_sim.reports.view import provenance
 
-    figures = FigureWorker()  # imports matplotlib in a child while this process loads and maps
-    result = evaluate_files(args.arch, args.workload, args.overrides, strict=args.strict)
-    out_dir = args.output or run_folder(result.arch.name, result.workload.name, args.overrides)
-    origin = provenance(args.command_line, [resolve(args.arch, "arch"), resolve(args.workload, "workload")],
-                        args.overrides)
-    write_report(result, out_dir, figures, origin,  # the roofline PNG is drawn by the child meanwhile
-                 run_provenance(args.arch, args.workload, args.overrides))
-    if args.json:
-        print(json.dumps(jsonable(result.summary()), indent=2))
-    else:
-        print_run(result, out_dir, rows=None if args.all else TABLE_ROWS)
-    sys.stdout.flush()
-    figures.wait()  # the answer is printed first; the run ends when its figure is written
+    with FigureWorker() as figures:  # imports matplotlib in a child while this process loads and maps
+        result = evaluate_files(args.arch, args.workload, args.overrides, strict=args.strict)
+        out_dir = args.output or run_folder(result.arch.name, result.workload.name, args.overrides)
+        origin = provenance(args.command_line, [resolve(args.arch, "arch"), resolve(args.workload, "workload")],
+                            args.overrides)
+        write_report(result, out_dir, figures, origin,  # the roofline PNG is drawn by the child meanwhile
+                     run_provenance(args.arch, args.workload, args.overrides))
+        if args.json:
+            print(json.dumps(jsonable(result.summary()), indent=2))
+        else:
+            print_run(result, out_dir, rows=None if args.all else TABLE_ROWS)
+        sys.stdout.flush()
+        figures.wait()  # the answer is printed first; the run ends when its figure is written
     return 0
 
 

@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     from accel_sim.reports.plots import RooflineData
 
 
-def _serve(conn: Connection) -> None:
+def _serve(conn: Connection, parent_end: Connection) -> None:
     """Child: import the plotting stack, then draw the one figure the parent sends and report how it went."""
+    # the fork copied the parent's end of the pipe too: close it here, or this child holds its own pipe open and
+    # never sees the end of file when the parent closes its end or dies (a run that failed before its figure)
+    parent_end.close()
     # no garbage collection in this one-figure process: a collection walks every object inherited from the parent,
     # copying their pages on write, to free cycles that die with the process anyway (about 0.03 s CPU a run)
     gc.disable()
@@ -58,7 +61,25 @@ def _skip_artist_docs() -> None:
 
 class FigureWorker:
     """A child process that draws one roofline figure: `submit` hands it the data, `wait` collects the PNG (so a
-    caller prints its answer in between); `draw` does both."""
+    caller prints its answer in between); `draw` does both. As a context manager it also stops the child when the
+    caller fails before submitting (`close`), so an in-process caller (a notebook, a test) leaves no process behind."""
+
+    def __enter__(self) -> FigureWorker:
+        """The worker itself."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Stop the child if its figure was never collected."""
+        self.close()
+
+    def close(self) -> None:
+        """Close the pipe (the child reads the end of file and exits) and reap the child; a submitted figure not yet
+        collected is abandoned."""
+        if self._conn is not None:
+            self._conn.close()
+        if self._process is not None:
+            self._process.join()
+        self._conn = self._process = self._pending = None
 
     def __init__(self) -> None:
         """Start the child (Linux fork) or fall back to drawing in-process."""
@@ -74,7 +95,7 @@ class FigureWorker:
             # neither the child's pages nor this process's one full collection of a run walk them (0.01-0.02 s CPU)
             gc.freeze()
             parent_end, child_end = context.Pipe()
-            process = context.Process(target=_serve, args=(child_end,), daemon=True)
+            process = context.Process(target=_serve, args=(child_end, parent_end), daemon=True)
             process.start()
         except OSError:  # no processes left to fork: draw in-process
             return
