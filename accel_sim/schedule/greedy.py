@@ -35,38 +35,76 @@ def _tile_reserve(problem: Problem) -> int:
     return sum(most.values())
 
 
+def _residencies(problem: Problem) -> dict[str, tuple[str, frozenset[str]]]:
+    """Task -> (engine, tensors it keeps in that engine's registers): each offered residency (Problem.residencies,
+    in order) is taken when its tensor is not taken yet, no member einsum is already held to another engine, and
+    every member's engine offers a variant with exactly its resident tensors so far plus this one."""
+    held: dict[str, tuple[str, frozenset[str]]] = {}
+    taken: set[str] = set()
+    for r in problem.residencies:
+        if r.tensor in taken or any(held.get(t, (r.engine,))[0] != r.engine for t in r.tasks):
+            continue
+        grown = {t: held.get(t, (r.engine, frozenset()))[1] | {r.tensor} for t in r.tasks}
+        if all(any(o.engine == r.engine and any(x.resident == grown[t] for x in o.variants)
+                   for o in problem.task(t).options) for t in r.tasks):
+            held.update({t: (r.engine, grown[t]) for t in r.tasks})
+            taken.add(r.tensor)
+    return held
+
+
 def list_schedule(problem: Problem, objective: str = "latency") -> Schedule:
-    """Schedule `problem` greedily (see module docstring); status 'HEURISTIC', bound from the exclusive engine load."""
+    """Schedule `problem` greedily (see module docstring); status 'HEURISTIC', bound from the exclusive engine load.
+    Where tensors may stay in an engine's registers, the list schedule with them (`_residencies`) and without are
+    both built, and the better for `objective` is kept."""
+    plain = _list_schedule(problem, objective, {})
+    held = _residencies(problem)
+    if not held:
+        return plain
+    fused = _list_schedule(problem, objective, held)
+    figure = (lambda s: (s.energy_j, s.makespan_cycles)) if objective == "energy" else (
+        lambda s: (s.makespan_cycles, s.energy_j))
+    return fused if figure(fused) < figure(plain) else plain
+
+
+def _list_schedule(problem: Problem, objective: str, held: dict[str, tuple[str, frozenset[str]]]) -> Schedule:
+    """The list schedule with each einsum in `held` on its engine, keeping its tensors in registers."""
+    in_registers = {t for _, tensors in held.values() for t in tensors}
     free: dict[str, int] = {}
     placed: dict[str, tuple[Option, int, int]] = {}
     mode: dict[str, Placement] = {}
     pending: dict[str, tuple[int, int]] = {}   # on-chip tensor -> (start, bytes), end not yet known
     closed: list[tuple[int, int]] = []           # (end, bytes) of on-chip tensors whose last consumer is placed
     life_end: dict[str, int] = {}
+    energy = 0.0
     cap = problem.capacity_bytes if problem.capacity_bytes is None else problem.capacity_bytes - _tile_reserve(problem)
     for task in problem.tasks:
-        best: tuple[int, int, Option] | None = None
+        engine, resident = held.get(task.name, (None, frozenset()))
+        best: tuple[int, int, Option, float] | None = None
         for o in task.options:
+            if engine is not None and o.engine != engine:
+                continue
             if any(mode[b.tensor] == "fused" and placed[b.producer][0].engine == o.engine
                    for b in problem.inputs_of(task.name)):
                 continue
+            run = o.variant(resident)
             start, end_floor = free.get(o.engine, 0), 0
             for b in problem.inputs_of(task.name):
                 p, ps, pe = placed[b.producer]
                 if mode[b.tensor] == "fused":
-                    start = max(start, ps + math.ceil(p.cycles / b.tiles))
-                    end_floor = max(end_floor, pe + math.ceil(o.cycles / b.tiles))
+                    start = max(start, ps + math.ceil((pe - ps) / b.tiles))
+                    end_floor = max(end_floor, pe + math.ceil(run.cycles / b.tiles))
                 elif mode[b.tensor] == "spill":
                     start = max(start, pe + problem.spill_cycles(b))
                 else:
                     start = max(start, pe)
-            start = max(start, end_floor - o.cycles)
-            if best is None or start + o.cycles < best[0] + best[2].cycles:
-                best = (start, start + o.cycles, o)
+            start = max(start, end_floor - run.cycles)
+            if best is None or start + run.cycles < best[1]:
+                best = (start, start + run.cycles, o, run.energy_j)
         if best is None:  # every option clashed with a fused input: fall back to the fastest engine, unfused
             raise RuntimeError(f"list schedule: no engine left for '{task.name}'")
-        start, end, o = best
+        start, end, o, spent = best
         placed[task.name] = (o, start, end)
+        energy += spent
         free[o.engine] = end
         for b in problem.inputs_of(task.name):
             life_end[b.tensor] = max(life_end.get(b.tensor, 0), end)
@@ -76,7 +114,9 @@ def list_schedule(problem: Problem, objective: str = "latency") -> Schedule:
             consumer = problem.task(b.consumers[0])
             fastest = min(consumer.options, key=lambda x: x.cycles)
             live = sum(size for _, size in pending.values()) + sum(size for e, size in closed if e > start)
-            if b.tiles and fastest.engine != o.engine and (cap is None or live + 2 * b.tile_bytes <= cap):
+            if b.tensor in in_registers:
+                mode[b.tensor], footprint = "registers", 0
+            elif b.tiles and fastest.engine != o.engine and (cap is None or live + 2 * b.tile_bytes <= cap):
                 mode[b.tensor], footprint = "fused", 2 * b.tile_bytes
             elif cap is None or live + b.bytes <= cap:
                 mode[b.tensor], footprint = "on_chip", b.bytes
@@ -84,13 +124,13 @@ def list_schedule(problem: Problem, objective: str = "latency") -> Schedule:
                 mode[b.tensor], footprint = "spill", 0
             if footprint:
                 pending[b.tensor] = (start, footprint)
-    slots = tuple(Slot(t.name, placed[t.name][0].engine, placed[t.name][1], placed[t.name][2]) for t in problem.tasks)
+    slots = tuple(Slot(t.name, placed[t.name][0].engine, placed[t.name][1], placed[t.name][2],
+                       tuple(sorted(held.get(t.name, ("", ()))[1]))) for t in problem.tasks)
     buffers = tuple(BufferSlot(b.tensor, mode[b.tensor], placed[b.producer][1], life_end[b.tensor],
-                               {"fused": 2 * b.tile_bytes, "on_chip": b.bytes, "spill": 0}[mode[b.tensor]])
-                    for b in problem.buffers)
+                               {"fused": 2 * b.tile_bytes, "on_chip": b.bytes, "spill": 0, "registers": 0}[
+                                   mode[b.tensor]]) for b in problem.buffers)
     makespan = max((s.end for s in slots), default=0)
-    energy = sum(placed[t.name][0].energy_j for t in problem.tasks) + sum(
-        b.bytes * problem.spill_j_per_byte for b in problem.buffers if mode[b.tensor] == "spill")
+    energy += sum(b.bytes * problem.spill_j_per_byte for b in problem.buffers if mode[b.tensor] == "spill")
     return Schedule(problem, slots, buffers, makespan, energy, "HEURISTIC", objective,
                     float(_exclusive_load_bound(problem)), float(makespan),
                     notes=("list schedule (topological order, earliest finish); addresses not allocated",))

@@ -484,7 +484,10 @@ def add_hint(model: cp_model.CpModel, problem: Problem, v: ModelVars, guess: Sch
         model.AddHint(v.start[slot.einsum], slot.start)
         for o in problem.task(slot.einsum).options:
             model.AddHint(v.choose[(slot.einsum, o.engine)], o.engine == slot.engine)
+    held = {(t, slot.engine) for slot in guess.slots for t in slot.resident}
+    for key, lit in v.resident.items():
+        model.AddHint(lit, key in held)
     for b in guess.buffers:
-        model.AddHint(v.on[b.tensor], b.placement == "on_chip")
+        model.AddHint(v.on[b.tensor], b.placement in ("on_chip", "registers"))
         model.AddHint(v.spill[b.tensor], b.placement == "spill")
         model.AddHint(v.fused[b.tensor], b.placement == "fused")

@@ -6,11 +6,14 @@ from __future__ import annotations
 import pytest
 
 from accel_sim.engines.systolic import SystolicEngine
+from accel_sim.io.load import load_arch, load_workload
 from accel_sim.schedule.cpsat import solve
-from accel_sim.schedule.problem import build_problem
+from accel_sim.schedule.greedy import list_schedule
+from accel_sim.schedule.problem import Buffer, Option, Problem, Residency, Task, Variant, build_problem
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
 from tests.builders import exp_chain, gemm
+from tests.conftest import REPO
 
 R = Affine.rank
 N = 1024  # elements of 16 bits: 2,048 B per tensor
@@ -94,3 +97,47 @@ def test_resident_output_folds_run_behind_one_skew() -> None:
     assert cost.total_cycles == pytest.approx(766)
     bare = SystolicEngine(kind="systolic", name="sa", rows=256, cols=256)
     assert bare.resident_cost(workload.einsums[0], workload, fast, frozenset({"Z"})) is None
+
+
+def test_the_list_schedule_keeps_the_intermediate_in_the_lanes_too() -> None:
+    """The list schedule (graphs too large for CP-SAT) takes the same residency: makespan 42 with Y in registers,
+    and 82 through the buffer without lane registers, as CP-SAT finds above."""
+    fused = list_schedule(build_problem(arch({"lane_registers": "64 B"}), chain()))
+    assert (fused.makespan_cycles, fused.buffers[0].placement) == (42, "registers")
+    assert [s.resident for s in fused.slots] == [("Y",), ("Y",)]
+    assert list_schedule(build_problem(arch(), chain())).makespan_cycles == 82
+
+
+def pinning(fast_elsewhere: int) -> Problem:
+    """t0 writes T (8 B) for t1. On x each takes 10 cycles, 6 and 7 with T in x's registers; on y each takes
+    `fast_elsewhere` cycles and T goes through the buffer."""
+    def options(fused: int) -> tuple[Option, ...]:
+        return (Option("x", 10, 1.0, variants=(Variant(frozenset({"T"}), fused, 0.5, None),)),
+                Option("y", fast_elsewhere, 1.0))
+    return Problem((Task("t0", options(6)), Task("t1", options(7))), (Buffer("T", 8, "t0", ("t1",), 0),),
+                   (("t0", "t1"),), 100, 1.0, None, 0.0, residencies=(Residency("T", "x", ("t0", "t1"), 8),))
+
+
+def test_the_list_schedule_takes_a_residency_only_where_it_pays() -> None:
+    """With y at 12 cycles an einsum, keeping T in x's registers gives 6 + 7 = 13 cycles against 10 + 10 = 20 on x
+    or 24 on y: taken. With y at 2, running both on y (4 cycles) beats the 13 that the residency pins them to x
+    for: the list schedule without it is kept."""
+    kept = list_schedule(pinning(12))
+    assert (kept.makespan_cycles, kept.buffers[0].placement, [s.engine for s in kept.slots]) == (13, "registers",
+                                                                                                 ["x", "x"])
+    left = list_schedule(pinning(2))
+    assert (left.makespan_cycles, left.buffers[0].placement, [s.engine for s in left.slots]) == (4, "on_chip",
+                                                                                                 ["y", "y"])
+
+
+def test_the_list_schedule_fuses_flash_attention_as_cp_sat_does() -> None:
+    """FlashAttention-2's 1-pass cascade (workloads/flash_attention.einsum.yaml) on the H100 with FA2's mma.sync:
+    the list schedule keeps all nine intermediates (scores, statistics, probabilities) in the SMs' registers and
+    takes CP-SAT's makespan. Without residency it spilled BQK, SLN and the running sums through HBM: 13,609,040
+    cycles against 867,890."""
+    work = load_workload(REPO / "workloads" / "flash_attention.einsum.yaml")
+    sets = ["execution.kind=scheduled", "execution.time_limit_s=0.5", "engines.sm.instruction=mma.sync"]
+    problem = build_problem(load_arch(REPO / "arch_configs" / "gpu" / "h100_sxm5_80gb.yaml", sets), work, "latency")
+    listed, solved = list_schedule(problem), solve(problem, "latency", time_limit_s=0.5, addresses=False)
+    assert {b.placement for b in listed.buffers} == {"registers"} and len(listed.buffers) == 9
+    assert listed.makespan_cycles == solved.makespan_cycles
