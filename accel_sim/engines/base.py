@@ -119,3 +119,10 @@ class EngineBase(BaseModel):
     def area_mm2(self, node_nm: float) -> float:
         """Silicon area of the engine's datapath at a technology node."""
         raise NotImplementedError(f"{type(self).__name__} does not define area_mm2")
+
+
+def skipped_directions(arch: Arch) -> tuple[str, ...]:
+    """The directions an intermediate held on chip skips at the levels outside it: its consumers' reads always; its
+    producer's writes only where every engine's on-chip levels are scratchpads, since a write-back cache
+    (`EngineBase.writes_back_through_caches`: a GPU's L2) still writes its dirty lines out."""
+    return ("read",) if any(e.writes_back_through_caches() for e in arch.engines) else ("read", "write")

@@ -7,7 +7,9 @@ its DRAM round trip explicitly (`Problem.spill_cycles`, the replay's transfers).
 scheduler chooses among are costed with those tensors' backing-level accesses removed: their energy goes,
 and the cycles are re-derived when the backing level was what bounded the einsum: the engine's own busy
 cycles (compute plus fill/drain) against every level's remaining transfer cycles. The accesses at the
-on-chip levels stay: the tensor still moves through the buffer. The first-tile prologue of a systolic
+on-chip levels stay: the tensor still moves through the buffer. Where an engine's on-chip levels are write-back
+caches (a GPU's L2), the producer's writes stay at the backing level too: the cache writes the tensor out
+(`skipped_directions`, as the sequential model's routes do). The first-tile prologue of a systolic
 cost (a few hundred cycles at most) is not re-derived: a backing-bound einsum keeps none of it.
 
 The same function drops a tensor at every level when it never leaves an engine's registers between the
@@ -20,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from accel_sim.energy.components import level_energy_per_bit
+from accel_sim.engines.base import skipped_directions
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -35,8 +38,11 @@ def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase,
                  levels: frozenset[str] | None = None) -> Cost:
     """`cost` with the accesses of the `on_chip` tensors at `levels` removed (module docstring); `levels` None:
     the backing level only. All levels: tensors held in the engine's registers (schedule/problem.py)."""
+    # at the backing level a write-back cache still writes the tensor out (skipped_directions); registers keep it
+    writes_too = levels is not None or "write" in skipped_directions(arch)
     levels = frozenset((arch.memory[0].name,)) if levels is None else levels
-    dropped = {k: v for k, v in cost.accesses.items() if k[0] in levels and k[1] in on_chip}
+    dropped = {k: v for k, v in cost.accesses.items() if k[0] in levels and k[1] in on_chip
+               and (writes_too or k[2] not in _WRITE_ACTIONS)}
     if not dropped:
         return cost
     kept = {k: v for k, v in cost.accesses.items() if k not in dropped}
@@ -63,6 +69,7 @@ def on_chip_bound(bound: Bound, einsum: Einsum, workload: Workload, arch: Arch, 
     level only; every level: tensors held in the engine's registers), as `on_chip_cost` drops their accesses."""
     names = {a.tensor for a in einsum.inputs if a.tensor != einsum.output.tensor} | {einsum.output.tensor}
     roles = workload.roles(einsum)
+    writes_too = levels is not None or "write" in skipped_directions(arch)   # as on_chip_cost
     levels = frozenset((arch.memory[0].name,)) if levels is None else levels
     level_bytes, level_read = dict(bound.level_bytes), dict(bound.level_read_bytes)
     level_cycles, level_energy = dict(bound.level_cycles), dict(bound.level_energy_j)
@@ -76,7 +83,7 @@ def on_chip_bound(bound: Bound, einsum: Einsum, workload: Workload, arch: Arch, 
                                                                                if a.tensor == tensor)
             moved = einsum.footprint(access, workload.tensor(tensor)) * workload.tensor(tensor).bits / 8
             if tensor == einsum.output.tensor:
-                removed_write += moved
+                removed_write += moved if writes_too else 0.0
             else:
                 removed_read += moved
         name = level.name

@@ -77,6 +77,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.energy.components import is_off_chip, level_energy_per_bit
+from accel_sim.engines.base import skipped_directions
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.arch import holds_entry
 from accel_sim.spec.fields import ACTIVATION_ROLES
@@ -406,7 +407,7 @@ def route_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> Arch
     producer writes it there only; a write-back cache (Engine.writes_back_through_caches) still writes it out.
     Inputs and outputs of the workload still cross the chip's edge, and a spilled tensor lives where its home is."""
     names = [level.name for level in arch.memory]
-    directions = ("read",) if any(e.writes_back_through_caches() for e in arch.engines) else ("read", "write")
+    directions = skipped_directions(arch)
     views_of: dict[str, set[str]] = {}   # a stored tensor -> the views that read it
     for view, sources in _sources(workload).items():
         for source in sources:

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import pytest
 
+from accel_sim.io.load import load_arch
 from accel_sim.schedule.cpsat import solve
 from accel_sim.schedule.problem import build_problem
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Workload
 from tests.builders import exp_chain
+from tests.conftest import REPO
 
 N = 1024  # elements of 16 bits: 2,048 B per tensor
 
@@ -72,3 +74,16 @@ def test_an_intermediate_spills_only_to_a_level_that_may_hold_it() -> None:
     assert problem.spill_capacity_bytes == 0
     assert build_problem(arch("1 KiB"), chain()).spill_capacity_bytes is None
     assert build_problem(arch("1 KiB"), chain()).spill_level == "dram"
+
+
+def test_a_write_back_cache_still_writes_the_intermediate_out() -> None:
+    """A GPU's L2 is a write-back cache (GpuEngine.writes_back_through_caches): on the H100, with Y kept in the L2 by
+    the schedule, Y's producer still writes it to HBM, and only its consumer's read from HBM goes, as in the
+    sequential model's routes (placement.route_homes). The scratchpad arch above drops both."""
+    work = exp_chain(1 << 20)
+    problem = build_problem(load_arch(REPO / "arch_configs" / "gpu" / "h100_sxm5_80gb.yaml"), work, "latency")
+    produced, consumed = problem.task("Y").options[0].cost, problem.task("Z").options[0].cost
+    assert produced.accesses[("hbm", "Y", "write")] == 1 << 20
+    assert ("hbm", "Y", "read") not in consumed.accesses and ("hbm", "X", "read") in produced.accesses
+    scratch = build_problem(arch(), chain())
+    assert not [key for task in scratch.tasks for key in task.options[0].cost.accesses if key[:2] == ("dram", "Y")]
