@@ -116,10 +116,12 @@ def test_scheduled_runs_leave_every_tile_its_room(seed: int) -> None:
 
 @pytest.mark.xfail(strict=True, reason=(
     "scheduled options are mapped with the intermediates' DRAM routes and then credited the DRAM traffic of those "
-    "kept on chip (schedule/onchip.py), so the mapping chosen is not the best one for the on-chip route: in a "
-    "17 B buffer the array's mapping of T3 credits to 48 cycles, in 27 B another one credits to 56, and the "
-    "schedule takes 456 cycles against 457. Mapping with on-chip routes instead (as route_homes does for the "
-    "sequential model) needs the tensors that must spill (larger than the buffer) kept on their DRAM routes"))
+    "kept on chip or fused (schedule/onchip.py), so the mapping chosen is not the best one for the route the "
+    "schedule gives them: T2 (64 B, larger than either buffer) is fused into T3, whose array mapping credits to "
+    "56 cycles in 27 B and to 48 in 17 B (another mapping), and the schedule takes 457 and 456 cycles. The mapper "
+    "has no route for a tensor whose tiles arrive on chip from a fused producer; routing the intermediates on chip "
+    "before mapping (as route_homes does for the sequential model) was tried and makes a consumer map as if a tensor "
+    "larger than the buffer lived in it"))
 def test_a_scheduled_cascade_never_runs_faster_in_a_smaller_buffer() -> None:
     """Random cascade 201 of `random_dag` (three adds over X0 and a GEMM) in a 27 B and a 17 B buffer under CP-SAT
     (both OPTIMAL): the smaller buffer must not give the shorter schedule (issue 15's property). Of 219 such pairs
