@@ -301,17 +301,30 @@ class GpuEngine(EngineBase):
         tiles of FlashAttention) between the einsums of a chain."""
         return self.sms * (self.registers_per_sm_bytes + self.smem_per_sm_bytes)
 
-    def resident_cost(self, einsum: Einsum, workload: Workload, arch: Arch, resident: frozenset[str]) -> Cost:
+    def resident_cost(self, einsum: Einsum, workload: Workload, arch: Arch, resident: frozenset[str]) -> Cost | None:
         """The einsum inside a fused kernel: the `resident` tensors move through no memory level, and an einsum
-        that reads one runs in its producer's kernel, so it pays no launch of its own."""
+        that reads one runs in its producer's kernel, so it pays no launch of its own. None where a contraction
+        reads a resident tensor whose tile many CTAs would share (`_shares_tiles`): no kernel fuses that."""
         if einsum.op != "mac":
             cost = elementwise_kernel_cost(einsum, workload, arch, self, resident)
+        elif any(a.tensor in resident and self._shares_tiles(einsum, a.ranks) for a in einsum.inputs):
+            return None
         else:
             cost = _fastest(GpuMapspace(einsum, workload, arch, self, resident=resident))
         if any(a.tensor in resident for a in einsum.inputs):
             launch = self.launch_overhead_s * arch.clock_hz
             cost = replace(cost, fill_drain_cycles=max(0.0, cost.fill_drain_cycles - launch))
         return cost
+
+    def _shares_tiles(self, einsum: Einsum, operand_ranks: tuple[str, ...]) -> bool:
+        """Whether the output ranks that a contraction's operand lacks span more than the widest CTA tile side: the
+        CTAs along them would each need the same tile of the operand, which a fused kernel holds once, in the SM
+        of the CTA that produced it, so each would recompute its producer's work (no GEMM library fuses that). A
+        FlashAttention PV GEMM spans one head's dimension (64 or 128) beyond its probabilities: one CTA; a
+        projection reading a normed hidden state spans every output feature (4,096): many."""
+        widest = max(max(tile.m, tile.n) for tile in self.tiles)
+        lacking = [rank for rank in einsum.output.ranks if rank not in operand_ranks]
+        return math.prod(einsum.sizes[rank] for rank in lacking) > widest
 
     def writes_back_through_caches(self) -> bool:
         """The L2 is a write-back cache (NVIDIA A100/H100 whitepapers, "L2 cache"): a kernel's output that the next

@@ -271,3 +271,19 @@ def test_absurd_launch_overhead_and_base_registers_are_config_errors(override: s
     with pytest.raises(ConfigError) as error:
         load_arch(A100, [f"engines.sm.{override}"])
     assert error.value.key_path == f"engines[0].{key}"
+
+
+def test_a_fused_gemm_reads_a_resident_operand_only_within_one_cta() -> None:
+    """A contraction may keep an operand in the SMs (register residency) only where the output ranks that operand
+    lacks span at most one CTA tile side (256 on the default tiles): else the CTAs along them would share one tile
+    of it, held in one SM. Z = A x W with N = 128 may keep A (one CTA spans N); with N = 4,096 (a projection of a
+    normed hidden state) it may not, nor keep W with M = 512 rows. FlashAttention-2's PV GEMM keeps the
+    probabilities SLN: it spans one head's dimension (64) beyond them."""
+    arch = load_arch(H100)
+    engine = arch.engine("sm")
+    narrow, wide = gemm(512, 128, 4096, 16), gemm(512, 4096, 4096, 16)
+    assert engine.resident_cost(narrow.einsums[0], narrow, arch, frozenset({"A"})) is not None
+    assert engine.resident_cost(wide.einsums[0], wide, arch, frozenset({"A"})) is None
+    assert engine.resident_cost(narrow.einsums[0], narrow, arch, frozenset({"W"})) is None
+    flash = load_workload(ROOT / "workloads" / "flash_attention.einsum.yaml")
+    assert engine.resident_cost(flash.einsum("SLNV"), flash, arch, frozenset({"SLN"})) is not None
