@@ -17,11 +17,13 @@ from accel_sim.schedule.problem import Option, Problem
 
 
 def _exclusive_load_bound(problem: Problem) -> int:
-    """A lower bound on the makespan: the busiest engine counting only einsums that can run nowhere else."""
+    """A lower bound on the makespan: the busiest engine counting only einsums that can run nowhere else, each at
+    its shortest (with the tensors it may keep in registers)."""
     load: dict[str, int] = {}
     for task in problem.tasks:
         if len(task.options) == 1:
-            load[task.options[0].engine] = load.get(task.options[0].engine, 0) + task.options[0].cycles
+            only = task.options[0]
+            load[only.engine] = load.get(only.engine, 0) + min((only.cycles, *(x.cycles for x in only.variants)))
     return max(load.values(), default=0)
 
 

@@ -141,3 +141,11 @@ def test_the_list_schedule_fuses_flash_attention_as_cp_sat_does() -> None:
     listed, solved = list_schedule(problem), solve(problem, "latency", time_limit_s=0.5, addresses=False)
     assert {b.placement for b in listed.buffers} == {"registers"} and len(listed.buffers) == 9
     assert listed.makespan_cycles == solved.makespan_cycles
+
+
+def test_the_list_schedules_bound_counts_each_einsum_at_its_shortest() -> None:
+    """The list schedule's bound (the busiest engine's einsums that run nowhere else) is a lower bound on its
+    makespan when residency shortens them: the two-exp chain with lane registers runs 21 + 21 = 42 cycles, and the
+    bound counts them at 21 each (42), not at their 41 through the buffer (82)."""
+    fused = list_schedule(build_problem(arch({"lane_registers": "64 B"}), chain()))
+    assert fused.bound == fused.makespan_cycles == 42
