@@ -144,6 +144,11 @@ def config_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], roo
         close = difflib.get_close_matches(unknown, valid, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         problem, fix = f"unknown key '{unknown}'", f"{hint}remove it or use one of: {', '.join(valid)}"
+        other = _other_kinds_key(model, tuple(err["loc"]), unknown)
+        if other:   # a key of another kind: its kind was changed (often by --set) and the old kind's keys stayed
+            kind, path = other, format_key_path(loc[:-1])
+            fix += (f"; '{unknown}' belongs to another kind, and a '{kind}' {path} takes only those keys (to change "
+                    f"its kind on the command line, replace it whole: --set '{path}={{kind: {kind}}}')")
     elif kind == "missing":
         problem, fix = f"required key '{loc[-1]}' is missing", f"add '{loc[-1]}' here"
     elif kind == "union_tag_invalid":
@@ -169,6 +174,18 @@ def config_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], roo
     if blamed is not None:  # the value came from the command line, not from the file's line
         return ConfigError(f"--set '{blamed}': {problem}", file=doc.file, line=None, key_path=key_path, fix=fix)
     return ConfigError(problem, file=doc.file, line=doc.line_of(loc), key_path=key_path, fix=fix)
+
+
+def _other_kinds_key(model: type[BaseModel], raw_loc: tuple[Any, ...], key: str) -> str | None:
+    """The kind of the tagged mapping holding the unknown `key` (pydantic's location runs through its tag) when
+    another kind of that union takes `key`, else None."""
+    for i in range(len(raw_loc) - 1, 0, -1):
+        members = _model_at(model, raw_loc[:i])
+        if isinstance(members, list) and raw_loc[i] in [_tag_of(m) for m in members]:
+            others = [m for m in members if _tag_of(m) != raw_loc[i]]
+            takes = any(key in {f.alias or n for n, f in m.model_fields.items()} for m in others)
+            return str(raw_loc[i]) if takes else None
+    return None
 
 
 def _data_path(loc: tuple[Any, ...], data: Any, root: KeyPath) -> KeyPath:

@@ -63,6 +63,28 @@ def test_set_override_changes_the_result(tmp_path: Path, capsys: pytest.CaptureF
     assert slow["cycles"] > 1.5 * base["cycles"], (dram, base, slow)
 
 
+def test_changing_a_kind_by_set_names_the_old_kinds_key_and_the_set_that_replaces_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """InTAR's MLP design runs `execution: {kind: fpga, mode: dataflow, ...}`; `--set execution.kind=scheduled` keeps
+    the fpga kind's `mode`, which a scheduled execution does not take: exit 2, the error says the key belongs to
+    another kind and gives the --set that replaces the mapping whole, and that command runs."""
+    args = ["run", "arch_configs/fpga/intar_mlp_dataflow.yaml", "workloads/intar/mlp.einsum.yaml", "--json",
+            "-o", str(tmp_path)]
+    assert main(args + ["--set", "execution.kind=scheduled"]) == 2
+    err = capsys.readouterr().err
+    assert "at 'execution.mode': unknown key 'mode'" in err and "'mode' belongs to another kind" in err
+    assert "--set 'execution={kind: scheduled}'" in err
+    assert main(args + ["--set", "execution={kind: scheduled}"]) == 0
+    assert json.loads(capsys.readouterr().out)["cycles"] > 0
+
+
+def test_a_misspelt_key_gets_no_other_kind_hint(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A key no kind of engine takes ('rowz') is a misspelling: 'did you mean', and no advice to change kinds."""
+    assert main(["run", "tpu_v1", "workloads/gemm.einsum.yaml", "--set", "engines.0.rowz=3", "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'rows'?" in err and "another kind" not in err
+
+
 def test_workload_json_has_counts(capsys: pytest.CaptureFixture) -> None:
     """workload --json gives total_macs, einsums and unsupported_ops."""
     assert main(["workload", "workloads/gemm.einsum.yaml", "--json"]) == 0
