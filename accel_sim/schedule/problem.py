@@ -190,7 +190,7 @@ def _on_chip_capacity(arch: Arch) -> int | None:
     if any(lv.capacity_bytes is None for lv in inner):
         return None
     level = _on_chip_level(arch)
-    return int(level.capacity_bytes) if level is not None else 0
+    return int(level.room_bytes) if level is not None else 0   # less what it reserves (parameters kept there)
 
 
 def _kept_ranks(tensor: str, consumer: Einsum) -> set[str]:
@@ -310,11 +310,11 @@ def _tile_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arc
     """The least bytes of `level` in which `engine`'s best mapping of `einsum` in `arch` keeps its cost with the rest
     of `level` taken by tensors the einsum does not touch (mapper.fits_room, which is monotone in the room); 0 when
     it keeps its cost in no room at all (its tiles live elsewhere)."""
-    capacity = int(level.capacity_bytes)
+    capacity = int(level.room_bytes)   # what the level's own reservations (parameters kept there) leave
 
     def fits(reserved: int) -> bool:
-        room = arch.reserving({level.name: [("tensors the einsum does not touch", float(reserved))]})
-        return fits_room(engine, einsum, workload, arch, room, objective, cache)
+        held = [*level.reserved, ("tensors the einsum does not touch", float(reserved))]
+        return fits_room(engine, einsum, workload, arch, arch.reserving({level.name: held}), objective, cache)
 
     if fits(capacity):
         return 0
@@ -386,7 +386,7 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
     tasks = _with_tile_rooms(tasks, arch, workload, level, objective, cache)
     backing = _spill_level(arch, level)
     # no outer level may hold an intermediate (tpu_v1's Weight Memory holds weights only): nothing can spill
-    spill_capacity = 0 if backing is None else int(backing.capacity_bytes) if backing.capacity_bytes else None
+    spill_capacity = 0 if backing is None else int(backing.room_bytes) if backing.capacity_bytes else None
     backing = backing or arch.memory[0]
     spill_j_per_byte = 8 * sum(level_energy_per_bit(backing, arch.technology_nm))
     return Problem(tuple(tasks), tuple(buffers), tuple(edges), _on_chip_capacity(arch),

@@ -197,6 +197,14 @@ def resident_parameters(arch: Arch, workload: Workload) -> dict[str, list[tuple[
     return backing
 
 
+def reserving_parameters(arch: Arch, workload: Workload) -> Arch:
+    """`arch` with each bounded on-chip level reserving the parameters whose backing copy lives there for the whole
+    run (`resident_parameters`): the room a scheduler's buffers and every einsum's tiles get is what they leave."""
+    held = {name: entries for name, entries in resident_parameters(arch, workload).items()
+            if arch.level(name).capacity_bytes is not None and not is_off_chip(arch.level(name))}
+    return arch.reserving(held) if held else arch
+
+
 def _lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
     """`lifetimes`, computed."""
     sources = _sources(workload)
@@ -646,7 +654,7 @@ def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, 
     spilled: dict[str, float] = {}
     if homes is None:
         # the scheduler's own allocation: its on-chip buffer (the trace's capacity) and the intermediates it spilled
-        inner = [lv for lv in arch.memory[1:] if lv.capacity_bytes == trace.capacity_bytes]
+        inner = [lv for lv in arch.memory if lv.name == trace.buffer_level]
         if inner:
             events = sorted([(b.start, b.bytes) for b in trace.buffers] + [(b.end, -b.bytes) for b in trace.buffers])
             peak[inner[0].name] = peak.get(inner[0].name, 0.0) + float(max(np.cumsum([d for _, d in events]),

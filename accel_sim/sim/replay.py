@@ -133,4 +133,5 @@ def replay(schedule: Schedule) -> Trace:
     makespan = max((s.end for s in play.spans), default=0.0)
     return Trace("scheduled", policy, tuple(play.spans), schedule.problem.clock_hz, resources, makespan,
                  planned_cycles=float(schedule.makespan_cycles), replayed_cycles=makespan,
-                 buffers=schedule.buffers, capacity_bytes=schedule.problem.capacity_bytes, notes=schedule.notes)
+                 buffers=schedule.buffers, capacity_bytes=schedule.problem.capacity_bytes,
+                 buffer_level=schedule.problem.on_chip_level, notes=schedule.notes)

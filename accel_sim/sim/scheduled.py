@@ -19,7 +19,7 @@ from accel_sim.engines.roofline import Bound, bound_on
 from accel_sim.schedule.onchip import on_chip_bound
 from accel_sim.schedule.problem import base_name, build_problem, copy_name
 from accel_sim.sim.execution import Execution, Placement
-from accel_sim.sim.placement import charge_round_trips
+from accel_sim.sim.placement import charge_round_trips, reserving_parameters
 from accel_sim.sim.replay import replay
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def run_scheduled(spec: ScheduledExecution, arch: Arch, workload: Workload, obje
     """Cost, schedule and replay `workload` on `arch`; the trace is the replay."""
     from accel_sim.schedule.cpsat import schedule_problem  # CP-SAT: ortools is heavy, loaded on first use
 
-    problem = build_problem(arch, workload, objective, cache=cache)
+    problem = build_problem(reserving_parameters(arch, workload), workload, objective, cache=cache)
     sched = schedule_problem(problem, "energy" if objective == "energy" else "latency",
                              time_limit_s=spec.time_limit_s, addresses=False,
                              max_cpsat_einsums=spec.max_cpsat_einsums)
@@ -92,7 +92,7 @@ def run_pipelined(spec: PipelinedExecution, arch: Arch, workload: Workload, obje
     """`spec.instances` copies of `workload` software-pipelined; the trace replays the unrolled copies."""
     from accel_sim.schedule.periodic import periodic_solve  # CP-SAT: ortools is heavy, loaded on first use
 
-    problem = build_problem(arch, workload, "latency", cache=cache)
+    problem = build_problem(reserving_parameters(arch, workload), workload, "latency", cache=cache)
     plan = periodic_solve(problem, spec.instances, copies=spec.copies, time_limit_s=spec.time_limit_s,
                           seed=spec.seed)
     played = replay(plan.schedule)

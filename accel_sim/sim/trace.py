@@ -79,7 +79,8 @@ class Trace:
     planned_cycles: float | None = None    # the schedule's own makespan of what was replayed
     replayed_cycles: float | None = None   # the replay's makespan of the same
     buffers: tuple[BufferSlot, ...] = ()
-    capacity_bytes: int | None = None
+    capacity_bytes: int | None = None   # bytes the buffers may use: the buffer level's room
+    buffer_level: str = ""              # the memory level the buffers live in (a schedule's on-chip level)
     notes: tuple[str, ...] = ()
     detail: TraceDetail | None = None
     memory: tuple[LevelUse, ...] = ()   # per memory level, outer -> inner (sim/placement.py memory_use)

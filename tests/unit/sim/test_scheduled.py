@@ -4,9 +4,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from builders import SKIP_CHAIN
 
 from accel_sim.evaluate import evaluate
+from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.load import load_arch, load_workload
+from accel_sim.io.yaml import parse_yaml
+from accel_sim.schedule.problem import build_problem
+from accel_sim.sim.placement import reserving_parameters
+from accel_sim.spec.arch import Arch
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -39,3 +45,31 @@ def test_per_einsum_costs_unchanged(results) -> None:
     sequential, scheduled = results
     assert [(r.engine, r.cost.total_cycles) for r in scheduled.einsums] == [
         (r.engine, r.cost.total_cycles) for r in sequential.einsums]
+
+
+def weights_on_chip(capacity: int, execution: str) -> Arch:
+    """DRAM holds activations only, so the skip chain's weights W (8 x 4) and U (4 x 4), 48 B at 8 bits, live in
+    `buf` for the whole run; a 4 x 4 output-stationary array and a 16-lane vector unit."""
+    return Arch.model_validate({
+        "name": "weights on chip", "clock": "1 GHz", "technology_nm": 28, "execution": execution,
+        "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "1 GB/s", "read_energy_per_bit": "10 pJ",
+                    "holds": ["activations"]},
+                   {"name": "buf", "technology": "SRAM", "capacity": f"{capacity} B", "bandwidth": "16 GB/s",
+                    "read_energy_per_bit": "1 pJ"}],
+        "engines": [{"name": "sa", "kind": "systolic", "rows": 4, "cols": 4, "dataflow": "os"},
+                    {"name": "vec", "kind": "vector", "lanes": 16}]})
+
+
+def test_parameters_kept_on_chip_leave_the_scheduler_only_the_rest_of_the_buffer() -> None:
+    """The 48 B of weights take their share of `buf` under the scheduler too: its intermediates get 64 - 48 = 16 B
+    of a 64 B buffer, the reported peak (weights and intermediates) never exceeds the capacity, and the makespan
+    never falls as the buffer shrinks from 200 B to 64 B. Before, the scheduler gave the intermediates the whole
+    buffer: 68 cycles at every size, with 112 B in use in 64 B."""
+    work = parse_cascade(parse_yaml(SKIP_CHAIN, "<skip chain>"))
+    assert build_problem(reserving_parameters(weights_on_chip(64, "scheduled"), work), work).capacity_bytes == 16
+    cycles = []
+    for capacity in (200, 120, 100, 90, 80, 72, 64):
+        run = evaluate(weights_on_chip(capacity, "scheduled"), work, objective="latency")
+        assert next(m for m in run.trace.memory if m.level == "buf").peak_bytes <= capacity
+        cycles.append(run.cycles)
+    assert cycles == sorted(cycles) and cycles[-1] > cycles[0] == 68
