@@ -114,7 +114,8 @@ def _list_schedule(problem: Problem, objective: str, held: dict[str, tuple[str, 
                 closed.append((life_end[b.tensor], pending.pop(b.tensor)[1]))
         for b in problem.outputs_of(task.name):
             consumer = problem.task(b.consumers[0])
-            fastest = min(consumer.options, key=lambda x: x.cycles)
+            pinned = held.get(consumer.name, ("",))[0]   # a consumer held to its engine runs nowhere else
+            fastest = min((x for x in consumer.options if not pinned or x.engine == pinned), key=lambda x: x.cycles)
             live = sum(size for _, size in pending.values()) + sum(size for e, size in closed if e > start)
             if b.tensor in in_registers:
                 mode[b.tensor], footprint = "registers", 0

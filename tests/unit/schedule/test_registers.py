@@ -149,3 +149,21 @@ def test_the_list_schedules_bound_counts_each_einsum_at_its_shortest() -> None:
     bound counts them at 21 each (42), not at their 41 through the buffer (82)."""
     fused = list_schedule(build_problem(arch({"lane_registers": "64 B"}), chain()))
     assert fused.bound == fused.makespan_cycles == 42
+
+
+def test_the_list_schedule_fuses_nothing_into_an_einsum_held_on_the_producers_engine() -> None:
+    """t0 (x only) writes T, fusible into t1; t1 is fastest on y (9 cycles against 10), but keeping U in x's
+    registers for t1 -> t2 holds it on x, where a fused T cannot flow (one engine cannot run both halves at once).
+    T therefore stays on chip: t0 10, t1 6, t2 7 cycles on x, makespan 23 at 2 J, which ties the schedule without
+    residency (T fused into t1 on y: 4 to 13, t2 13 to 23) at 3 J and wins on energy. Before, T was fused for t1's
+    fastest engine, y, and the list schedule found no engine left for t1."""
+    resident = frozenset({"U"})
+    tasks = (Task("t0", (Option("x", 10, 1.0),)),
+             Task("t1", (Option("x", 10, 1.0, variants=(Variant(resident, 6, 0.5, None),)), Option("y", 9, 1.0))),
+             Task("t2", (Option("x", 10, 1.0, variants=(Variant(resident, 7, 0.5, None),)),)))
+    buffers = (Buffer("T", 8, "t0", ("t1",), 4), Buffer("U", 8, "t1", ("t2",), 0))
+    problem = Problem(tasks, buffers, (("t0", "t1"), ("t1", "t2")), 100, 1.0, None, 0.0,
+                      residencies=(Residency("U", "x", ("t1", "t2"), 8),))
+    fused = list_schedule(problem)
+    assert [(b.tensor, b.placement) for b in fused.buffers] == [("T", "on_chip"), ("U", "registers")]
+    assert fused.makespan_cycles == 23
