@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from accel_sim.mapper import ranking
 from accel_sim.schedule.model import BufferSlot, Placement, Schedule, Slot
 from accel_sim.schedule.problem import Option, Problem
 
@@ -63,8 +64,10 @@ def list_schedule(problem: Problem, objective: str = "latency") -> Schedule:
     if not held:
         return plain
     fused = _list_schedule(problem, objective, held)
-    figure = (lambda s: (s.energy_j, s.makespan_cycles)) if objective == "energy" else (
-        lambda s: (s.makespan_cycles, s.energy_j))
+    goal = "energy" if objective == "energy" else "latency"   # 'mix' ranks by time first, as before
+
+    def figure(s: Schedule) -> tuple[float, float]:
+        return ranking(s.makespan_cycles, s.energy_j, goal)
     return fused if figure(fused) < figure(plain) else plain
 
 

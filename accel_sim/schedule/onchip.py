@@ -34,12 +34,17 @@ if TYPE_CHECKING:
 _WRITE_ACTIONS = ("fill", "update", "write")  # as the systolic scorer counts them: bits written into a level
 
 
+def _writes_leave(arch: Arch, levels: frozenset[str] | None) -> bool:
+    """Whether the producer's writes of an on-chip tensor leave the `levels` too: always for registers (every
+    level); at the backing level (None) unless a write-back cache still writes it out (skipped_directions)."""
+    return levels is not None or "write" in skipped_directions(arch)
+
+
 def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase, on_chip: frozenset[str],
                  levels: frozenset[str] | None = None) -> Cost:
     """`cost` with the accesses of the `on_chip` tensors at `levels` removed (module docstring); `levels` None:
     the backing level only. All levels: tensors held in the engine's registers (schedule/problem.py)."""
-    # at the backing level a write-back cache still writes the tensor out (skipped_directions); registers keep it
-    writes_too = levels is not None or "write" in skipped_directions(arch)
+    writes_too = _writes_leave(arch, levels)
     levels = frozenset((arch.memory[0].name,)) if levels is None else levels
     dropped = {k: v for k, v in cost.accesses.items() if k[0] in levels and k[1] in on_chip
                and (writes_too or k[2] not in _WRITE_ACTIONS)}
@@ -69,7 +74,7 @@ def on_chip_bound(bound: Bound, einsum: Einsum, workload: Workload, arch: Arch, 
     level only; every level: tensors held in the engine's registers), as `on_chip_cost` drops their accesses."""
     names = {a.tensor for a in einsum.inputs if a.tensor != einsum.output.tensor} | {einsum.output.tensor}
     roles = workload.roles(einsum)
-    writes_too = levels is not None or "write" in skipped_directions(arch)   # as on_chip_cost
+    writes_too = _writes_leave(arch, levels)
     levels = frozenset((arch.memory[0].name,)) if levels is None else levels
     level_bytes, level_read = dict(bound.level_bytes), dict(bound.level_read_bytes)
     level_cycles, level_energy = dict(bound.level_cycles), dict(bound.level_energy_j)

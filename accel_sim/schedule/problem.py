@@ -335,9 +335,10 @@ def _with_tile_rooms(tasks: list[Task], arch: Arch, workload: Workload, level: M
     out = []
     for task in tasks:
         einsum = workload.einsum(task.name)
+        shape = arch.shape_key(workload, einsum)[0]
         options = []
         for o in task.options:
-            key = (arch.shape_key(workload, einsum)[0], o.engine)
+            key = (shape, o.engine)
             if key not in rooms:
                 rooms[key] = _tile_room(engines[o.engine], einsum, workload, arch, level, objective, cache)
             options.append(replace(o, tile_room_bytes=rooms[key]))

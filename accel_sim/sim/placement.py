@@ -200,9 +200,14 @@ def resident_parameters(arch: Arch, workload: Workload) -> dict[str, list[tuple[
 def reserving_parameters(arch: Arch, workload: Workload) -> Arch:
     """`arch` with each bounded on-chip level reserving the parameters whose backing copy lives there for the whole
     run (`resident_parameters`): the room a scheduler's buffers and every einsum's tiles get is what they leave."""
-    held = {name: entries for name, entries in resident_parameters(arch, workload).items()
-            if arch.level(name).capacity_bytes is not None and not is_off_chip(arch.level(name))}
+    bounded = _bounded_on_chip(arch)
+    held = {name: entries for name, entries in resident_parameters(arch, workload).items() if name in bounded}
     return arch.reserving(held) if held else arch
+
+
+def _bounded_on_chip(arch: Arch) -> set[str]:
+    """The levels whose capacity binds tiles: bounded and on chip (an off-chip level binds at graph scope only)."""
+    return {lv.name for lv in arch.memory if lv.capacity_bytes is not None and not is_off_chip(lv)}
 
 
 def _lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
@@ -442,7 +447,7 @@ def bystanders(arch: Arch, workload: Workload, homes: tuple[Home, ...]) -> list[
     tiles at their home are the home copy (the mapper counts the tile, the placement the whole tensor). Off-chip
     levels bind at graph scope only (no engine stages a tile against a DRAM's capacity)."""
     touched_by = _touched(workload)
-    bounded = {lv.name for lv in arch.memory if lv.capacity_bytes is not None and not is_off_chip(lv)}
+    bounded = _bounded_on_chip(arch)
     last = len(workload.einsums) - 1
     resident = [(0, last, level, name, size) for level, held in resident_parameters(arch, workload).items()
                 if level in bounded for name, size in held]
