@@ -63,14 +63,16 @@ def pe_store(engine: SystolicEngine, role: str, a_bits: int, w_bits: int) -> tup
 
 def systolic_pe_area_mm2(engine: SystolicEngine, node_nm: float) -> float:
     """One PE: a MAC at the engine's operand precision and arithmetic plus its storage, each store priced like a
-    memory level of its technology and capacity."""
+    memory level of its technology and capacity, and the registers that keep values between einsums
+    (`pe_registers`), flip-flops beside them."""
     bits = engine.operand_bits
     dtype = dtype_of_bits(bits, engine.number)
     mac = dtype_mac_area_mm2(dtype, dtype, node_nm=node_nm)
+    kept = regfile_area_mm2(engine.register_bytes_per_pe, node_nm) if engine.register_bytes_per_pe else 0.0
     if engine.pe_storage is None:
-        return mac + regfile_area_mm2(pe_registers_bytes(bits, bits, engine.accumulator_width_bits), node_nm)
-    return mac + sum(storage_area_mm2(memory_kind(store.technology), store.capacity_bytes, node_nm)
-                     for store in engine.pe_storage.stores())
+        return mac + kept + regfile_area_mm2(pe_registers_bytes(bits, bits, engine.accumulator_width_bits), node_nm)
+    return mac + kept + sum(storage_area_mm2(memory_kind(store.technology), store.capacity_bytes, node_nm)
+                            for store in engine.pe_storage.stores())
 
 
 def systolic_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine) -> Cost:

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from accel_sim.energy import dtype_mac_area_mm2
+from accel_sim.energy import dtype_mac_area_mm2, regfile_area_mm2
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.costing import vector_cost
@@ -62,6 +62,8 @@ class VectorEngine(EngineBase):
         return self.cost(einsum, workload, arch) if self.register_capacity_bytes() else None
 
     def area_mm2(self, node_nm: float) -> float:
-        """One multiply-accumulate unit per lane at the lane width and arithmetic."""
+        """One multiply-accumulate unit per lane at the lane width and arithmetic, and the lane's registers that
+        keep values between einsums (`lane_registers`, flip-flops)."""
         dtype = dtype_of_bits(self.lane_bits, self.number)
-        return self.lanes * dtype_mac_area_mm2(dtype, dtype, node_nm=node_nm)
+        kept = regfile_area_mm2(self.register_bytes_per_lane, node_nm) if self.register_bytes_per_lane else 0.0
+        return self.lanes * (dtype_mac_area_mm2(dtype, dtype, node_nm=node_nm) + kept)

@@ -13,6 +13,7 @@ import pytest
 from accel_sim import load_arch
 from accel_sim.energy import dtype_mac_area_mm2, energy_scale_factor, regfile_access_energy_j, regfile_area_mm2
 from accel_sim.engines.systolic import SystolicEngine
+from accel_sim.engines.vector import VectorEngine
 from accel_sim.errors import ConfigError
 from tests.builders import gemm
 
@@ -36,6 +37,20 @@ def test_eyeriss_scratchpads_area_by_hand() -> None:
     mac = dtype_mac_area_mm2("int16", "int16", node_nm=65)
     assert engine.area_mm2(65) == pytest.approx(168 * mac + 168 * (26_880 + 3_907.008) * UM2, rel=1e-9)
     assert engine.area_mm2(65) - 168 * mac == pytest.approx(5.1722, rel=1e-4)
+
+
+def test_registers_kept_between_einsums_take_area() -> None:
+    """pe_registers: 32 B per PE (FuseMax's 16 x 16-bit reg_file) is 256 flip-flops beside the operand storage:
+    168 PEs x 256 bits x 4.522 um2 x 1.5 (45 -> 65 nm) = 291,722.6 um2 = 0.2917 mm2 more, whatever the operand
+    storage; a vector unit's lane_registers, 64 B per lane on 16 lanes, 16 x 512 x 4.522 x 1.5 um2 = 0.05557 mm2."""
+    for storage in ({}, {"pe_storage": EYERISS_SPADS}):
+        added = _array(pe_registers="32 B", **storage).area_mm2(65) - _array(**storage).area_mm2(65)
+        assert added == pytest.approx(168 * 256 * 4.522 * 1.5 * UM2, rel=1e-9)
+        assert added == pytest.approx(0.29172, rel=1e-4)
+    lanes = {"kind": "vector", "name": "v", "lanes": 16, "lane_bits": 16}
+    added = (VectorEngine.model_validate({**lanes, "lane_registers": "64 B"}).area_mm2(65)
+             - VectorEngine.model_validate(lanes).area_mm2(65))
+    assert added == pytest.approx(16 * 512 * 4.522 * 1.5 * UM2, rel=1e-9)
 
 
 def test_default_storage_is_one_register_file_of_both_operands_and_the_accumulator() -> None:
