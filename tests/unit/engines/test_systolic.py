@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accel_sim import evaluate, load_arch
 from accel_sim.folds import DATAFLOWS, fold_plan, sram_traffic
+from tests.builders import gemm
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -147,3 +149,23 @@ def test_batch_equals_one_by_one() -> None:
             assert int(one.compute_cycles) == plan.compute_cycles[i]
             assert float(one.utilization) == plan.utilization[i]
             assert int(t1.total) == traffic.total[i] and int(t1.ofmap_reads) == traffic.ofmap_reads[i]
+
+
+@pytest.mark.xfail(strict=True, reason="gap: arch_configs/diannao.yaml describes DianNao's NFU as a systolic array "
+                   "(dataflow os), which puts output rows x output neurons on the array; a batch-1 layer has one "
+                   "row, so 16 of the 256 multipliers work (1,048,576 cycles). The NFU broadcasts one input "
+                   "vector to Tn adder trees of Ti multipliers and streams a new Tn x Ti block of synapses from SB "
+                   "every cycle (spatial inputs x outputs, no skew, no stationary tile): ws runs those roles but "
+                   "pays a 16-row preload and the skew per 16 x 16 block (3,080,192 cycles). No dataflow of the "
+                   "systolic family describes an adder-tree array")
+def test_diannao_runs_a_batch_one_classifier_layer_at_the_nfu_rate() -> None:
+    """A 4096 -> 4096 classifier layer at batch 1 (16-bit inputs, synapses and outputs) on arch_configs/diannao.yaml.
+
+    Hand derivation (Chen et al., ASPLOS 2014, sec. 5): the NFU multiplies Ti = 16 inputs by a Tn x Ti = 16 x 16
+    block of synapses each cycle and sums them in Tn adder trees: 4096 x 4096 / 256 = 65,536 cycles. SB delivers
+    the block, 256 x 2 B = 512 B a cycle (its 501.76 GB/s at 0.98 GHz), NBin the 16 inputs (32 B, 31.36 GB/s), so
+    neither stalls it; the three pipeline stages add two cycles once.
+    """
+    workload = gemm(1, 4096, 4096, bits=16)
+    cost = evaluate(load_arch(ROOT / "arch_configs" / "diannao.yaml"), workload).einsums[0].cost
+    assert cost.compute_cycles == 65_536
