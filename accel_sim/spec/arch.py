@@ -135,14 +135,12 @@ class MemoryLevel(BaseModel):
             if self.area_mm2 is not None:
                 raise located(f"level '{self.name}' is off-chip ({self.technology}) and adds no die area. "
                               "Fix: remove 'area', or set technology to SRAM or registers", "area")
-        elif self.capacity_bytes is None:
-            raise located(f"on-chip level '{self.name}' ({self.technology}) has no capacity. Fix: give "
-                          "'capacity:' (e.g. 256 KiB), or set technology to an off-chip kind such as DRAM for an "
-                          "unbounded backing store", "capacity")
+        # an on-chip level without a capacity is refused by Arch (`_on_chip_capacities`) unless the engines' own
+        # buffers (an FPGA design's) give it one
         if self.banks > 1 and memory_kind(self.technology) != "sram":
             raise located(f"level '{self.name}' ({self.technology}) has {self.banks} banks, but only an SRAM level is "
                           "priced per bank. Fix: remove 'banks', or set technology to SRAM", "banks")
-        if self.banks > 1 and self.banks > self.capacity_bytes:
+        if self.banks > 1 and self.capacity_bytes is not None and self.banks > self.capacity_bytes:
             raise located(f"level '{self.name}' splits {self.capacity_bytes:,.0f} bytes into {self.banks} banks, "
                           "less than a byte each. Fix: give fewer banks than the capacity in bytes", "banks")
         return self
@@ -236,6 +234,28 @@ class MemoryLevel(BaseModel):
         return self.admits(role, tensor) or (role == "outputs" and self.admits("psums", tensor))
 
 
+def _nested(levels: tuple[MemoryLevel, ...], *where: str) -> tuple[MemoryLevel, ...]:
+    """`levels`, checked: a level nests inside the outer levels that hold what it holds (its roles' routes) and may
+    not be larger than them; levels on disjoint routes are siblings whatever their order (tpu_v1's Accumulators hold
+    only partial sums, which no Unified Buffer of any size holds, so the buffer may be the smaller). An error's key
+    path starts with `where` (the levels' own path from where the check runs)."""
+    for index, level in enumerate(levels):
+        if level.capacity_bytes is None:
+            continue
+        for outer_index, outer in enumerate(levels[:index]):
+            shared = [r for r in level.holds if r in outer.holds] or [p for p in level.tensors if p in outer.tensors]
+            if not shared or outer.capacity_bytes is None:
+                continue
+            if level.capacity_bytes > outer.capacity_bytes:
+                raise located(
+                    f"level '{level.name}' ({level.capacity_bytes:,.0f} bytes) is larger than '{outer.name}' "
+                    f"(memory[{outer_index}], {outer.capacity_bytes:,.0f} bytes), an outer level that also "
+                    f"holds {', '.join(shared)}; on a route the levels go outer -> inner with non-increasing "
+                    f"capacity. Fix: list the levels outermost first, correct the capacity, or give the two "
+                    f"levels disjoint 'holds'", *where, index, "capacity")
+    return levels
+
+
 class IoPort(BaseModel):
     """One off-die interface of the chip: its PHY kind and how many units (lanes, 32-bit channels, stacks, links)."""
 
@@ -280,24 +300,36 @@ class Arch(BaseModel):
     def _check_memory(cls, levels: tuple[MemoryLevel, ...]) -> tuple[MemoryLevel, ...]:
         named_entries(levels, "memory level", "memory",
                       "no memory levels. Fix: list at least one level, outermost (e.g. DRAM) first")
-        # A level nests inside the outer levels that hold what it holds (its roles' routes), and may not be larger
-        # than them; levels on disjoint routes are siblings whatever their order (tpu_v1's Accumulators hold only
-        # partial sums, which no Unified Buffer of any size holds, so the buffer may be the smaller)
-        for index, level in enumerate(levels):
-            if level.capacity_bytes is None:
-                continue
-            for outer_index, outer in enumerate(levels[:index]):
-                shared = [r for r in level.holds if r in outer.holds] or [p for p in level.tensors if p in outer.tensors]
-                if not shared or outer.capacity_bytes is None:
-                    continue
-                if level.capacity_bytes > outer.capacity_bytes:
-                    raise located(
-                        f"level '{level.name}' ({level.capacity_bytes:,.0f} bytes) is larger than '{outer.name}' "
-                        f"(memory[{outer_index}], {outer.capacity_bytes:,.0f} bytes), an outer level that also "
-                        f"holds {', '.join(shared)}; on a route the levels go outer -> inner with non-increasing "
-                        f"capacity. Fix: list the levels outermost first, correct the capacity, or give the two "
-                        f"levels disjoint 'holds'", index, "capacity")
-        return levels
+        return _nested(levels)
+
+    @model_validator(mode="after")
+    def _on_chip_capacities(self) -> Arch:
+        # an FPGA design's on-chip memory is what its buffers build (block RAM and UltraRAM): one on-chip level left
+        # without a capacity takes the bytes of the engines' buffers less the other on-chip levels', so resizing a
+        # buffer resizes the memory the placement and the mapper see; every other on-chip level gives its capacity
+        missing = [i for i, lv in enumerate(self.memory)
+                   if lv.capacity_bytes is None and memory_kind(lv.technology) != "off_chip"]
+        if not missing:
+            return self
+        built = sum(engine.on_chip_buffer_bytes() for engine in self.engines)
+        index = missing[0]
+        level = self.memory[index]
+        if len(missing) > 1 or not built:
+            also = (", or leave only one on-chip level without a capacity: it takes the engines' buffers" if built
+                    else "")
+            raise located(f"on-chip level '{level.name}' ({level.technology}) has no capacity. Fix: give "
+                          "'capacity:' (e.g. 256 KiB), or set technology to an off-chip kind such as DRAM for an "
+                          f"unbounded backing store{also}", "memory", index, "capacity")
+        others = sum(lv.capacity_bytes or 0.0 for lv in self.memory if memory_kind(lv.technology) != "off_chip")
+        if built <= others:
+            raise located(f"on-chip level '{level.name}' has no capacity, and the engines' buffers ({built:,.0f} "
+                          f"bytes) leave none for it beyond the other on-chip levels ({others:,.0f} bytes). Fix: give "
+                          "its capacity, or shrink the other on-chip levels", "memory", index, "capacity")
+        memory = list(self.memory)
+        memory[index] = level.model_copy(update={"capacity_bytes": built - others})
+        # a frozen model: the levels are replaced here, in validation, before anything has read them
+        object.__setattr__(self, "memory", _nested(tuple(memory), "memory"))
+        return self
 
     @field_validator("engines", mode="after")
     @classmethod
@@ -348,10 +380,19 @@ class Arch(BaseModel):
                 levels = ", ".join(f"{lv.name} {lv.capacity_bytes:,.0f}" for lv in on_chip) or "none"
                 last = on_chip[-1] if on_chip else None
                 fix = (f"raise memory.{last.name}.capacity to at least {need - held + (last.capacity_bytes or 0):,.0f} "
-                       "bytes" if last is not None else "add an on-chip (SRAM) level that holds them")
+                       "bytes or leave it out (it then takes the buffers' bytes)" if last is not None
+                       else "add an on-chip (SRAM) level that holds them")
                 raise located(f"engine '{engine.name}' declares {need:,.0f} bytes of on-chip buffers, more than the "
                               f"arch's on-chip levels hold ({held:,.0f} bytes: {levels}). Fix: {fix}, or shrink the "
                               f"engine's buffers", "engines", index, "buffers")
+        built = sum(engine.on_chip_buffer_bytes() for engine in self.engines)
+        if built and held > built:
+            # the design's buffers are all the on-chip memory it has: more in the levels is memory it does not build
+            last = self.memory.index(on_chip[-1])
+            raise located(f"the arch's on-chip levels hold {held:,.0f} bytes, more than the {built:,.0f} bytes of "
+                          f"buffers its engines build: memory the design does not have. Fix: leave "
+                          f"memory.{on_chip[-1].name}.capacity out (it is then the buffers' bytes less the other "
+                          f"on-chip levels'), or declare the buffers that build it", "memory", last, "capacity")
         return self
 
     @model_validator(mode="after")

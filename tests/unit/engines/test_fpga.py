@@ -434,3 +434,42 @@ def test_inline_device_offchip_technology_is_a_memory_levels_dram_kind() -> None
     assert engine.fpga.offchip.technology == "HBM2"
     device = {**DEVICE, "offchip": {**DEVICE["offchip"], "technology": "hbm2e"}}
     assert engine.model_validate({**engine.model_dump(by_alias=True), "device": device}).fpga.offchip.technology == "HBM2E"
+
+
+def _buffered(capacity: str | None, buffers: list[dict], cores: int = 2) -> Arch:
+    """An overlay whose one on-chip level is its buffers (capacity None: left to them)."""
+    level = {"name": "buffers", "technology": "SRAM", "bandwidth": "1 PB/s"}
+    if capacity is not None:
+        level["capacity"] = capacity
+    doc = {"name": "t", "clock": "200 MHz", "technology_nm": 16,
+           "memory": [{"name": "hbm", "technology": "HBM2", "bandwidth": "320 GB/s"}, level],
+           "engines": [{"name": "fpga", "kind": "fpga", "device": DEVICE, "cores": cores,
+                        "matrix": {"tokens": 16, "out": 32, "reduce": 8}, "buffers": buffers,
+                        "same_channel_efficiency": 0.5, "cross_channel_efficiency": 0.25}]}
+    return arch_from_doc(parse_yaml(yaml.safe_dump(doc), "overlay.yaml"))
+
+
+def test_an_on_chip_level_left_without_capacity_is_the_buffers_the_design_builds() -> None:
+    """2 cores x (a 4096 x 256 B buffer + a 512 x 64 B ping-pong one) = 2 x (1,048,576 + 2 x 32,768) = 2,228,224 B;
+    halving the first buffer's depth takes 2 x 524,288 B off the level."""
+    buffers = [{"name": "a", "depth": 4096, "width": 256}, {"name": "b", "depth": 512, "width": 64, "copies": 2}]
+    assert _buffered(None, buffers).level("buffers").capacity_bytes == 2_228_224
+    halved = [{**buffers[0], "depth": 2048}, buffers[1]]
+    assert _buffered(None, halved).level("buffers").capacity_bytes == 2_228_224 - 2 * 524_288
+    assert _buffered("2228224 B", buffers).level("buffers").capacity_bytes == 2_228_224  # stated and equal
+
+
+def test_on_chip_levels_holding_more_than_the_buffers_build_are_refused() -> None:
+    """The same design with the level stated at 4 MiB: 4,194,304 B of on-chip memory against 2,228,224 B of buffers."""
+    buffers = [{"name": "a", "depth": 4096, "width": 256}, {"name": "b", "depth": 512, "width": 64, "copies": 2}]
+    with pytest.raises(ConfigError, match=r"hold 4,194,304 bytes, more than the 2,228,224 bytes of buffers.*"
+                                          r"leave memory\.buffers\.capacity out") as err:
+        _buffered("4 MiB", buffers)
+    assert err.value.key_path == "memory[1].capacity"
+
+
+def test_an_on_chip_level_without_capacity_and_no_buffers_to_give_it_one_is_refused() -> None:
+    """No engine builds buffers: the level's size is unknown, as it always was."""
+    with pytest.raises(ConfigError, match="on-chip level 'buffers' \\(SRAM\\) has no capacity") as err:
+        _buffered(None, [])
+    assert err.value.key_path == "memory[1].capacity"
