@@ -28,19 +28,26 @@ def fold_count(extent: Count, size: Count | int) -> Count:
     return -(-extent // size)
 
 
-def hidden_fold_cycles(folds: IntArray, temporal: IntArray, rows: IntArray | int, cols: IntArray | int,
+def fold_cycles(temporal: IntArray, load: IntArray | int, skew: IntArray | int,
+                output_stationary: IntArray | bool) -> IntArray:
+    """One fold on its own: T plus the skew (os), or the stationary tile's load, T and the skew (ws/is). A systolic
+    array loads over R cycles and skews over R + C - 2 (engines/systolic.py, module docstring)."""
+    return np.where(output_stationary, temporal + skew, load + skew + temporal)
+
+
+def hidden_fold_cycles(folds: IntArray, temporal: IntArray, load: IntArray | int, skew: IntArray | int,
                        output_stationary: IntArray | bool, buffering: Buffering) -> IntArray:
     """Cycles a double-buffered stationary tile hides from `folds` back-to-back single-buffered folds.
 
-    Each fold after the first costs max(T, R) instead of a whole fold, 2R + C + T - 2 (ws/is) or T + R + C - 2
-    (os) (engines/systolic.py, module docstring); nothing is hidden single-buffered or for a single fold.
+    Each fold after the first costs max(T, load) instead of a whole fold (`fold_cycles`; engines/systolic.py,
+    module docstring); nothing is hidden single-buffered or for a single fold.
     """
-    folds, t, rows, cols, os_ = np.broadcast_arrays(*(np.asarray(v) for v in (folds, temporal, rows, cols,
+    folds, t, load, skew, os_ = np.broadcast_arrays(*(np.asarray(v) for v in (folds, temporal, load, skew,
                                                                            output_stationary)))
     if buffering == "single":
         return np.zeros(folds.shape, dtype=np.int64)
-    per_fold = np.where(os_, t + rows + cols - 2, 2 * rows + cols + t - 2)
-    return (np.maximum(folds - 1, 0) * (per_fold - np.maximum(t, rows))).astype(np.int64)
+    per_fold = fold_cycles(t, load, skew, os_)
+    return (np.maximum(folds - 1, 0) * (per_fold - np.maximum(t, load))).astype(np.int64)
 
 
 def spatial_temporal(m: IntArray, n: IntArray, k: IntArray, dataflow: Dataflow) -> tuple[IntArray, IntArray, IntArray]:
@@ -96,11 +103,8 @@ def fold_plan(m: IntArray, n: IntArray, k: IntArray, rows: IntArray | int, cols:
     sr, sc, t = spatial_temporal(m, n, k, dataflow)
     row_folds = fold_count(sr, rows)
     col_folds = fold_count(sc, cols)
-    if dataflow == "os":
-        per_fold = t + rows + cols - 2
-    else:
-        per_fold = 2 * rows + cols + t - 2
-    hidden = hidden_fold_cycles(row_folds * col_folds, t, rows, cols, dataflow == "os", buffering)
+    per_fold = fold_cycles(t, rows, rows + cols - 2, dataflow == "os")
+    hidden = hidden_fold_cycles(row_folds * col_folds, t, rows, rows + cols - 2, dataflow == "os", buffering)
     return FoldPlan(rows, cols, sr, sc, t, row_folds, col_folds, per_fold, hidden)
 
 

@@ -221,7 +221,7 @@ def systolic_resident_cost(einsum: Einsum, workload: Workload, arch: Arch, engin
     batch, codes = implied_batch(einsum, workload, arch, pinned)
     scores = systolic_scores(einsum, workload, arch, pinned, batch, codes)
     cost = systolic_cost_of(einsum, workload, arch, pinned, scores, 0)
-    skew = (engine.rows + engine.cols - 2) * arch.clock_hz / arch.engine_clock_hz(engine)
+    skew = engine.skew_cycles * arch.clock_hz / arch.engine_clock_hz(engine)
     busiest = max(engine.level_busy_cycles(cost, workload, arch).values(), default=0.0)
     total = max(cost.compute_cycles + skew, busiest)
     return replace(cost, fill_drain_cycles=skew, stall_cycles=total - cost.compute_cycles - skew,
@@ -323,7 +323,8 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     timing = prepared.timing
     folds, t, per_fold = timing.folds, timing.temporal, timing.cycles_per_fold
     compute = (folds * t).astype(float) * clock_ratio
-    hidden = hidden_fold_cycles(folds, t, engine.rows, engine.cols, dataflow == 0, engine.stationary_buffering)
+    hidden = hidden_fold_cycles(folds, t, engine.load_cycles, engine.skew_cycles, dataflow == 0,
+                                engine.stationary_buffering)
     fill_drain = (folds * (per_fold - t) - hidden).astype(float) * clock_ratio
     prologue = prologue_cycles(einsum, workload, arch, engine, analyses.streamed)
     total = np.maximum(compute + fill_drain + prologue, busiest)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.engines.loopnest import SYSTOLIC_ROLES, split_fold
-from accel_sim.folds import fold_count
+from accel_sim.folds import fold_count, fold_cycles
 from accel_sim.spec.mapping import MappingBatch
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch:
     nonunit = batch.temporal > 1
     for place in (0, 1):
         folds = folds * axis_folds(einsum, engine, flow_masks, dataflow, batch, place, (per_rank, nonunit))[0]
-    per_fold = np.where(dataflow == 0, t + engine.rows + engine.cols - 2, 2 * engine.rows + engine.cols + t - 2)
+    per_fold = fold_cycles(t, engine.load_cycles, engine.skew_cycles, dataflow == 0)
     return FoldTiming(folds, t, per_fold)
 
 

@@ -34,6 +34,13 @@ skew once; the graph scheduler and the replay start the next one that many cycle
 A successor without such a tail (a map, or a contraction bound by a memory level) waits for the end, since
 its last PE only frees when the previous wavefront has passed.
 
+Operands need not shift from PE to PE (`operand_delivery: broadcast`, DianNao's NFU, Chen et al., ASPLOS 2014,
+sec. 4): the streamed operand is broadcast to every multiplier, a stationary block is written into the array in
+one cycle from its buffer, and adder trees reduce the products in a pipeline of `pipeline_stages`. The forms
+above hold with the load taking 1 cycle instead of R and the skew `pipeline_stages` - 1 instead of R + C - 2
+(`load_cycles`, `skew_cycles`): a fold costs T + S (os) or 1 + S + T (ws/is), and a double-buffered (pipelined)
+run of F folds one fold plus (F - 1) * max(T, 1).
+
 A tensor that stays in the PE registers between two einsums of a chain on this array (`resident_cost`, chosen
 by the graph scheduler) is never loaded into or drained out of the array: its folds run back to back behind
 one skew, F * T + R + C - 2, and it moves through no memory level.
@@ -43,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.costing import elementwise_cost, systolic_cost, systolic_pe_area_mm2, systolic_resident_cost
@@ -51,7 +58,7 @@ from accel_sim.engines.systolic_mapspace import SystolicMapspace, systolic_mapsp
 from accel_sim.energy.tables import DEFAULT_INT_ACCUMULATOR_BITS
 from accel_sim.folds import Buffering, Dataflow
 from accel_sim.spec.arch import LevelReference
-from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveFloat, PositiveInt
+from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveFloat, PositiveInt, located
 from accel_sim.spec.mapspace import MapperSpec, pins_for
 from accel_sim.spec.workload import MAP_OPS, Einsum, map_ops_of
 
@@ -114,6 +121,36 @@ class SystolicEngine(EngineBase):
     # register bytes per PE that can keep an operand or result between the einsums of a chain on this array
     # (FuseMax keeps QK's scores in the PEs for exp, max and sum); None: values only pass through
     register_bytes_per_pe: Bytes | None = Field(None, alias="pe_registers")
+    # how operands reach the PEs: "systolic", shifted PE to PE (a stationary tile shifts in over R cycles, a fold
+    # fills and drains over R + C - 2); "broadcast", DianNao's NFU (Chen et al., ASPLOS 2014, sec. 4): the streamed
+    # operand goes to every multiplier at once, a stationary block is written in one cycle, and adder trees sum
+    # the products in a pipeline of `pipeline_stages` (module docstring)
+    operand_delivery: Literal["systolic", "broadcast"] = "systolic"
+    pipeline_stages: PositiveInt | None = None   # broadcast only: the multiply-reduce pipeline's depth
+
+    @model_validator(mode="after")
+    def _stages_with_broadcast(self) -> SystolicEngine:
+        if self.operand_delivery == "broadcast" and self.pipeline_stages is None:
+            raise located("operand_delivery 'broadcast' needs pipeline_stages: the depth of the multiply and "
+                          "adder-tree pipeline, whose fill and drain a fold pays (DianNao's NFU: 3). Fix: give "
+                          "pipeline_stages with its source", "pipeline_stages")
+        if self.operand_delivery == "systolic" and self.pipeline_stages is not None:
+            raise located("pipeline_stages describes a broadcast array's adder trees; a systolic array fills and "
+                          "drains over its rows and columns. Fix: remove pipeline_stages, or set "
+                          "operand_delivery: broadcast", "pipeline_stages")
+        return self
+
+    @property
+    def load_cycles(self) -> int:
+        """Cycles to bring a stationary tile into the array: shifted in a row a cycle, or written at once."""
+        return self.rows if self.operand_delivery == "systolic" else 1
+
+    @property
+    def skew_cycles(self) -> int:
+        """Cycles one fold spends filling and draining: the wavefront across the array, or the pipeline's depth."""
+        if self.operand_delivery == "systolic":
+            return self.rows + self.cols - 2
+        return (self.pipeline_stages or 1) - 1
 
     @field_validator("elementwise_ops", mode="before")
     @classmethod
@@ -188,7 +225,7 @@ class SystolicEngine(EngineBase):
         double-buffered array (module docstring); none single-buffered, for maps, or while a level is still busy."""
         if einsum.op != "mac" or self.stationary_buffering == "single":
             return 0.0
-        skew = (self.rows + self.cols - 2) * arch.clock_hz / arch.engine_clock_hz(self)
+        skew = self.skew_cycles * arch.clock_hz / arch.engine_clock_hz(self)
         # the next einsum's operands cannot arrive early through a level this one keeps busy to its end
         busiest = max(self.level_busy_cycles(cost, workload, arch).values(), default=0.0)
         return max(0.0, min(skew, cost.fill_drain_cycles, cost.total_cycles - busiest))

@@ -185,18 +185,18 @@ def array_cycles(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list,
         total_c.append(_log_round(opts[:, 1:].prod(axis=1)))
         time_c.append(_log_round(opts[:, -1]) if space.places[d, r] == TIME else np.zeros(len(opts), np.int64))
     ratio = arch.clock_hz / arch.engine_clock_hz(engine)
-    overhead = (engine.rows + engine.cols - 2) if d == 0 else (2 * engine.rows + engine.cols - 2)
+    overhead = engine.skew_cycles if d == 0 else engine.load_cycles + engine.skew_cycles
     total, lo, hi = _linear(x, total_c)
     folds, flo, fhi = _linear(x, [t - s for t, s in zip(total_c, time_c)])
     scale = ratio * UNIT / ref_cycles
     iterations = _exp_of(model, total, lo, hi, scale, cap=cap)
     cycles = model.new_int_var(0, 2**50, "")
     if engine.stationary_buffering == "double":
-        # pipelined folds (engines/systolic.py hidden_fold_cycles): each fold costs max(T, R), so the array takes
-        # max(iterations, folds x R) plus one fold's fill, a constant the proxy leaves out; `cycles` only bounds
+        # pipelined folds (engines/systolic.py hidden_fold_cycles): each fold costs max(T, load), so the array takes
+        # max(iterations, folds x load) plus one fold's fill, a constant the proxy leaves out; `cycles` only bounds
         # the minimized latency from below, so two lower bounds state the max
         model.add(cycles >= iterations)
-        model.add(cycles >= _exp_of(model, folds, min(flo, 0), fhi, scale * engine.rows, cap=cap))
+        model.add(cycles >= _exp_of(model, folds, min(flo, 0), fhi, scale * engine.load_cycles, cap=cap))
         return cycles
     fill = _exp_of(model, folds, min(flo, 0), fhi, scale * overhead, cap=cap)
     model.add(cycles == iterations + fill)

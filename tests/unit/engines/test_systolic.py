@@ -9,7 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accel_sim import evaluate, load_arch
-from accel_sim.folds import DATAFLOWS, fold_plan, sram_traffic
+from accel_sim.engines.systolic import SystolicEngine
+from accel_sim.errors import ConfigError
+from accel_sim.folds import DATAFLOWS, fold_count, fold_cycles, fold_plan, hidden_fold_cycles, sram_traffic
+from accel_sim.io.arch import arch_from_doc
+from accel_sim.io.yaml import parse_yaml
 from tests.builders import gemm
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -151,21 +155,53 @@ def test_batch_equals_one_by_one() -> None:
             assert int(t1.total) == traffic.total[i] and int(t1.ofmap_reads) == traffic.ofmap_reads[i]
 
 
-@pytest.mark.xfail(strict=True, reason="gap: arch_configs/diannao.yaml describes DianNao's NFU as a systolic array "
-                   "(dataflow os), which puts output rows x output neurons on the array; a batch-1 layer has one "
-                   "row, so 16 of the 256 multipliers work (1,048,576 cycles). The NFU broadcasts one input "
-                   "vector to Tn adder trees of Ti multipliers and streams a new Tn x Ti block of synapses from SB "
-                   "every cycle (spatial inputs x outputs, no skew, no stationary tile): ws runs those roles but "
-                   "pays a 16-row preload and the skew per 16 x 16 block (3,080,192 cycles). No dataflow of the "
-                   "systolic family describes an adder-tree array")
 def test_diannao_runs_a_batch_one_classifier_layer_at_the_nfu_rate() -> None:
     """A 4096 -> 4096 classifier layer at batch 1 (16-bit inputs, synapses and outputs) on arch_configs/diannao.yaml.
 
     Hand derivation (Chen et al., ASPLOS 2014, sec. 5): the NFU multiplies Ti = 16 inputs by a Tn x Ti = 16 x 16
-    block of synapses each cycle and sums them in Tn adder trees: 4096 x 4096 / 256 = 65,536 cycles. SB delivers
-    the block, 256 x 2 B = 512 B a cycle (its 501.76 GB/s at 0.98 GHz), NBin the 16 inputs (32 B, 31.36 GB/s), so
-    neither stalls it; the three pipeline stages add two cycles once.
+    block of synapses each cycle and sums them in Tn adder trees: 4096 x 4096 / 256 = 65,536 cycles, one block a
+    cycle (operand_delivery: broadcast, pipelined), and its three pipeline stages fill once, 3 cycles (the first
+    block's one-cycle write and two stages). As a systolic os array the same config ran 1,048,576 cycles (one
+    output row of 16 on the array at batch 1), and as a systolic ws array 3,080,192 (a 16-row load and the
+    30-cycle skew per block). The config gives SB one port of 512 B a cycle, which the DMA's fill of the 32 MiB of
+    synapses and the NFU's reads of them share: 2 x 33,554,432 / 512 = 131,072 cycles bound the layer.
     """
     workload = gemm(1, 4096, 4096, bits=16)
     cost = evaluate(load_arch(ROOT / "arch_configs" / "diannao.yaml"), workload).einsums[0].cost
     assert cost.compute_cycles == 65_536
+    assert cost.fill_drain_cycles == 3
+    assert cost.total_cycles == 131_072
+
+
+def test_broadcast_delivery_loads_a_block_in_a_cycle_and_fills_the_pipeline_once_per_fold() -> None:
+    """A 4 x 4 broadcast array, 3 pipeline stages, ws, a 16 x 8 x 16 GEMM (M x N x K): 4 x 2 = 8 folds of T = 16.
+    Single-buffered, a fold costs load 1 + skew 2 + T 16 = 19 cycles: 152; double-buffered each fold after the
+    first costs max(T, 1) = 16: 19 + 7 x 16 = 131 (systolic: 2R + C + T - 2 = 26 a fold, 208 and 26 + 7 x 16)."""
+    for buffering, broadcast, systolic in (("single", 152, 208), ("double", 131, 138)):
+        for delivery, want in (("broadcast", broadcast), ("systolic", systolic)):
+            extra = {"operand_delivery": "broadcast", "pipeline_stages": 3} if delivery == "broadcast" else {}
+            engine = SystolicEngine.model_validate({"kind": "systolic", "name": "a", "rows": 4, "cols": 4,
+                                                    "dataflow": "ws", "stationary_buffering": buffering, **extra})
+            plan_cycles = _fold_cycles_of(engine, 16, 8, 16)
+            assert plan_cycles == want, (buffering, delivery)
+
+
+def _fold_cycles_of(engine: SystolicEngine, m: int, n: int, k: int) -> int:
+    """Compute and fill/drain cycles of a ws GEMM's implied folds on `engine` (rows: K, cols: N, time: M)."""
+    folds = fold_count(k, engine.rows) * fold_count(n, engine.cols)
+    one = fold_cycles(m, engine.load_cycles, engine.skew_cycles, False)
+    return int(folds * one - hidden_fold_cycles(folds, m, engine.load_cycles, engine.skew_cycles, False,
+                                                engine.stationary_buffering))
+
+
+def test_pipeline_stages_go_with_broadcast_delivery_only() -> None:
+    """A broadcast array without a pipeline depth has no fold fill to charge; a systolic one given one would have
+    it ignored: both are refused at their key path."""
+    base = ("name: t\nclock: 1 GHz\ntechnology_nm: 28\nmemory:\n  - {name: dram, technology: DRAM, "
+            "bandwidth: 10 GB/s}\nengines:\n  - {name: a, kind: systolic, rows: 4, cols: 4, ")
+    with pytest.raises(ConfigError, match="needs pipeline_stages") as err:
+        arch_from_doc(parse_yaml(base + "operand_delivery: broadcast}\n", "a.yaml"))
+    assert err.value.key_path == "engines[0].pipeline_stages"
+    with pytest.raises(ConfigError, match="describes a broadcast array") as err:
+        arch_from_doc(parse_yaml(base + "pipeline_stages: 3}\n", "a.yaml"))
+    assert err.value.key_path == "engines[0].pipeline_stages"
