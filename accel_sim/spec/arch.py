@@ -337,6 +337,30 @@ class Arch(BaseModel):
         return named_entries(engines, "engine", "engines", "no engines. Fix: add at least one engine, e.g. "
                                                            "{name: mxu, kind: systolic, rows: 128, cols: 128}")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _cpu_clock_from_its_cores(cls, data: object) -> object:
+        # a CPU runs at its clusters' clocks (engines/multicore.py); the arch clock is only the unit its cycles are
+        # counted in, so a CPU arch may leave it out and count in the first (reference) cluster's cycles
+        if isinstance(data, Mapping) and "clock" not in data and isinstance(data.get("cpu"), Mapping):
+            clusters = data["cpu"].get("clusters")
+            if isinstance(clusters, Sequence) and clusters and isinstance(clusters[0], Mapping) \
+                    and "clock" in clusters[0]:
+                return {**data, "clock": clusters[0]["clock"]}
+        return data
+
+    @model_validator(mode="after")
+    def _cpu_clock_is_its_reference_cores(self) -> Arch:
+        # another arch clock would change no time (the clusters' clocks decide every operator's pace), only the
+        # unit of the reported cycles: a knob that seems to do something and does not
+        if self.cpu is not None and self.clock_hz != self.cpu.clusters[0].clock_hz:
+            first = self.cpu.clusters[0]
+            raise located(f"clock {self.clock_hz / 1e9:g} GHz differs from the clock of the CPU's first cluster "
+                          f"'{first.name}' ({first.clock_hz / 1e9:g} GHz); a CPU's time follows its clusters' "
+                          f"clocks, and the arch clock is only the unit of its cycles. Fix: leave clock out (it is "
+                          f"then cpu.clusters.{first.name}.clock), or change the clusters' clocks", "clock")
+        return self
+
     @model_validator(mode="after")
     def _cpu_engines_are_cores(self) -> Arch:
         if self.cpu is not None:

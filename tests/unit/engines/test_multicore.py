@@ -201,3 +201,19 @@ def test_operator_split_is_even_unless_named():
     with pytest.raises(ValueError) as error:
         cpu(2, operator_split="chunks")
     assert "operator_split" in str(error.value)
+
+
+def test_a_cpu_counts_cycles_at_its_first_clusters_clock(tmp_path):
+    """A CPU's time follows its clusters' clocks; its arch clock, left out, is the first cluster's (1.5 GHz here),
+    and one that differs is refused at 'clock': changing it would have changed the reported cycles and no time."""
+    body = ("name: x\ntechnology_nm: 7\nmemory:\n  - {name: dram, technology: DRAM, bandwidth: 10 GB/s}\n"
+            "engines:\n  - {name: simd, kind: vector, lanes: 8}\n"
+            "cpu:\n  threads: 2\n  clusters:\n    - {name: p, cores: 2, clock: 1.5 GHz, simd_pipes: 2}\n")
+    path = tmp_path / "cpu.yaml"
+    path.write_text(body)
+    assert load_arch(path).clock_hz == 1.5e9
+    path.write_text("clock: 2 GHz\n" + body)
+    with pytest.raises(ConfigError, match=r"clock 2 GHz differs from the clock of the CPU's first cluster 'p' "
+                                          r"\(1\.5 GHz\).*Fix: leave clock out") as error:
+        load_arch(path)
+    assert error.value.key_path == "clock"
