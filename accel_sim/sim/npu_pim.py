@@ -281,6 +281,7 @@ class _CoSim:
         self.stages = _stages(workload)
         self.layer_weights = {name: sum(workload.tensor(a.tensor).bytes for e in pre + post for a in e.inputs
                                         if a.tensor in weight_names) for name, pre, _, post in self.stages}
+        self._working: dict[tuple[str, int], float] = {}
         # Sub-batch interleaving: the NPU and the PIM each serve one sub-batch at a time, in turn (the
         # artifact's StageProgram table: NPU QKVgen#1 | QKVgen#2 | Pj/FFNs/QKVgen#1 | ..., PIM - | MHA#1 | MHA#2
         # | ...). A sub-batch holds the NPU turn from its post-attention einsums through the next layer's
@@ -318,6 +319,20 @@ class _CoSim:
             yield env.all_of(parts_)
             self.span(item.resource, "einsum", item.einsum, start, item.sub_batch)
         self.items.append(item)
+
+    def working_bytes(self, layer: str, dense: list[Einsum], sizes: dict[str, int]) -> float:
+        """The most bytes of activations one of `layer`'s dense einsums reads and writes at a sub-batch's `sizes`:
+        what shares the on-chip buffer with the layer's weights while they wait there for the next sub-batch (the KV
+        cache is not among them: it stays in the DRAM banks, where attention reads it)."""
+        key = (layer, sizes[BATCH_RANK])
+        if key not in self._working:
+            most = 0.0
+            for einsum in dense:
+                e, w = resized(self.workload, einsum, sizes)
+                most = max(most, sum(w.tensor(name).bytes for name, role in w.roles(e).items()
+                                     if role not in ("weights", "kv_cache")))
+            self._working[key] = most
+        return self._working[key]
 
     def npu_item(self, einsum: Einsum, layer: str, sb: int, sizes: dict[str, int], reuse: bool) -> Item:
         """`einsum` resized to a (sub-)batch on the fastest NPU engine; `reuse`: its weights are on chip."""
@@ -383,7 +398,8 @@ class _CoSim:
         if turn is not None:
             yield turn
         for layer, pre, attn, post in self.stages:
-            reuse = sb > 0 and self.layer_weights[layer] <= self.m.on_chip_bytes
+            reuse = sb > 0 and self.layer_weights[layer] + self.working_bytes(layer, pre + post, dense) \
+                <= self.m.on_chip_bytes
             for einsum in pre:
                 if BATCH_RANK in einsum.sizes or sb == 0:
                     yield env.process(self.run_item(self.npu_item(einsum, layer, sb, dense, reuse)))

@@ -205,3 +205,19 @@ def test_cli_run_writes_the_timeline(tmp_path: Path) -> None:
     out = tmp_path / "report"
     assert main(["run", str(ROOT / "arch_configs" / "neupims_like.yaml"), str(recipe), "-o", str(out)]) == 0
     assert (out / "timeline.png").stat().st_size > 0 and (out / "timeline.csv").exists()
+
+
+def test_the_second_sub_batch_reuses_weights_only_beside_the_activations_they_share_the_buffer_with() -> None:
+    """small_decode(8) in two sub-batches of 4 under neupims. Layer L0's weights: Q, K, V, O 4 x 512 x 512 x 2 B
+    = 2,097,152, the FFN's 2 x 512 x 1024 x 2 B = 2,097,152, biases and norms 11,264 (eight 512- and one
+    1024-wide vector, plus the 512-wide down bias: 11 x 1,024 B): 4,205,568 B. The most activations one of its
+    dense einsums holds at 4 requests is the FFN's activation, 4 x 1024 x 2 B in and out: 16,384 B. With the
+    global buffer at 4,205,568 + 16,384 B the second sub-batch finds the weights still there; one byte less and
+    they were pushed out, so it reads all 4,205,568 B of them again (the weights alone would still have fit)."""
+    workload = small_decode()
+    dram = {}
+    for capacity in (4_205_568 + 16_384, 4_205_568 + 16_384 - 1):
+        arch = load_arch(ROOT / "arch_configs" / "neupims_like.yaml",
+                         [f"memory.global_buffer.capacity={capacity} B"])
+        dram[capacity] = evaluate(arch, workload).summary()["npu_dram_bytes"]
+    assert dram[4_205_568 + 16_384 - 1] - dram[4_205_568 + 16_384] == 4_205_568
