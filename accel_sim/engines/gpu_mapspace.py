@@ -189,6 +189,10 @@ class GpuMapspace:
         """Size of `pair_neighbours`."""
         return len(self.splits)
 
+    def retiled(self, group: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """None: a kernel's one choice, its split, is all `neighbours` already walks."""
+        return np.empty((0, len(choice)), dtype=np.int64), np.empty((0, len(order)), dtype=np.int64)
+
     def shared(self, shelf: MutableMapping[tuple, object]) -> GpuMapspace:
         """Itself: nothing is worth keeping between scorings."""
         return self

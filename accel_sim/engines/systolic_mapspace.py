@@ -193,6 +193,10 @@ class SystolicMapspace:
         """Size of `pair_neighbours`."""
         return self.space.pair_count(group, subsets)
 
+    def retiled(self, group: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The mapping with its stream split at the outermost level (`SystolicSpace.streamed_splits`)."""
+        return self.space.streamed_splits(group, choice, order)
+
     def score(self, candidates: Candidates) -> SystolicScores:
         """Fold timing, loop-nest traffic, energy and fit of every candidate (`costing.systolic_scores`)."""
         inverse, distinct, prepared = self._prepared(candidates)

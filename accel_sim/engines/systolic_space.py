@@ -55,6 +55,12 @@ def _divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
+def _option_index(options: np.ndarray, wanted: list, missing: int) -> int:
+    """Index of the factor option equal to `wanted` (spatial, then temporal per level), else `missing`."""
+    hit = np.flatnonzero((options == np.asarray(wanted, dtype=options.dtype)).all(axis=1))
+    return int(hit[0]) if len(hit) else missing
+
+
 def spatial_choices(size: int, axis: int) -> list[int]:
     """Spatial factors for a rank on an axis of `axis` PEs: divisors that fit plus the most even uneven split."""
     choices = [d for d in _divisors(size) if d <= axis]
@@ -174,6 +180,38 @@ class SystolicSpace:
                 choices.append(c)
                 orders.append(o)
         return np.concatenate(choices), np.concatenate(orders)
+
+    def streamed_splits(self, dataflow: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The mapping `choice` with one streamed (time-role) rank's loops split at the outermost level, by each
+        divisor of its extent, as it is and with every other rank's temporal loops moved out to that level too.
+
+        This is how a compiler fits a stream to a buffer (the accumulators hold a stream's partial sums, a weight
+        tile is reloaded per chunk): the next fitting mapping after a default mapping that does not fit is often
+        such a re-tiling, two or more single moves away. The set depends on the mapping alone, not on capacities.
+        """
+        options = self.options[dataflow]
+        outer = choice.copy()
+        for r, opts in enumerate(options):
+            if self.places[dataflow, r] != TIME:
+                now = opts[choice[r]]
+                outer[r] = _option_index(opts, [now[0], now[1:].prod(), *[1] * (len(now) - 2)], choice[r])
+        out = [outer] if (outer != choice).any() else []
+        for r, opts in enumerate(options):
+            if self.places[dataflow, r] != TIME:
+                continue
+            now = opts[choice[r]]
+            extent = int(now[1:].prod())
+            for factor in _divisors(extent)[1:]:
+                index = _option_index(opts, [now[0], factor, *[1] * (len(now) - 3), extent // factor], -1)
+                if index >= 0:
+                    for base in (choice, outer):
+                        split = base.copy()
+                        split[r] = index
+                        out.append(split)
+        if not out:
+            return np.empty((0, len(choice)), dtype=np.int64), np.empty((0, len(order)), dtype=np.int64)
+        choices = unique_rows(np.array(out, dtype=np.int64))
+        return choices, np.tile(order, (len(choices), 1))
 
     def pair_count(self, dataflow: int, subsets: list[np.ndarray] | None = None) -> int:
         """Size of `pair_neighbours` (to decide whether the wider move is affordable)."""

@@ -401,7 +401,7 @@ def _search(space: Mapspace, objective: str, method: str, time_limit_s: float, s
                 break
     elif method == "local":  # deterministic (no clock): `run` results must not depend on machine load
         for start_ in _implied_starts(space, seeds):
-            _descend(space, *start_, offer, max_rounds=LOCAL_ROUNDS, pairs=False)
+            _local_moves(space, start_, offer)
     elif method == "cpsat":
         extra = _cpsat(space, best, offer, seeds, objective, time_limit_s, seed)
     if (best.found is None or not np.isfinite(best.score)) and method in ("local", "random", "cpsat") \
@@ -436,7 +436,7 @@ def _cpsat(space: Mapspace, best: _Best, offer: Offer, seeds: Candidates, object
     rng = np.random.default_rng(seed)
     implied = [] if space.pinned else _implied_starts(space, seeds)
     for start_ in implied:   # the 'local' method's moves first: never worse than it, whatever the budget
-        _descend(space, *start_, offer, max_rounds=LOCAL_ROUNDS, pairs=False)
+        _local_moves(space, start_, offer)
     starts = implied + _sampled_starts(space, offer, rng)
     spent = lambda: best.scored >= BUDGET   # noqa: E731  (counted, not timed: deterministic)
     optima = _distinct([_descend(space, d, c, o, offer, spent, DESCENT_ROUNDS, pairs=False) for d, c, o in starts])
@@ -452,6 +452,16 @@ def _cpsat(space: Mapspace, best: _Best, offer: Offer, seeds: Candidates, object
     for _, d, choice, order in _distinct(polish)[:STARTS]:
         _descend(space, d, choice, order, offer, spent, DESCENT_ROUNDS)
     return found.stats if found is not None else {}
+
+
+def _local_moves(space: Mapspace, start: tuple[int, np.ndarray, np.ndarray], offer: Offer) -> None:
+    """The 'local' method from one default mapping: its best single moves (LOCAL_ROUNDS), and its re-tilings
+    (`Mapspace.retiled`), which single moves pass by when the default does not fit. Every candidate scored
+    follows from the default alone, so the result never improves as a capacity shrinks."""
+    _descend(space, *start, offer, max_rounds=LOCAL_ROUNDS, pairs=False)
+    choices, orders = space.retiled(*start)
+    if len(choices):
+        offer(start[0], choices, orders)
 
 
 def _offerer(space: Mapspace, best: _Best) -> Offer:

@@ -222,6 +222,11 @@ class Mapspace(Protocol):
         """Size of `pair_neighbours`."""
         ...
 
+    def retiled(self, group: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mappings that re-tile this one as a compiler fits it to smaller buffers, chosen by the mapping alone
+        (never by capacities, so a search that scores them stays monotone in capacity); (choices, orders)."""
+        ...
+
     def shared(self, shelf: MutableMapping[tuple, object]) -> Mapspace:
         """This mapspace, keeping on `shelf` the work that only its structure decides (its candidates, and the part
         of their scores that capacities, bandwidths, clocks and energies leave unchanged) under a key of that

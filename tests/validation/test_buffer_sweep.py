@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from validation.buffer_sweep import (ACCELFORGE, LAYERS, PAIRINGS, PEER_CSV, SCALES, Point, Step, compare,
                                      direction, scale_text, search_envelope, verdict)
 
@@ -82,11 +80,6 @@ def test_search_envelope_keeps_the_fastest_point_found_at_the_same_or_a_smaller_
     assert search_envelope(series) == [series[2], series[2], series[2], series[3]]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "edge_tpu_like conv2 at 1/512x: with partial sums at their 16-bit accumulator width ours stages every operand "
-    "from DRAM from 1/256x on (734,720 -> 2,187,264 cycles there) and has no on-chip reuse left to lose at 1/512x, "
-    "where ZigZag's gradual re-tiling gives up its last (401,401 -> 984,697 cycles); the other 7 steps agree "
-    "(validation/peers/zigzag_buffer_sweep.md, mechanism 3)"))
 def test_halving_the_buffers_moves_ours_the_way_it_moves_zigzag() -> None:
     """ResNet-18 conv2 (3x3, 64 -> 64, 56 x 56) on both translated ZigZag descriptions, buffers 1/32x to 1/512x,
     where both tools' tiles outgrow the buffers: where ZigZag's latency or energy rises, ours rises, and ours

@@ -128,6 +128,9 @@ class ToySpace:
     def pair_count(self, group: int, subsets: list[np.ndarray] | None = None) -> int:
         return len(self.tiles)
 
+    def retiled(self, group: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.empty((0, 1), dtype=np.int64), np.empty((0, len(order)), dtype=np.int64)
+
     def shared(self, shelf: MutableMapping[tuple, object]) -> ToySpace:
         return self
 
