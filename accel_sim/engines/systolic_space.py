@@ -190,6 +190,8 @@ class SystolicSpace:
         such a re-tiling, two or more single moves away. The set depends on the mapping alone, not on capacities.
         """
         options = self.options[dataflow]
+        if len(self.level_names) < 2:   # one level is both the outermost and the innermost: nothing to split over
+            return np.empty((0, len(choice)), dtype=np.int64), np.empty((0, len(order)), dtype=np.int64)
         outer = choice.copy()
         for r, opts in enumerate(options):
             if self.places[dataflow, r] != TIME:

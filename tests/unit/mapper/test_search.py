@@ -20,6 +20,7 @@ from accel_sim.engines.systolic_space import ordered_factorizations, spatial_cho
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_plan
 from accel_sim.mapper.search import best_index, search
+from accel_sim.spec.arch import Arch
 from accel_sim.spec.mapping import MappingBatch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engines"))
@@ -241,3 +242,16 @@ def test_unique_rows_equals_numpy_unique_along_rows():
     for _ in range(300):
         a = rng.integers(0, rng.integers(1, 6), (rng.integers(0, 40), rng.integers(1, 6)))
         np.testing.assert_array_equal(unique_rows(a), np.unique(a, axis=0))
+
+
+def test_local_search_maps_on_an_arch_with_one_memory_level() -> None:
+    """With DRAM the only level, its outermost level is its innermost: a stream has nowhere to be split, so the
+    local method's re-tilings are none (they indexed a level that is not there: a traceback) and it finds what
+    exhaustive search finds on this small space."""
+    arch = Arch.model_validate({"name": "one level", "clock": "1 GHz", "technology_nm": 28,
+                                "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "10 GB/s"}],
+                                "engines": [{"name": "sa", "kind": "systolic", "rows": 4, "cols": 4}]})
+    w = gemm(8, 8, 8)
+    space = systolic_mapspace(w.einsums[0], w, arch, arch.engine("sa"))
+    local, exhaustive = (search(space, "latency", m, time_limit_s=60).cost.total_cycles for m in ("local", "exhaustive"))
+    assert local == exhaustive
