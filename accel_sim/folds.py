@@ -35,18 +35,17 @@ def fold_cycles(temporal: IntArray, load: IntArray | int, skew: IntArray | int,
     return np.where(output_stationary, temporal + skew, load + skew + temporal)
 
 
-def hidden_fold_cycles(folds: IntArray, temporal: IntArray, load: IntArray | int, skew: IntArray | int,
-                       output_stationary: IntArray | bool, buffering: Buffering) -> IntArray:
-    """Cycles a double-buffered stationary tile hides from `folds` back-to-back single-buffered folds.
+def hidden_fold_cycles(folds: IntArray, temporal: IntArray, per_fold: IntArray, load: IntArray | int,
+                       buffering: Buffering) -> IntArray:
+    """Cycles a double-buffered stationary tile hides from `folds` back-to-back single-buffered folds of
+    `per_fold` cycles each (`fold_cycles`).
 
-    Each fold after the first costs max(T, load) instead of a whole fold (`fold_cycles`; engines/systolic.py,
-    module docstring); nothing is hidden single-buffered or for a single fold.
+    Each fold after the first costs max(T, load) instead of a whole fold (engines/systolic.py, module docstring);
+    nothing is hidden single-buffered or for a single fold.
     """
-    folds, t, load, skew, os_ = np.broadcast_arrays(*(np.asarray(v) for v in (folds, temporal, load, skew,
-                                                                           output_stationary)))
+    folds, t, per_fold, load = np.broadcast_arrays(*(np.asarray(v) for v in (folds, temporal, per_fold, load)))
     if buffering == "single":
         return np.zeros(folds.shape, dtype=np.int64)
-    per_fold = fold_cycles(t, load, skew, os_)
     return (np.maximum(folds - 1, 0) * (per_fold - np.maximum(t, load))).astype(np.int64)
 
 
@@ -104,7 +103,7 @@ def fold_plan(m: IntArray, n: IntArray, k: IntArray, rows: IntArray | int, cols:
     row_folds = fold_count(sr, rows)
     col_folds = fold_count(sc, cols)
     per_fold = fold_cycles(t, rows, rows + cols - 2, dataflow == "os")
-    hidden = hidden_fold_cycles(row_folds * col_folds, t, rows, rows + cols - 2, dataflow == "os", buffering)
+    hidden = hidden_fold_cycles(row_folds * col_folds, t, per_fold, rows, buffering)
     return FoldPlan(rows, cols, sr, sc, t, row_folds, col_folds, per_fold, hidden)
 
 

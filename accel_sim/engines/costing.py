@@ -323,8 +323,7 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     timing = prepared.timing
     folds, t, per_fold = timing.folds, timing.temporal, timing.cycles_per_fold
     compute = (folds * t).astype(float) * clock_ratio
-    hidden = hidden_fold_cycles(folds, t, engine.load_cycles, engine.skew_cycles, dataflow == 0,
-                                engine.stationary_buffering)
+    hidden = hidden_fold_cycles(folds, t, per_fold, engine.load_cycles, engine.stationary_buffering)
     fill_drain = (folds * (per_fold - t) - hidden).astype(float) * clock_ratio
     prologue = prologue_cycles(einsum, workload, arch, engine, analyses.streamed)
     total = np.maximum(compute + fill_drain + prologue, busiest)

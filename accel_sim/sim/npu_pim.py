@@ -320,14 +320,14 @@ class _CoSim:
             self.span(item.resource, "einsum", item.einsum, start, item.sub_batch)
         self.items.append(item)
 
-    def working_bytes(self, layer: str, dense: list[Einsum], sizes: dict[str, int]) -> float:
+    def working_bytes(self, layer: str, einsums: list[Einsum], sizes: dict[str, int]) -> float:
         """The most bytes of activations one of `layer`'s dense einsums reads and writes at a sub-batch's `sizes`:
         what shares the on-chip buffer with the layer's weights while they wait there for the next sub-batch (the KV
         cache is not among them: it stays in the DRAM banks, where attention reads it)."""
         key = (layer, sizes[BATCH_RANK])
         if key not in self._working:
             most = 0.0
-            for einsum in dense:
+            for einsum in einsums:
                 e, w = resized(self.workload, einsum, sizes)
                 most = max(most, sum(w.tensor(name).bytes for name, role in w.roles(e).items()
                                      if role not in ("weights", "kv_cache")))

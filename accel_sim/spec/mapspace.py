@@ -113,7 +113,9 @@ class Scores(Protocol):
 def objective_figure(cycles: T, joules: T, objective: str) -> T:
     """What `objective` minimizes: cycles (latency), joules (energy) or their product (edp), of scalars or arrays
     alike (the one definition: mappings, engines and whole plans are ranked by it)."""
-    return {"latency": cycles, "energy": joules}.get(objective, cycles * joules)
+    if objective == "latency":
+        return cycles
+    return joules if objective == "energy" else cycles * joules
 
 
 def tie_break(cycles: T, joules: T, objective: str) -> T:

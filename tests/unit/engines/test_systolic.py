@@ -190,8 +190,7 @@ def _fold_cycles_of(engine: SystolicEngine, m: int, n: int, k: int) -> int:
     """Compute and fill/drain cycles of a ws GEMM's implied folds on `engine` (rows: K, cols: N, time: M)."""
     folds = fold_count(k, engine.rows) * fold_count(n, engine.cols)
     one = fold_cycles(m, engine.load_cycles, engine.skew_cycles, False)
-    return int(folds * one - hidden_fold_cycles(folds, m, engine.load_cycles, engine.skew_cycles, False,
-                                                engine.stationary_buffering))
+    return int(folds * one - hidden_fold_cycles(folds, m, one, engine.load_cycles, engine.stationary_buffering))
 
 
 def test_pipeline_stages_go_with_broadcast_delivery_only() -> None:
