@@ -44,6 +44,8 @@ class Parallelism(BaseModel):
 
     One instruction covers a tile of tile_tokens x tile_out outputs over the whole reduction; tiles are
     double-buffered (the next tile loads while this one computes), so only the first tile's load is exposed.
+    `weights`, `activations` and `outputs` name the engine's buffers that hold each operand's tiles while the
+    unit runs (timing.buffer_plan checks them against the tiles).
     """
 
     model_config = SPEC_CONFIG
@@ -53,6 +55,14 @@ class Parallelism(BaseModel):
     reduce: PositiveInt
     tile_tokens: PositiveInt | None = None   # default: tokens
     tile_out: PositiveInt | None = None      # default: out
+    weights: str | None = None       # buffer of the weight-like operand's tiles (two, the next loading)
+    activations: str | None = None   # buffer of the streamed operand's tokens x whole reduction
+    outputs: str | None = None       # buffer of the output tiles (two, one storing while the next computes)
+
+    @property
+    def routes(self) -> dict[str, str | None]:
+        """Operand (weights | activations | outputs) -> the buffer named to hold its tiles."""
+        return {"weights": self.weights, "activations": self.activations, "outputs": self.outputs}
 
     @property
     def macs(self) -> int:
@@ -154,6 +164,7 @@ class FpgaEngine(EngineBase):
         if self.matrix is not None and self.cross_channel_efficiency is None:
             raise located("an overlay reads activations across channels and needs cross_channel_efficiency. "
                           "Fix: give it with its source", "cross_channel_efficiency")
+        self._check_routes()
         if self.kernels and self.cores != 1:
             raise located("an HLS design describes every kernel itself. Fix: drop `cores`", "cores")
         unique_names(self.kernels, "kernel", "kernels")
@@ -169,6 +180,26 @@ class FpgaEngine(EngineBase):
                     raise located(f"port '{tensor}' is bound to channel {port.channel} but {self.fpga.name} has "
                                   f"{self.fpga.offchip.channels} (0..{self.fpga.offchip.channels - 1}). Fix: bind "
                                   f"it to an existing channel", "kernels", i, "ports", tensor, "channel")
+
+    def _check_routes(self) -> None:
+        """An overlay that builds buffers says which holds each operand of each unit, by the buffers' names."""
+        names = [b.name for b in self.buffers]
+        for unit_name in ("matrix", "gemv"):
+            unit = getattr(self, unit_name)
+            if unit is None or not self.buffers:
+                continue
+            for operand, buffer in unit.routes.items():
+                if buffer is None:
+                    raise located(f"the {unit_name} unit does not say which buffer holds its {operand}, so its "
+                                  f"tiles cannot be checked against the buffers the design builds. Fix: give "
+                                  f"{unit_name}.{operand} one of {names}", unit_name, operand)
+                if buffer not in names:
+                    raise located(f"unknown buffer '{buffer}' for the {unit_name} unit's {operand}. Fix: use one of "
+                                  f"{names}", unit_name, operand)
+
+    def buffer(self, name: str) -> Buffer:
+        """The buffer called `name`."""
+        return next(b for b in self.buffers if b.name == name)
 
     @property
     def same_efficiency(self) -> float:

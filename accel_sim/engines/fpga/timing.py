@@ -6,6 +6,7 @@ own channels while every core that shares a batch item reads that item's activat
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -78,6 +79,53 @@ def gemm_compute(engine: FpgaEngine, view: GemmView) -> GemmCompute:
                        unit.tiles(s.batch_per_core, view.m, s.n_per_core))
 
 
+@dataclass(frozen=True)
+class BufferPlan:
+    """How one core's tiles of a GEMM sit in the unit's buffers: bytes each buffer holds at once, and the chunks the
+    reduction splits into so that two weight chunks fit."""
+
+    held: dict[str, float]    # buffer -> bytes of tiles it holds at once
+    reduce_splits: int
+
+
+def buffer_plan(engine: FpgaEngine, unit_name: str, unit: Parallelism, view: GemmView, out_bits: int) -> BufferPlan:
+    """The tiles of one core in the buffers `unit` routes its operands to, as FlightLLM's compiler lays them out
+    (FlightLLM/flightllm_test_demo, profile/inst_gen/layer_support/IR_linear_mm.py and IR_linear_mv.py): the streamed operand's tile of tokens
+    over the whole reduction stays put while the weights stream past it (one copy); weight chunks of tile_out
+    columns are double-buffered, the reduction split into the fewest chunks (whole `reduce` blocks) of which two
+    fit beside whatever else shares their buffer; output tiles are double-buffered (one stores while the next
+    computes). A design without buffers has nothing to check. Raises InfeasibleError naming the buffer, the bytes
+    and the fix when a tile cannot fit."""
+    if not engine.buffers:
+        return BufferPlan({}, 1)
+    tokens = min(view.m, unit.tile_tokens or unit.tokens)
+    out = min(split(engine, view.batch, view.n).n_per_core, unit.tile_out or unit.out)
+    step = 2 * out * view.weight_bits / 8 * unit.reduce   # two weight chunks of one `reduce` block each
+    parts: dict[str, list[tuple[str, float]]] = {}
+    for buffer, what, size in ((unit.activations, f"{tokens} tokens x {view.k} reduction steps of activations",
+                                tokens * view.k * view.streamed_bits / 8),
+                               (unit.outputs, f"two {tokens} x {out} output tiles", 2 * tokens * out * out_bits / 8)):
+        parts.setdefault(buffer, []).append((what, size))
+    beside = sum(size for _, size in parts.get(unit.weights, []))
+    blocks = fold_count(view.k, unit.reduce)
+    fitting = min(int((engine.buffer(unit.weights).capacity_bytes - beside) // step), blocks)
+    splits = fold_count(blocks, max(fitting, 1))
+    parts.setdefault(unit.weights, []).append(
+        (f"two weight chunks of {out} columns x {fold_count(blocks, splits) * unit.reduce} reduction steps"
+         f"{' (the least a chunk holds)' if fitting < 1 else ''}", step * fold_count(blocks, splits)))
+    for buffer, held in parts.items():
+        need, have = sum(size for _, size in held), engine.buffer(buffer).capacity_bytes
+        if need > have:
+            listed = "; ".join(f"{what}: {size:,.0f} B" for what, size in held)
+            raise InfeasibleError(
+                f"engine '{engine.name}': the {unit_name} unit's tiles need {need:,.0f} B of buffer '{buffer}' per "
+                f"core ({listed}) but it holds {have:,} B (depth x width x copies). Fix: raise "
+                f"engines.{engine.name}.buffers.{buffer}.depth (or its width) until it holds at least "
+                f"{math.ceil(need):,} B, route part of it to another buffer ({unit_name}.weights, .activations, "
+                f".outputs), or lower the unit's tile_tokens / tile_out")
+    return BufferPlan({b: sum(size for _, size in held) for b, held in parts.items()}, splits)
+
+
 def double_buffered(compute: float, load: float, tiles: int) -> float:
     """Cycles of `tiles` equal tiles whose loads overlap the previous tile's compute: l + c + (T - 1) max(l, c)."""
     c, l = compute / tiles, load / tiles
@@ -125,6 +173,7 @@ def gemm_work(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngine
     clock = arch.engine_clock_hz(engine)
     view = gemm_view(einsum, workload)
     gc = gemm_compute(engine, view)
+    buffer_plan(engine, *unit_for(engine, view.m), view, workload.tensor(einsum.output.tensor).bits)
     s = split(engine, view.batch, view.n)
     w_bytes = _bytes(einsum, view.weight, workload) if _offchip(einsum, workload, arch, view.weight.tensor) else 0.0
     a_total = _bytes(einsum, view.streamed, workload) if _offchip(einsum, workload, arch, view.streamed.tensor) else 0.0

@@ -4,6 +4,7 @@ Oracles are hand-derived closed forms stated in each docstring."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 import yaml
@@ -11,10 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accel_sim.engines.fpga import macs_per_dsp, ram_blocks
-from accel_sim.engines.fpga.timing import passes, unit_for
+from accel_sim.engines.fpga.timing import BufferPlan, buffer_plan, passes, unit_for
+from accel_sim.engines.loopnest import gemm_view
 from accel_sim.engines.fpga.kernels import Loop, Port, issue_cycle, loop_cycles, operator_cycles
 from accel_sim.errors import ConfigError, InfeasibleError
 from accel_sim.io.arch import arch_from_doc
+from accel_sim.io.load import load_arch
 from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.yaml import parse_yaml
 from accel_sim.sim.fpga_modes import plan
@@ -22,6 +25,7 @@ from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
 
 R = Affine.rank
+ROOT = Path(__file__).resolve().parents[3]
 DEVICE = {"name": "test part", "dsp_kind": "dsp48e2", "dsps": 100000, "bram36": 10000, "uram": 1000,
           "luts": 10**6, "ffs": 2 * 10**6,
           "offchip": {"technology": "HBM2", "capacity": "8 GiB", "bandwidth": "320 GB/s", "channels": 32}}
@@ -436,6 +440,13 @@ def test_inline_device_offchip_technology_is_a_memory_levels_dram_kind() -> None
     assert engine.model_validate({**engine.model_dump(by_alias=True), "device": device}).fpga.offchip.technology == "HBM2E"
 
 
+def _routes(buffers: list[dict]) -> dict[str, str]:
+    """Weights in the first buffer, activations and outputs in the last (none without buffers)."""
+    if not buffers:
+        return {}
+    return {"weights": buffers[0]["name"], "activations": buffers[-1]["name"], "outputs": buffers[-1]["name"]}
+
+
 def _buffered(capacity: str | None, buffers: list[dict], cores: int = 2) -> Arch:
     """An overlay whose one on-chip level is its buffers (capacity None: left to them)."""
     level = {"name": "buffers", "technology": "SRAM", "bandwidth": "1 PB/s"}
@@ -444,7 +455,7 @@ def _buffered(capacity: str | None, buffers: list[dict], cores: int = 2) -> Arch
     doc = {"name": "t", "clock": "200 MHz", "technology_nm": 16,
            "memory": [{"name": "hbm", "technology": "HBM2", "bandwidth": "320 GB/s"}, level],
            "engines": [{"name": "fpga", "kind": "fpga", "device": DEVICE, "cores": cores,
-                        "matrix": {"tokens": 16, "out": 32, "reduce": 8}, "buffers": buffers,
+                        "matrix": {"tokens": 16, "out": 32, "reduce": 8, **_routes(buffers)}, "buffers": buffers,
                         "same_channel_efficiency": 0.5, "cross_channel_efficiency": 0.25}]}
     return arch_from_doc(parse_yaml(yaml.safe_dump(doc), "overlay.yaml"))
 
@@ -473,3 +484,57 @@ def test_an_on_chip_level_without_capacity_and_no_buffers_to_give_it_one_is_refu
     with pytest.raises(ConfigError, match="on-chip level 'buffers' \\(SRAM\\) has no capacity") as err:
         _buffered(None, [])
     assert err.value.key_path == "memory[1].capacity"
+
+
+def _vhk158(a_buffer_depth: int = 4096) -> Arch:
+    """The shipped FlightLLM VHK158 design (4 cores; a_buffer 2,048 B wide) with its A buffer `a_buffer_depth` deep."""
+    return load_arch(ROOT / "arch_configs" / "fpga" / "flightllm_vhk158.yaml",
+                     [f"engines.flightllm.buffers.a_buffer.depth={a_buffer_depth}"])
+
+
+def _plan(design: Arch, workload: Workload) -> BufferPlan:
+    engine, view = design.engines[0], gemm_view(workload.einsums[0], workload)
+    return buffer_plan(engine, *unit_for(engine, view.m), view, workload.tensors[-1].bits)
+
+
+def test_gemv_weight_chunks_split_the_reduction_until_two_fit_the_a_buffer() -> None:
+    """Llama-2-7B's FFN down projection in decode (1 x 11,008 x 4,096, 4-bit weights) on the VHK158 design: the GEMV
+    unit keeps its weights in the A buffer (FlightLLM's IR_linear_mv.py). Each core computes 4,096 / 4 = 1,024
+    columns in tiles of 512; a chunk of one 16-step reduction block is 512 x 16 x 0.5 B = 4,096 B, two 8,192 B; the
+    11,008-step reduction has 688 blocks. 8 MiB (depth 4,096): 8,388,608 / 8,192 = 1,024 >= 688 blocks, one chunk,
+    2 x 512 x 11,008 x 0.5 = 5,636,096 B. 512 KiB (depth 256): 64 blocks a chunk, ceil(688 / 64) = 11 chunks of
+    ceil(688 / 11) = 63 blocks, 63 x 8,192 = 516,096 B. Depth 4 (8,192 B): 688 chunks of one block. Depth 3
+    (6,144 B) cannot hold two one-block chunks. The weights stream at the same bandwidth however they are chunked
+    and FlightLLM's profiler charges no time per instruction, so the latency does not move until it fails."""
+    down = gemm(1, 4096, 11008, a_bits=8, w_bits=4)
+    full, small, least = (_plan(_vhk158(d), down) for d in (4096, 256, 4))
+    assert (full.held["a_buffer"], full.reduce_splits) == (5_636_096, 1)
+    assert (small.held["a_buffer"], small.reduce_splits) == (516_096, 11)
+    assert (least.held["a_buffer"], least.reduce_splits) == (8_192, 688)
+    assert full.held["b_buffer"] == 11_008          # the sequence: 1 token x 11,008 steps x 1 B
+    cycles = {d: _vhk158(d).engines[0].cost(down.einsums[0], down, _vhk158(d)).total_cycles for d in (4096, 4)}
+    assert cycles[4096] == cycles[4]
+    with pytest.raises(InfeasibleError, match=r"need 8,192 B of buffer 'a_buffer' per core .* holds 6,144 B .*"
+                                              r"engines\.flightllm\.buffers\.a_buffer\.depth"):
+        _plan(_vhk158(3), down)
+
+
+def test_matrix_activation_line_must_fit_the_a_buffer_whole() -> None:
+    """Prefill (128 x 11,008 x 4,096, int8): the matrix unit keeps a 128-token tile's whole reduction in the A buffer
+    while the weights stream past (FlightLLM's IR_linear_mm.py asserts A_BUFFER_DEPTH >= the K-block line):
+    128 x 11,008 x 1 B = 1,409,024 B = 688 rows of 2,048 B. Depth 688 holds it; depth 687 does not."""
+    down = gemm(128, 4096, 11008, a_bits=8, w_bits=8)
+    assert _plan(_vhk158(688), down).held["a_buffer"] == 1_409_024
+    with pytest.raises(InfeasibleError, match=r"matrix unit's tiles need 1,409,024 B of buffer 'a_buffer' per core "
+                                              r"\(128 tokens x 11008 reduction steps of activations"):
+        _plan(_vhk158(687), down)
+
+
+def test_operands_routed_to_one_buffer_share_it() -> None:
+    """The U250 overlay keeps activations and outputs in one 1 MiB buffer per core (4 cores, matrix 16 x 32): a
+    16 x 4,096 x K int8 GEMM holds 16 x K B of activations and 2 x 16 x 32 = 1,024 B of output tiles there, so
+    K = (1,048,576 - 1,024) / 16 = 65,472 is the longest reduction that fits."""
+    design = load_arch(ROOT / "arch_configs" / "fpga" / "alveo_u250_overlay.yaml")
+    assert _plan(design, gemm(16, 4096, 65_472)).held["activations"] == 1_048_576
+    with pytest.raises(InfeasibleError, match="need 1,048,832 B of buffer 'activations'"):
+        _plan(design, gemm(16, 4096, 65_488))
