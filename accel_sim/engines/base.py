@@ -61,6 +61,11 @@ class EngineBase(BaseModel):
         the arch's on-chip memory levels must hold; 0 for an engine that declares none."""
         return 0.0
 
+    def on_chip_buffer_bytes_per_cycle(self) -> float:
+        """Bytes per cycle the engine's units read from its own buffers (an FPGA design's routed buffers' widths on
+        every core), which an on-chip level left without a bandwidth takes; 0 for an engine that declares none."""
+        return 0.0
+
     def level_references(self) -> tuple[LevelReference, ...]:
         """The memory levels this engine's fields name, with their key paths (the arch checks that each exists)."""
         return ()

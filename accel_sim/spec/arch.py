@@ -92,7 +92,8 @@ class MemoryLevel(BaseModel):
     (roles, and tensors by name pattern).
 
     Ports: `bandwidth` is one port shared by reads and writes; `read_bandwidth` with `write_bandwidth` are two
-    independent ports. A level has exactly one of the two forms (`Ports.seconds` turns bytes into time).
+    independent ports. A level has exactly one of the two forms (`Ports.seconds` turns bytes into time), except one
+    on-chip level an FPGA design's buffers build, which may leave capacity and bandwidth to them (Arch).
     Per-bit energies and area left out are derived from technology, capacity and node (energy/components.py).
     """
 
@@ -135,7 +136,7 @@ class MemoryLevel(BaseModel):
             if self.area_mm2 is not None:
                 raise located(f"level '{self.name}' is off-chip ({self.technology}) and adds no die area. "
                               "Fix: remove 'area', or set technology to SRAM or registers", "area")
-        # an on-chip level without a capacity is refused by Arch (`_on_chip_capacities`) unless the engines' own
+        # an on-chip level without a capacity is refused by Arch (`_on_chip_from_buffers`) unless the engines' own
         # buffers (an FPGA design's) give it one
         if self.banks > 1 and memory_kind(self.technology) != "sram":
             raise located(f"level '{self.name}' ({self.technology}) has {self.banks} banks, but only an SRAM level is "
@@ -166,13 +167,12 @@ class MemoryLevel(BaseModel):
             raise located(f"level '{self.name}' gives both 'bandwidth' (one port shared by reads and writes) and "
                           f"{'read_bandwidth' if split[0] else 'write_bandwidth'} (separate ports). Fix: keep one "
                           f"form: either 'bandwidth', or both 'read_bandwidth' and 'write_bandwidth'", "bandwidth")
+        if not shared and not any(split) and memory_kind(self.technology) != "off_chip":
+            return self   # the engines' buffers may give it one (Arch._on_chip_from_buffers), or Arch refuses it
         if not shared and not all(split):
             given = "read_bandwidth" if split[0] else "write_bandwidth" if split[1] else "bandwidth"
             missing = "'write_bandwidth'" if split[0] else "'read_bandwidth'" if split[1] else "bandwidth"
-            message = (f"level '{self.name}' has no {missing}. Fix: give 'bandwidth' (one port "
-                       f"shared by reads and writes, e.g. 'bandwidth: 34 GB/s'), or both 'read_bandwidth' and "
-                       f"'write_bandwidth' (separate ports)")
-            raise located(message, given)
+            raise located(_no_bandwidth(self.name, missing), given)
         return self
 
     @property
@@ -232,6 +232,12 @@ class MemoryLevel(BaseModel):
         an output also stays where its partial sums accumulate ('psums'), draining out to a level holding 'outputs'
         (a map's output, role 'results', has no partial sums: only where outputs are)."""
         return self.admits(role, tensor) or (role == "outputs" and self.admits("psums", tensor))
+
+
+def _no_bandwidth(level: str, missing: str = "bandwidth", also: str = "") -> str:
+    """The message of a level without the bandwidth it needs."""
+    return (f"level '{level}' has no {missing}. Fix: give 'bandwidth' (one port shared by reads and writes, e.g. "
+            f"'bandwidth: 34 GB/s'), or both 'read_bandwidth' and 'write_bandwidth' (separate ports){also}")
 
 
 def _nested(levels: tuple[MemoryLevel, ...], *where: str) -> tuple[MemoryLevel, ...]:
@@ -303,10 +309,13 @@ class Arch(BaseModel):
         return _nested(levels)
 
     @model_validator(mode="after")
-    def _on_chip_capacities(self) -> Arch:
+    def _on_chip_from_buffers(self) -> Arch:
         # an FPGA design's on-chip memory is what its buffers build (block RAM and UltraRAM): one on-chip level left
-        # without a capacity takes the bytes of the engines' buffers less the other on-chip levels', so resizing a
-        # buffer resizes the memory the placement and the mapper see; every other on-chip level gives its capacity
+        # without a capacity takes the bytes of the engines' buffers less the other on-chip levels', and one left
+        # without a bandwidth the bytes per cycle their units read from them at the engines' clocks, so resizing or
+        # widening a buffer changes the memory the placement, the mapper and the timing see; every other on-chip
+        # level gives its own
+        self._on_chip_bandwidth()
         missing = [i for i, lv in enumerate(self.memory)
                    if lv.capacity_bytes is None and memory_kind(lv.technology) != "off_chip"]
         if not missing:
@@ -325,11 +334,29 @@ class Arch(BaseModel):
             raise located(f"on-chip level '{level.name}' has no capacity, and the engines' buffers ({built:,.0f} "
                           f"bytes) leave none for it beyond the other on-chip levels ({others:,.0f} bytes). Fix: give "
                           "its capacity, or shrink the other on-chip levels", "memory", index, "capacity")
-        memory = list(self.memory)
-        memory[index] = level.model_copy(update={"capacity_bytes": built - others})
-        # a frozen model: the levels are replaced here, in validation, before anything has read them
-        object.__setattr__(self, "memory", _nested(tuple(memory), "memory"))
+        self._replace_level(index, capacity_bytes=built - others)
         return self
+
+    def _on_chip_bandwidth(self) -> None:
+        """Give the one on-chip level without a bandwidth the engines' buffers' bytes per second, or refuse it."""
+        portless = [i for i, lv in enumerate(self.memory)
+                    if lv.bandwidth_bytes_per_s is None and lv.read_bandwidth_bytes_per_s is None
+                    and lv.write_bandwidth_bytes_per_s is None]
+        if not portless:
+            return
+        rate = sum(engine.on_chip_buffer_bytes_per_cycle() * self.engine_clock_hz(engine) for engine in self.engines)
+        index = portless[0]
+        if len(portless) > 1 or not rate:
+            also = (", or leave only one on-chip level without a bandwidth: it takes the engines' buffers'" if rate
+                    else "")
+            raise located(_no_bandwidth(self.memory[index].name, also=also), "memory", index, "bandwidth")
+        self._replace_level(index, bandwidth_bytes_per_s=rate)
+
+    def _replace_level(self, index: int, **update: float) -> None:
+        """Level `index` with `update` applied (a frozen model: only in validation, before anything has read it)."""
+        memory = list(self.memory)
+        memory[index] = memory[index].model_copy(update=update)
+        object.__setattr__(self, "memory", _nested(tuple(memory), "memory"))
 
     @field_validator("engines", mode="after")
     @classmethod

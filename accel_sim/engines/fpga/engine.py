@@ -239,6 +239,11 @@ class FpgaEngine(EngineBase):
         """Every core's buffers, all copies."""
         return float(self.cores * sum(b.capacity_bytes for b in self.buffers))
 
+    def on_chip_buffer_bytes_per_cycle(self) -> float:
+        """Every core's buffers that its units route an operand to, one word each per cycle."""
+        routed = {b for unit in (self.matrix, self.gemv) if unit is not None for b in unit.routes.values() if b}
+        return float(self.cores * sum(b.width_bytes for b in self.buffers if b.name in routed))
+
     def channels_used(self) -> int:
         """Off-chip channels the design binds: every core's share, or the distinct channels of the kernels' ports."""
         if self.kernels:

@@ -538,3 +538,27 @@ def test_operands_routed_to_one_buffer_share_it() -> None:
     assert _plan(design, gemm(16, 4096, 65_472)).held["activations"] == 1_048_576
     with pytest.raises(InfeasibleError, match="need 1,048,832 B of buffer 'activations'"):
         _plan(design, gemm(16, 4096, 65_488))
+
+
+def test_an_on_chip_level_left_without_bandwidth_reads_one_word_of_each_routed_buffer_a_cycle() -> None:
+    """VHK158: 4 cores x (a_buffer 2,048 B + global_buffer 2,048 B + b_buffer 32 B) x 225 MHz = 3.7152e12 B/s (the
+    bias, meta and FSB buffers feed no unit the model runs, so they do not count). Widening b_buffer to 64 B:
+    4 x 4,160 x 225e6 = 3.744e12 B/s; widening the bias buffer moves nothing."""
+    def bandwidth(*overrides: str) -> float:
+        design = load_arch(ROOT / "arch_configs" / "fpga" / "flightllm_vhk158.yaml", list(overrides))
+        return design.level("buffers").bandwidth_bytes_per_s
+    assert bandwidth() == pytest.approx(3.7152e12, rel=1e-12)
+    assert bandwidth("engines.flightllm.buffers.b_buffer.width=64") == pytest.approx(3.744e12, rel=1e-12)
+    assert bandwidth("engines.flightllm.buffers.bias_buffer.width=128") == bandwidth()
+
+
+def test_an_on_chip_level_without_bandwidth_and_no_buffers_to_give_it_one_is_refused() -> None:
+    """No engine builds buffers: the level's bandwidth is unknown, as it always was (exit 2 at its key path)."""
+    doc = {"name": "t", "clock": "200 MHz", "technology_nm": 16,
+           "memory": [{"name": "hbm", "technology": "HBM2", "bandwidth": "320 GB/s"},
+                      {"name": "sram", "technology": "SRAM", "capacity": "1 MiB"}],
+           "engines": [{"name": "fpga", "kind": "fpga", "device": DEVICE, "matrix": {"tokens": 16, "out": 32,
+                        "reduce": 8}, "same_channel_efficiency": 0.5, "cross_channel_efficiency": 0.25}]}
+    with pytest.raises(ConfigError, match="level 'sram' has no bandwidth") as err:
+        arch_from_doc(parse_yaml(yaml.safe_dump(doc), "overlay.yaml"))
+    assert err.value.key_path == "memory[1].bandwidth"
