@@ -11,7 +11,7 @@ first over the ranks of M and of N, and K / S of the reduction).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -24,7 +24,7 @@ from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_count
 from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
-from accel_sim.spec.mapspace import AxisLayout, Candidates, MapperSpec, ProxyFound, mapping_key
+from accel_sim.spec.mapspace import AxisLayout, Candidates, MapperSpec, ProxyFound, joined_batch, mapping_key
 
 if TYPE_CHECKING:
     from accel_sim.engines.gpu import GpuEngine
@@ -101,6 +101,11 @@ class GpuMapspace:
         """Kernels of one tile from split indices `choice` (B, 1)."""
         groups = np.full(len(choice), group, dtype=np.int64)
         return Candidates(self._batch(groups, choice), groups)
+
+    def batch_of(self, parts: Sequence[tuple[int, np.ndarray, np.ndarray]], lead: Candidates | None = None
+                 ) -> Candidates:
+        """The candidates of several (tile, split indices, order) batches as one, after `lead`'s."""
+        return joined_batch(self, parts, lead)
 
     def all(self) -> Candidates:
         """Every kernel: each tile with each split."""

@@ -7,7 +7,7 @@ Groups are dataflow codes (DATAFLOW_CODES).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping as MappingType, MutableMapping
+from collections.abc import Callable, Iterator, Mapping as MappingType, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -147,6 +147,24 @@ class SystolicMapspace:
             self.work.keep("built", key, found, len(found))
         return found
 
+    def batch_of(self, parts: Sequence[tuple[int, np.ndarray, np.ndarray]], lead: Candidates | None = None
+                 ) -> Candidates:
+        """The candidates of several (dataflow, option indices, order indices) batches as one, after `lead`'s, kept
+        like `candidates` (by the indices and `lead`'s rows) so that a sweep's designs with this structure find its
+        prepared scores again."""
+        if not parts and lead is not None:
+            return lead
+        key = ("batch_of", None if lead is None else candidate_key(lead.mappings, lead.group).tobytes(),
+               *((g, c.shape, o.shape, c.astype(np.int64).tobytes(), o.astype(np.int64).tobytes())
+                 for g, c, o in parts))
+        found = self.work.built.get(key)
+        if found is None:
+            found = Candidates.concat([*([] if lead is None else [lead]),
+                                       *(Candidates(self.space.batch(g, c, o), np.full(len(c), g, dtype=np.int64))
+                                         for g, c, o in parts)])
+            self.work.keep("built", key, found, len(found))
+        return found
+
     def enumerate(self, chunk: int) -> Iterator[Candidates]:
         """Every mapping, in batches of at most `chunk`."""
         for batch, flows in self.space.enumerate(chunk):
@@ -195,7 +213,9 @@ class SystolicMapspace:
 
     def retiled(self, group: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The mapping with its stream split at the outermost level (`SystolicSpace.streamed_splits`)."""
-        return self.space.streamed_splits(group, choice, order)
+        key = ("retiled", group, choice.astype(np.int64).tobytes(), order.astype(np.int64).tobytes())
+        choices, orders = self._kept(key, lambda: self.space.streamed_splits(group, choice, order))
+        return choices.copy(), orders.copy()
 
     def score(self, candidates: Candidates) -> SystolicScores:
         """Fold timing, loop-nest traffic, energy and fit of every candidate (`costing.systolic_scores`)."""

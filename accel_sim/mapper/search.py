@@ -386,7 +386,10 @@ def _search(space: Mapspace, objective: str, method: str, time_limit_s: float, s
     start = time.perf_counter()
     best = _Best(objective)
     seeds = space.defaults()
-    if not space.pinned:
+    # the default mappings are offered first (a search is never worse than them); local moves score them in their
+    # own first batch
+    lead = None if space.pinned else seeds
+    if lead is not None and method not in ("local", "cpsat"):
         best.offer(seeds, space.score(seeds))
     offer = _offerer(space, best)
     extra: dict[str, object] = {}
@@ -400,10 +403,9 @@ def _search(space: Mapspace, objective: str, method: str, time_limit_s: float, s
             if time.perf_counter() - start >= time_limit_s:
                 break
     elif method == "local":  # deterministic (no clock): `run` results must not depend on machine load
-        for start_ in _implied_starts(space, seeds):
-            _local_moves(space, start_, offer)
+        _local_moves(space, _implied_starts(space, seeds), best, offer, lead)
     elif method == "cpsat":
-        extra = _cpsat(space, best, offer, seeds, objective, time_limit_s, seed)
+        extra = _cpsat(space, best, offer, seeds, objective, time_limit_s, seed, lead)
     if (best.found is None or not np.isfinite(best.score)) and method in ("local", "random", "cpsat") \
             and not space.pinned:
         # every start fits nowhere, and so may each move from it: the mappings that need the least room decide
@@ -426,7 +428,7 @@ def _search(space: Mapspace, objective: str, method: str, time_limit_s: float, s
 
 
 def _cpsat(space: Mapspace, best: _Best, offer: Offer, seeds: Candidates, objective: str, time_limit_s: float,
-           seed: int) -> dict[str, object]:
+           seed: int, lead: Candidates | None) -> dict[str, object]:
     """The 'cpsat' method; returns the proxy's statistics for SearchStats.
 
     Exact local search first (from the default mappings and the best of a seeded random sample): its optima are
@@ -435,8 +437,7 @@ def _cpsat(space: Mapspace, best: _Best, offer: Offer, seeds: Candidates, object
     """
     rng = np.random.default_rng(seed)
     implied = [] if space.pinned else _implied_starts(space, seeds)
-    for start_ in implied:   # the 'local' method's moves first: never worse than it, whatever the budget
-        _local_moves(space, start_, offer)
+    _local_moves(space, implied, best, offer, lead)   # the 'local' method's moves first: never worse than it
     starts = implied + _sampled_starts(space, offer, rng)
     spent = lambda: best.scored >= BUDGET   # noqa: E731  (counted, not timed: deterministic)
     optima = _distinct([_descend(space, d, c, o, offer, spent, DESCENT_ROUNDS, pairs=False) for d, c, o in starts])
@@ -454,14 +455,56 @@ def _cpsat(space: Mapspace, best: _Best, offer: Offer, seeds: Candidates, object
     return found.stats if found is not None else {}
 
 
-def _local_moves(space: Mapspace, start: tuple[int, np.ndarray, np.ndarray], offer: Offer) -> None:
-    """The 'local' method from one default mapping: its best single moves (LOCAL_ROUNDS), and its re-tilings
-    (`Mapspace.retiled`), which single moves pass by when the default does not fit. Every candidate scored
-    follows from the default alone, so the result never improves as a capacity shrinks."""
-    _descend(space, *start, offer, max_rounds=LOCAL_ROUNDS, pairs=False)
-    choices, orders = space.retiled(*start)
-    if len(choices):
-        offer(start[0], choices, orders)
+def _local_moves(space: Mapspace, starts: list[tuple[int, np.ndarray, np.ndarray]], best: _Best, offer: Offer,
+                 lead: Candidates | None = None) -> None:
+    """The 'local' method from the default mappings: each one's best single moves (LOCAL_ROUNDS), and its
+    re-tilings (`Mapspace.retiled`), which single moves pass by when the default does not fit. Every candidate
+    scored follows from the defaults alone, so the result never improves as a capacity shrinks.
+
+    `lead` (the default mappings themselves, when the search offers them), the first round of every start (the
+    start and its neighbours) and the re-tilings are scored together, in batches of up to CHUNK in that order (a
+    batch's ties go to its first row, as they would offered one by one): most of a small batch's scoring is
+    set-up. Later rounds, if any, descend from each start's best neighbour."""
+    parts, firsts = [], []
+    for d, choice, order in starts:
+        choices, orders = space.neighbours(d, choice, order)
+        firsts.append((len(parts), d, choice, order, choices, orders))
+        parts.append((d, np.concatenate([choice[None], choices]), np.concatenate([order[None], orders])))
+        retiled = space.retiled(d, choice, order)
+        if len(retiled[0]):
+            parts.append((d, *retiled))
+    if not parts and lead is None:
+        return
+    values: list[np.ndarray] = []
+    led = 0 if lead is None else len(lead)
+    for i, packed in enumerate(_packed(parts, led)):
+        candidates = space.batch_of(packed, lead if i == 0 else None)
+        scored = best.offer(candidates, score(space, candidates))[led if i == 0 else 0:]
+        for _, choice, _ in packed:
+            values.append(scored[:len(choice)])
+            scored = scored[len(choice):]
+    if LOCAL_ROUNDS <= 1:
+        return
+    for part, d, choice, order, choices, orders in firsts:
+        start_value, moves = values[part][0], values[part][1:]
+        i = int(np.argmin(moves)) if len(moves) else 0
+        if len(moves) and moves[i] < start_value * (1 - 1e-12):
+            _descend(space, d, choices[i], orders[i], offer, max_rounds=LOCAL_ROUNDS - 1, pairs=False)
+
+
+def _packed(parts: list[tuple[int, np.ndarray, np.ndarray]], led: int = 0
+            ) -> list[list[tuple[int, np.ndarray, np.ndarray]]]:
+    """Consecutive parts gathered into batches of at most CHUNK candidates (a larger part alone in its own), the
+    first after `led` candidates of its own."""
+    batches: list[list[tuple[int, np.ndarray, np.ndarray]]] = [[]]
+    size = led
+    for part in parts:
+        if batches[-1] and size + len(part[1]) > CHUNK:
+            batches.append([])
+            size = 0
+        batches[-1].append(part)
+        size += len(part[1])
+    return batches
 
 
 def _offerer(space: Mapspace, best: _Best) -> Offer:

@@ -12,7 +12,7 @@ the factors it pins.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
@@ -195,6 +195,12 @@ class Mapspace(Protocol):
         """The candidates of index arrays `choice` (B, R) and `order` (B, L) in `group`."""
         ...
 
+    def batch_of(self, parts: Sequence[tuple[int, np.ndarray, np.ndarray]], lead: Candidates | None = None
+                 ) -> Candidates:
+        """The candidates of several (group, choice, order) index batches, in order, after `lead`'s if given, as one
+        batch (scored in one pass, where the per-call set-up of many small batches would dominate)."""
+        ...
+
     def enumerate(self, chunk: int) -> Iterator[Candidates]:
         """Every mapping, in batches of at most `chunk`."""
         ...
@@ -257,3 +263,9 @@ class Mapspace(Protocol):
               hints: dict[int, list[np.ndarray]]) -> ProxyFound | None:
         """Near-optimal candidates of a proxy model (CP-SAT), hinted per group; None: the engine has none."""
         ...
+
+
+def joined_batch(space: Mapspace, parts: Sequence[tuple[int, np.ndarray, np.ndarray]],
+                 lead: Candidates | None = None) -> Candidates:
+    """`Mapspace.batch_of` for a space that keeps nothing between scorings: `lead`, then each part's candidates."""
+    return Candidates.concat([*([] if lead is None else [lead]), *(space.candidates(g, c, o) for g, c, o in parts)])

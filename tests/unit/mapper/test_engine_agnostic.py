@@ -8,7 +8,7 @@ smallest, EDP one in between: a real choice whose optimum brute force over t fin
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,7 +22,7 @@ from accel_sim.mapper import best_cost, search
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
-from accel_sim.spec.mapspace import Candidates, MapperSpec, fitting_objective, mapping_key
+from accel_sim.spec.mapspace import Candidates, MapperSpec, fitting_objective, joined_batch, mapping_key
 
 SETUP, LANES, E_MAC, E_TILE, BUFFER_BYTES = 40.0, 16, 1e-12, 2e-14, 2048  # the buffer binds latency's tile
 
@@ -130,6 +130,10 @@ class ToySpace:
 
     def retiled(self, group: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.empty((0, 1), dtype=np.int64), np.empty((0, len(order)), dtype=np.int64)
+
+    def batch_of(self, parts: Sequence[tuple[int, np.ndarray, np.ndarray]], lead: Candidates | None = None
+                 ) -> Candidates:
+        return joined_batch(self, parts, lead)
 
     def shared(self, shelf: MutableMapping[tuple, object]) -> ToySpace:
         return self
