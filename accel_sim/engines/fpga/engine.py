@@ -59,6 +59,18 @@ class Parallelism(BaseModel):
     activations: str | None = None   # buffer of the streamed operand's tokens x whole reduction
     outputs: str | None = None       # buffer of the output tiles (two, one storing while the next computes)
 
+    @model_validator(mode="after")
+    def _whole_folds(self) -> Parallelism:
+        # an instruction's tile runs whole folds of the unit (the timing counts folds of tokens x out): a tile that
+        # is not a multiple would leave lanes idle in every fold, which nothing here charges
+        for tile, lanes in (("tile_tokens", "tokens"), ("tile_out", "out")):
+            size, width = getattr(self, tile), getattr(self, lanes)
+            if size is not None and size % width:
+                raise located(f"{tile} {size} is not a multiple of {lanes} {width}: an instruction's tile covers whole "
+                              f"folds of the unit. Fix: make {tile} a multiple of {width} (e.g. "
+                              f"{max(width, size // width * width)}), or leave it out ({lanes})", tile)
+        return self
+
     @property
     def routes(self) -> dict[str, str | None]:
         """Operand (weights | activations | outputs) -> the buffer named to hold its tiles."""
