@@ -562,3 +562,45 @@ def test_an_on_chip_level_without_bandwidth_and_no_buffers_to_give_it_one_is_ref
     with pytest.raises(ConfigError, match="level 'sram' has no bandwidth") as err:
         arch_from_doc(parse_yaml(yaml.safe_dump(doc), "overlay.yaml"))
     assert err.value.key_path == "memory[1].bandwidth"
+
+
+def _overlay(depths: tuple[int, int], widths: tuple[int, int], cores: int, shared: bool) -> Arch:
+    """An overlay whose on-chip level is its two buffers: weights in the first; activations and outputs in the
+    second, or (`shared`) everything in the first."""
+    buffers = [{"name": "w", "depth": depths[0], "width": widths[0]}, {"name": "a", "depth": depths[1], "width": widths[1]}]
+    routes = ({"weights": "w", "activations": "w", "outputs": "w"} if shared
+              else {"weights": "w", "activations": "a", "outputs": "a"})
+    doc = {"name": "t", "clock": "200 MHz", "technology_nm": 16,
+           "memory": [{"name": "hbm", "technology": "HBM2", "bandwidth": "320 GB/s"},
+                      {"name": "buffers", "technology": "SRAM"}],
+           "engines": [{"name": "fpga", "kind": "fpga", "device": DEVICE, "cores": cores,
+                        "matrix": {"tokens": 16, "out": 32, "reduce": 8, **routes}, "buffers": buffers,
+                        "same_channel_efficiency": 0.5, "cross_channel_efficiency": 0.25}]}
+    return arch_from_doc(parse_yaml(yaml.safe_dump(doc), "overlay.yaml"))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from([16, 64, 512]), st.sampled_from([64, 1024, 4096]), st.sampled_from([256, 2048]),
+       st.sampled_from([256, 4096]), st.tuples(st.integers(1, 4096), st.integers(1, 4096)),
+       st.sampled_from([32, 256]), st.integers(1, 4), st.booleans(), st.integers(0, 1))
+def test_an_overlay_never_runs_faster_when_a_buffer_shrinks(m: int, k: int, n1: int, n2: int, depths: tuple[int, int],
+                                                             width: int, cores: int, shared: bool, which: int) -> None:
+    """Property: two chained GEMMs on a random overlay, then one of its buffers at half the depth (all else equal):
+    the run either gives a number or refuses with an error naming a buffer or a level, never a traceback; a design
+    refused at the larger depth is refused at the smaller; and where both run, the smaller is never faster (tiles
+    that still fit cost the same, intermediates the smaller level cannot keep spill to HBM)."""
+    from accel_sim.evaluate import evaluate  # the whole pipeline (placement, spills) is what the property is about
+    work = chain(m, k, n1, n2)
+    halved = (max(depths[0] // 2, 1), depths[1]) if which == 0 else (depths[0], max(depths[1] // 2, 1))
+    outcomes = []
+    for d in (depths, halved):
+        try:
+            outcomes.append(evaluate(_overlay(d, (width, width), cores, shared), work).latency_s)
+        except (InfeasibleError, ConfigError) as err:
+            assert "buffer" in str(err) or "level" in str(err) or "does not fit" in str(err)
+            outcomes.append(None)
+    larger, smaller = outcomes
+    if larger is None:
+        assert smaller is None
+    elif smaller is not None:
+        assert smaller >= larger * (1 - 1e-12)
