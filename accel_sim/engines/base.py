@@ -11,6 +11,8 @@ from accel_sim.spec.fields import SPEC_CONFIG, Hertz, Seconds
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from accel_sim.spec.arch import Arch, MemoryLevel
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.mapspace import Mapspace
@@ -76,6 +78,12 @@ class EngineBase(BaseModel):
 
     def resource_rows(self) -> tuple[dict[str, object], ...]:
         """Device resources used vs available (resource, used, available, utilization); none for fixed silicon."""
+        return ()
+
+    def buffer_rows(self, einsums: Sequence[Einsum], workload: Workload) -> tuple[dict[str, object], ...]:
+        """The engine's own buffers over `einsums` (the ones it runs): per buffer, its bytes and the most its tiles
+        hold at once (buffer, capacity_bytes, peak_bytes, utilization, einsum at the peak); none for an engine
+        whose buffers are memory levels."""
         return ()
 
     def mapspace(self, einsum: Einsum, workload: Workload, arch: Arch) -> Mapspace | None:

@@ -141,6 +141,16 @@ def print_run(result: Result, out_dir: Path, rows: int | None) -> None:
                 resources.add_row(str(row["resource"]), f"{row['used']:,}", f"{row['available']:,}",
                                   percent(row["utilization"]))
             console.print(resources)
+        run_here = {r.einsum for r in result.einsums if r.engine == engine.name}
+        buffers = engine.buffer_rows([e for e in result.workload.einsums if e.name in run_here], result.workload)
+        if buffers:
+            held = Table(title=f"{engine.name}: buffers per core, the most its tiles hold at once")
+            for name in ("buffer", "capacity", "peak", "use", "at einsum", "reduction chunks"):
+                held.add_column(name, justify="left" if name in ("buffer", "at einsum") else "right")
+            for row in buffers:
+                held.add_row(str(row["buffer"]), bytes_format(row["capacity_bytes"]), bytes_format(row["peak_bytes"]),
+                             percent(row["utilization"]), str(row["einsum"]), f"{row['reduce_splits']:,}")
+            console.print(held)
     extra = f", timeline.png, {TIMELINE_FILE}" if result.trace.concurrent else ""
     console.print(f"report: {out_dir}/ (per_einsum.csv, summary.json, {RECORD_FILE}, roofline.png{extra}); "
                   f"`accel-sim report {out_dir}` writes the interactive report.html")

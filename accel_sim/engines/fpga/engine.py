@@ -28,12 +28,15 @@ from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase
 from accel_sim.engines.fpga.devices import DEVICES, Device, RamKind, macs_per_dsp, ram_blocks
 from accel_sim.engines.fpga.kernels import Fifo, Kernel, kernel_of
-from accel_sim.engines.fpga.timing import operator_cost
+from accel_sim.engines.fpga.timing import buffer_plan, operator_cost, unit_for
+from accel_sim.engines.loopnest import gemm_view
 from accel_sim.folds import fold_count
 from accel_sim.spec.fields import SPEC_CONFIG, Fraction, NonNegativeCount, PositiveInt, located, unique_names
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
@@ -275,6 +278,28 @@ class FpgaEngine(EngineBase):
         return tuple({"resource": name, "used": used, "available": avail,
                       "utilization": used / avail if avail else math.inf, "key": key}
                      for name, used, avail, key in rows if used or key not in ("luts", "ffs"))
+
+    def buffer_rows(self, einsums: Sequence[Einsum], workload: Workload) -> tuple[dict[str, object], ...]:
+        """Per routed buffer (per core): its bytes and the most the tiles of any of `einsums` hold in it at once
+        (`timing.buffer_plan`), with the einsum at that peak and the most reduction chunks any einsum needed."""
+        if self.matrix is None:
+            return ()
+        peak: dict[str, tuple[float, str]] = {}
+        splits: dict[str, int] = {}   # weight buffer -> the most chunks a reduction was split into there
+        for einsum in einsums:
+            if einsum.op != "mac":
+                continue
+            view = gemm_view(einsum, workload)
+            unit_name, unit = unit_for(self, view.m)
+            plan = buffer_plan(self, unit_name, unit, view, workload.tensor(einsum.output.tensor).bits)
+            splits[unit.weights] = max(splits.get(unit.weights, 1), plan.reduce_splits)
+            for buffer, held in plan.held.items():
+                if held > peak.get(buffer, (-1.0, ""))[0]:
+                    peak[buffer] = (held, einsum.name)
+        return tuple({"buffer": b.name, "capacity_bytes": b.capacity_bytes, "peak_bytes": peak[b.name][0],
+                      "utilization": peak[b.name][0] / b.capacity_bytes, "einsum": peak[b.name][1],
+                      "reduce_splits": splits.get(b.name, 1)}
+                     for b in self.buffers if b.name in peak)
 
     # --- engine contract ---------------------------------------------------------------------------------
     def peak_per_cycle(self, einsum: Einsum) -> float:

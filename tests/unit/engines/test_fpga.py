@@ -17,7 +17,7 @@ from accel_sim.engines.loopnest import gemm_view
 from accel_sim.engines.fpga.kernels import Loop, Port, issue_cycle, loop_cycles, operator_cycles
 from accel_sim.errors import ConfigError, InfeasibleError
 from accel_sim.io.arch import arch_from_doc
-from accel_sim.io.load import load_arch
+from accel_sim.io.load import load_arch, load_workload
 from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.yaml import parse_yaml
 from accel_sim.sim.fpga_modes import plan
@@ -604,3 +604,18 @@ def test_an_overlay_never_runs_faster_when_a_buffer_shrinks(m: int, k: int, n1: 
         assert smaller is None
     elif smaller is not None:
         assert smaller >= larger * (1 - 1e-12)
+
+
+def test_buffer_rows_report_the_most_any_einsum_holds_in_each_buffer() -> None:
+    """Llama-2-7B decode (w4a8) on the shipped VHK158 design: the A buffer's peak is the FFN down projection's two
+    512-column chunks over its whole 11,008-step reduction, 2 x 512 x 11,008 x 0.5 B = 5,636,096 B (one chunk); the
+    B buffer's is that projection's sequence, 11,008 B; the global buffer's two 1 x 512 int8 output tiles, 1,024 B.
+    At A buffer depth 256 (524,288 B) the q projection (4,096 steps, 256 blocks of 8,192 B for two chunks) fills it
+    in 4 chunks of 64 blocks, and the down projection needs the most chunks, 11."""
+    work = load_workload(ROOT / "workloads" / "llama2-7b-decode-w4a8.yaml")
+    rows = {r["buffer"]: r for r in _vhk158().engines[0].buffer_rows(work.einsums, work)}
+    assert (rows["a_buffer"]["peak_bytes"], rows["a_buffer"]["einsum"]) == (5_636_096, "L0.ffn.down_proj")
+    assert rows["a_buffer"]["reduce_splits"] == 1
+    assert (rows["b_buffer"]["peak_bytes"], rows["global_buffer"]["peak_bytes"]) == (11_008, 1_024)
+    small = {r["buffer"]: r for r in _vhk158(256).engines[0].buffer_rows(work.einsums, work)}
+    assert small["a_buffer"]["peak_bytes"] == 524_288 and small["a_buffer"]["reduce_splits"] == 11
