@@ -90,12 +90,12 @@ class BufferPlan:
 
 def buffer_plan(engine: FpgaEngine, unit_name: str, unit: Parallelism, view: GemmView, out_bits: int) -> BufferPlan:
     """The tiles of one core in the buffers `unit` routes its operands to, as FlightLLM's compiler lays them out
-    (FlightLLM/flightllm_test_demo, profile/inst_gen/layer_support/IR_linear_mm.py and IR_linear_mv.py): the streamed operand's tile of tokens
-    over the whole reduction stays put while the weights stream past it (one copy); weight chunks of tile_out
-    columns are double-buffered, the reduction split into the fewest chunks (whole `reduce` blocks) of which two
-    fit beside whatever else shares their buffer; output tiles are double-buffered (one stores while the next
-    computes). A design without buffers has nothing to check. Raises InfeasibleError naming the buffer, the bytes
-    and the fix when a tile cannot fit."""
+    (FlightLLM/flightllm_test_demo, profile/inst_gen/layer_support/IR_linear_mm.py and IR_linear_mv.py): the
+    streamed operand's tile of tokens over the whole reduction stays put while the weights stream past it (one
+    copy); weight chunks of tile_out columns are double-buffered, the reduction split into the fewest chunks (whole
+    `reduce` blocks) of which two fit beside whatever else shares their buffer; output tiles are double-buffered
+    (one stores while the next computes). A design without buffers has nothing to check. Raises InfeasibleError
+    naming the buffer, the bytes and the fix when a tile cannot fit."""
     if not engine.buffers:
         return BufferPlan({}, 1)
     tokens = min(view.m, unit.tile_tokens or unit.tokens)

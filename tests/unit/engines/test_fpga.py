@@ -567,7 +567,8 @@ def test_an_on_chip_level_without_bandwidth_and_no_buffers_to_give_it_one_is_ref
 def _overlay(depths: tuple[int, int], widths: tuple[int, int], cores: int, shared: bool) -> Arch:
     """An overlay whose on-chip level is its two buffers: weights in the first; activations and outputs in the
     second, or (`shared`) everything in the first."""
-    buffers = [{"name": "w", "depth": depths[0], "width": widths[0]}, {"name": "a", "depth": depths[1], "width": widths[1]}]
+    buffers = [{"name": "w", "depth": depths[0], "width": widths[0]},
+               {"name": "a", "depth": depths[1], "width": widths[1]}]
     routes = ({"weights": "w", "activations": "w", "outputs": "w"} if shared
               else {"weights": "w", "activations": "a", "outputs": "a"})
     doc = {"name": "t", "clock": "200 MHz", "technology_nm": 16,
