@@ -61,6 +61,15 @@ class Parallelism(BaseModel):
     weights: str | None = None       # buffer of the weight-like operand's tiles (two, the next loading)
     activations: str | None = None   # buffer of the streamed operand's tokens x whole reduction
     outputs: str | None = None       # buffer of the output tiles (two, one storing while the next computes)
+    # bytes of each row of a routed buffer this unit addresses, where it uses fewer banks than the buffer has
+    # (FlightLLM's GEMV mode reads a quarter of the A buffer's banks): the unit can use depth x these bytes
+    # (a YAML mapping {buffer: bytes}, kept as sorted pairs: engines are hashed as the mapper's cache keys)
+    widths: tuple[tuple[str, PositiveInt], ...] = ()
+
+    @field_validator("widths", mode="before")
+    @classmethod
+    def _width_pairs(cls, value: object) -> object:
+        return tuple(sorted(value.items())) if isinstance(value, Mapping) else value
 
     @model_validator(mode="after")
     def _whole_folds(self) -> Parallelism:
@@ -78,6 +87,14 @@ class Parallelism(BaseModel):
     def routes(self) -> dict[str, str | None]:
         """Operand (weights | activations | outputs) -> the buffer named to hold its tiles."""
         return {"weights": self.weights, "activations": self.activations, "outputs": self.outputs}
+
+    def row_bytes(self, buffer: Buffer) -> int:
+        """Bytes of each of `buffer`'s rows this unit addresses: `widths`' entry, else the buffer's width."""
+        return min(dict(self.widths).get(buffer.name, buffer.width_bytes), buffer.width_bytes)
+
+    def usable_bytes(self, buffer: Buffer) -> int:
+        """Bytes of `buffer` this unit can hold tiles in: its depth x the row bytes it addresses x its copies."""
+        return buffer.depth * self.row_bytes(buffer) * buffer.copies
 
     @property
     def macs(self) -> int:
@@ -211,6 +228,15 @@ class FpgaEngine(EngineBase):
                 if buffer not in names:
                     raise located(f"unknown buffer '{buffer}' for the {unit_name} unit's {operand}. Fix: use one of "
                                   f"{names}", unit_name, operand)
+            for buffer, width in unit.widths:
+                if buffer not in unit.routes.values():
+                    raise located(f"widths names buffer '{buffer}', which the {unit_name} unit routes no operand to. "
+                                  f"Fix: use one of {sorted({b for b in unit.routes.values() if b})}", unit_name,
+                                  "widths", buffer)
+                if width > self.buffer(buffer).width_bytes:
+                    raise located(f"the {unit_name} unit addresses {width} B of each row of buffer '{buffer}', which "
+                                  f"is {self.buffer(buffer).width_bytes} B wide. Fix: give at most its width, or "
+                                  f"widen the buffer", unit_name, "widths", buffer)
 
     def buffer(self, name: str) -> Buffer:
         """The buffer called `name`."""
@@ -255,9 +281,11 @@ class FpgaEngine(EngineBase):
         return float(self.cores * sum(b.capacity_bytes for b in self.buffers))
 
     def on_chip_buffer_bytes_per_cycle(self) -> float:
-        """Every core's buffers that its units route an operand to, one word each per cycle."""
-        routed = {b for unit in (self.matrix, self.gemv) if unit is not None for b in unit.routes.values() if b}
-        return float(self.cores * sum(b.width_bytes for b in self.buffers if b.name in routed))
+        """Every core's buffers that its units route an operand to, one row each per cycle (of the bytes the widest
+        unit addresses)."""
+        units = [unit for unit in (self.matrix, self.gemv) if unit is not None]
+        return float(self.cores * sum(max(u.row_bytes(b) for u in units if b.name in u.routes.values())
+                                      for b in self.buffers if any(b.name in u.routes.values() for u in units)))
 
     def channels_used(self) -> int:
         """Off-chip channels the design binds: every core's share, or the distinct channels of the kernels' ports."""

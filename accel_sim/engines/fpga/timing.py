@@ -108,18 +108,20 @@ def buffer_plan(engine: FpgaEngine, unit_name: str, unit: Parallelism, view: Gem
         parts.setdefault(buffer, []).append((what, size))
     beside = sum(size for _, size in parts.get(unit.weights, []))
     blocks = fold_count(view.k, unit.reduce)
-    fitting = min(int((engine.buffer(unit.weights).capacity_bytes - beside) // step), blocks)
+    fitting = min(int((unit.usable_bytes(engine.buffer(unit.weights)) - beside) // step), blocks)
     splits = fold_count(blocks, max(fitting, 1))
     parts.setdefault(unit.weights, []).append(
         (f"two weight chunks of {out} columns x {fold_count(blocks, splits) * unit.reduce} reduction steps"
          f"{' (the least a chunk holds)' if fitting < 1 else ''}", step * fold_count(blocks, splits)))
     for buffer, held in parts.items():
-        need, have = sum(size for _, size in held), engine.buffer(buffer).capacity_bytes
+        need, have = sum(size for _, size in held), unit.usable_bytes(engine.buffer(buffer))
         if need > have:
             listed = "; ".join(f"{what}: {size:,.0f} B" for what, size in held)
+            row = unit.row_bytes(engine.buffer(buffer))
             raise InfeasibleError(
                 f"engine '{engine.name}': the {unit_name} unit's tiles need {need:,.0f} B of buffer '{buffer}' per "
-                f"core ({listed}) but it holds {have:,} B (depth x width x copies). Fix: raise "
+                f"core ({listed}) but it holds {have:,} B for this unit (depth x the {row:,} B of each row it "
+                f"addresses x copies). Fix: raise "
                 f"engines.{engine.name}.buffers.{buffer}.depth (or its width) until it holds at least "
                 f"{math.ceil(need):,} B, route part of it to another buffer ({unit_name}.weights, .activations, "
                 f".outputs), or lower the unit's tile_tokens / tile_out")

@@ -499,24 +499,26 @@ def _plan(design: Arch, workload: Workload) -> BufferPlan:
 
 def test_gemv_weight_chunks_split_the_reduction_until_two_fit_the_a_buffer() -> None:
     """Llama-2-7B's FFN down projection in decode (1 x 11,008 x 4,096, 4-bit weights) on the VHK158 design: the GEMV
-    unit keeps its weights in the A buffer (FlightLLM's IR_linear_mv.py). Each core computes 4,096 / 4 = 1,024
-    columns in tiles of 512; a chunk of one 16-step reduction block is 512 x 16 x 0.5 B = 4,096 B, two 8,192 B; the
-    11,008-step reduction has 688 blocks. 8 MiB (depth 4,096): 8,388,608 / 8,192 = 1,024 >= 688 blocks, one chunk,
-    2 x 512 x 11,008 x 0.5 = 5,636,096 B. 512 KiB (depth 256): 64 blocks a chunk, ceil(688 / 64) = 11 chunks of
-    ceil(688 / 11) = 63 blocks, 63 x 8,192 = 516,096 B. Depth 4 (8,192 B): 688 chunks of one block. Depth 3
-    (6,144 B) cannot hold two one-block chunks. The weights stream at the same bandwidth however they are chunked
-    and FlightLLM's profiler charges no time per instruction, so the latency does not move until it fails."""
+    unit keeps its weights in the A buffer and addresses 512 B of each 2,048 B row (FlightLLM's IR_linear_mv.py,
+    A_BUFFER_MV_PER_CHANNEL_WIDTH_B 64 x 8 channels). Each core computes 4,096 / 4 = 1,024 columns in tiles of 512;
+    a chunk of one 16-step reduction block is 512 x 16 x 0.5 B = 4,096 B, two 8,192 B; the 11,008-step reduction
+    has 688 blocks. Depth 4,096 (2 MiB usable): 2,097,152 / 8,192 = 256 blocks, ceil(688 / 256) = 3 chunks of
+    ceil(688 / 3) = 230 blocks, 230 x 8,192 = 1,884,160 B. Depth 256 (131,072 B): 16 blocks, 43 chunks, 131,072 B.
+    Depth 16 (8,192 B): 688 chunks of one block. Depth 15 (7,680 B) cannot hold two. The sequence (11,008 int8)
+    sits in the B buffer's 16 B of each row the GEMV addresses: 688 of its 4,096 rows. The weights stream at the same
+    bandwidth however they are chunked and FlightLLM's profiler charges no time per instruction, so the latency
+    does not move until it fails."""
     down = gemm(1, 4096, 11008, a_bits=8, w_bits=4)
-    full, small, least = (_plan(_vhk158(d), down) for d in (4096, 256, 4))
-    assert (full.held["a_buffer"], full.reduce_splits) == (5_636_096, 1)
-    assert (small.held["a_buffer"], small.reduce_splits) == (516_096, 11)
+    full, small, least = (_plan(_vhk158(d), down) for d in (4096, 256, 16))
+    assert (full.held["a_buffer"], full.reduce_splits) == (1_884_160, 3)
+    assert (small.held["a_buffer"], small.reduce_splits) == (131_072, 43)
     assert (least.held["a_buffer"], least.reduce_splits) == (8_192, 688)
     assert full.held["b_buffer"] == 11_008          # the sequence: 1 token x 11,008 steps x 1 B
-    cycles = {d: _vhk158(d).engines[0].cost(down.einsums[0], down, _vhk158(d)).total_cycles for d in (4096, 4)}
-    assert cycles[4096] == cycles[4]
-    with pytest.raises(InfeasibleError, match=r"need 8,192 B of buffer 'a_buffer' per core .* holds 6,144 B .*"
-                                              r"engines\.flightllm\.buffers\.a_buffer\.depth"):
-        _plan(_vhk158(3), down)
+    cycles = {d: _vhk158(d).engines[0].cost(down.einsums[0], down, _vhk158(d)).total_cycles for d in (4096, 16)}
+    assert cycles[4096] == cycles[16]
+    with pytest.raises(InfeasibleError, match=r"need 8,192 B of buffer 'a_buffer' per core .* holds 7,680 B for "
+                                              r"this unit .*engines\.flightllm\.buffers\.a_buffer\.depth"):
+        _plan(_vhk158(15), down)
 
 
 def test_matrix_activation_line_must_fit_the_a_buffer_whole() -> None:
@@ -608,15 +610,16 @@ def test_an_overlay_never_runs_faster_when_a_buffer_shrinks(m: int, k: int, n1: 
 
 
 def test_buffer_rows_report_the_most_any_einsum_holds_in_each_buffer() -> None:
-    """Llama-2-7B decode (w4a8) on the shipped VHK158 design: the A buffer's peak is the FFN down projection's two
-    512-column chunks over its whole 11,008-step reduction, 2 x 512 x 11,008 x 0.5 B = 5,636,096 B (one chunk); the
-    B buffer's is that projection's sequence, 11,008 B; the global buffer's two 1 x 512 int8 output tiles, 1,024 B.
-    At A buffer depth 256 (524,288 B) the q projection (4,096 steps, 256 blocks of 8,192 B for two chunks) fills it
-    in 4 chunks of 64 blocks, and the down projection needs the most chunks, 11."""
+    """Llama-2-7B decode (w4a8) on the shipped VHK158 design: the GEMV unit can use 2 MiB of the A buffer (512 B of
+    each row), which the q projection's 4,096-step reduction (256 blocks of 8,192 B for two chunks) fills in one
+    chunk, 2,097,152 B, the first to do so; the FFN down projection needs the most chunks, 3 (see above). The B
+    buffer's peak is that projection's sequence, 11,008 B; the global buffer's two 1 x 512 int8 output tiles,
+    1,024 B. At A buffer depth 256 (131,072 B usable) the q projection fills it in 16 chunks, the down projection in
+    43."""
     work = load_workload(ROOT / "workloads" / "llama2-7b-decode-w4a8.yaml")
     rows = {r["buffer"]: r for r in _vhk158().engines[0].buffer_rows(work.einsums, work)}
-    assert (rows["a_buffer"]["peak_bytes"], rows["a_buffer"]["einsum"]) == (5_636_096, "L0.ffn.down_proj")
-    assert rows["a_buffer"]["reduce_splits"] == 1
+    assert (rows["a_buffer"]["peak_bytes"], rows["a_buffer"]["einsum"]) == (2_097_152, "L0.attn.q_proj")
+    assert rows["a_buffer"]["reduce_splits"] == 3
     assert (rows["b_buffer"]["peak_bytes"], rows["global_buffer"]["peak_bytes"]) == (11_008, 1_024)
     small = {r["buffer"]: r for r in _vhk158(256).engines[0].buffer_rows(work.einsums, work)}
-    assert small["a_buffer"]["peak_bytes"] == 524_288 and small["a_buffer"]["reduce_splits"] == 11
+    assert small["a_buffer"]["peak_bytes"] == 131_072 and small["a_buffer"]["reduce_splits"] == 43
