@@ -35,17 +35,17 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from accel_sim.errors import ConfigError, InfeasibleError
-from accel_sim.spec.mapspace import (AxisLayout, Candidates, Mapspace, Scores, concat_scores, mapping_key,
-                                     tie_break)
+from accel_sim.errors import ConfigError
+from accel_sim.spec.mapspace import AxisLayout, Candidates, Mapspace, Scores, concat_scores, tie_break
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
+    from accel_sim.mapper.rooms import RoomChecks
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.mapping import Mapping
@@ -163,9 +163,9 @@ class MapperCache:
         self.limit = limit
         self._entries: dict[tuple, _Cached] = {}
         self.shelf = Shelf()
-        # (shape, engine, arch's mapping key, objective) -> what `fits_room` learnt of the rooms its best mapping
-        # keeps its cost in
-        self.fitted_rooms: dict[tuple, _RoomChecks] = {}
+        # (shape, engine, arch's mapping key, objective) -> what `rooms.fits_room` learnt of the rooms its best
+        # mapping keeps its cost in
+        self.fitted_rooms: dict[tuple, RoomChecks] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -260,78 +260,9 @@ def search(space: Mapspace, objective: str = "edp", method: Method = "cpsat", ti
     return result
 
 
-def fits_room(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch, room: Arch, objective: str,
-              cache: MapperCache) -> bool:
-    """Whether `einsum`'s best mapping on `engine` in `arch` keeps its cost in `room`, the same arch with less room
-    for tiles at some level (live tensors the einsum does not touch, sim/placement.py): its cached winner re-scored
-    there. Rooms at least as large at every level as one that fitted fit too, and rooms no larger than one that
-    did not fit do not (a smaller room only takes choices away)."""
-    if not room_may_bind(einsum, workload, room, {lv.name: lv.reserved_bytes for lv in room.memory if lv.reserved}):
-        return True
-    # what decides the answer: the einsum's shape and routes, the engine, the arch's mapping-relevant parts; every
-    # einsum of the key is asked about as the first one asked (equal keys, equal costs: `Workload.shape_key`), so
-    # that its re-scored batch and the loop nests prepared for it serve every room
-    key = (arch.shape_key(workload, einsum)[0], engine, mapping_key(arch), objective)
-    rooms = tuple(math.inf if lv.room_bytes is None else lv.room_bytes for lv in room.memory)
-    checks = cache.fitted_rooms.get(key)
-    if checks is None:
-        checks = cache.fitted_rooms[key] = _RoomChecks(einsum, workload)
-    if any(all(r >= f for r, f in zip(rooms, fit)) for fit in checks.fitted):
-        return True
-    if any(all(r <= u for r, u in zip(rooms, unfit)) for unfit in checks.unfitted):
-        return False
-    fits = _fits_room(engine, checks, arch, room, objective, cache)
-    (checks.fitted if fits else checks.unfitted).append(rooms)
-    return fits
-
-
-# the widest a tile's element can be: an output's open partial sums at an accumulator's width (64-bit at most in any
-# engine here: FP64 tensor cores); `room_may_bind` bounds tiles with it
-_WIDEST_ACCUMULATOR_BITS = 64
-
-
-def room_may_bind(einsum: Einsum, workload: Workload, arch: Arch, reserved: dict[str, float]) -> bool:
-    """Whether `reserved` bytes (level -> bytes of live tensors `einsum` does not touch) could refuse one of its
-    tiles: a tile is at most its whole tensor, double-buffered, an output at the widest accumulator; where every
-    such bound fits what is left, no mapping can notice the reservation (the common case: a skip connection beside
-    a layer's small tiles), and `fits_room` need not ask."""
-    roles = workload.roles(einsum)
-    for level in arch.memory:
-        if not reserved.get(level.name):
-            continue
-        bound = 0.0
-        for name, role in roles.items():
-            if level.keeps(role, name):
-                tensor = workload.tensor(name)
-                wide = max(tensor.bits, _WIDEST_ACCUMULATOR_BITS) if name == einsum.output.tensor else tensor.bits
-                bound += 2 * tensor.elements * wide / 8
-        if bound > level.capacity_bytes - reserved[level.name]:
-            return True
-    return False
-
-
-@dataclass
-class _RoomChecks:
-    """What `fits_room` learnt about one key: the einsum it asks as, the rooms that kept the cost and those that did
-    not, and the batch it re-scores (named for that einsum)."""
-
-    einsum: Einsum
-    workload: Workload
-    fitted: list[tuple[float, ...]] = field(default_factory=list)
-    unfitted: list[tuple[float, ...]] = field(default_factory=list)
-    batch: Candidates | None = None
-
-
-def _fits_room(engine: EngineBase, checks: _RoomChecks, arch: Arch, room: Arch, objective: str,
-               cache: MapperCache) -> bool:
-    """`fits_room`, computed for the einsum `checks` asks as."""
-    einsum, workload = checks.einsum, checks.workload
-    space = engine.mapspace(einsum, workload, arch)
-    if space is None:   # no choices: the engine's own cost, in either room
-        try:
-            return engine.cost(einsum, workload, room) == engine.cost(einsum, workload, arch)
-        except InfeasibleError:
-            return False
+def searched_batch(space: Mapspace, objective: str, cache: MapperCache) -> tuple[SearchResult, Candidates]:
+    """The search of `space` at its own mapper settings, through `cache`, and the batch the cache re-scores its result
+    from (its winner and, unpinned, the default mappings), named for the space's einsum."""
     spec = space.settings
     found = search(space, objective, spec.method, spec.time_limit_s, spec.seed, cache)
     problem, tensors = space.key()
@@ -341,12 +272,7 @@ def _fits_room(engine: EngineBase, checks: _RoomChecks, arch: Arch, room: Arch, 
         result, keep = _search(space.shared(cache.shelf), objective, spec.method, spec.time_limit_s, spec.seed)
         cached = _Cached(space.arch, result, keep, tensors)
         cache.put(key, cached)
-    # the batch the search result came from (its winner, or on a re-scored design maybe a default mapping): the
-    # result keeps its cost in the room when one of them still reaches it there
-    if checks.batch is None:
-        checks.batch = _named(cached, tensors)
-    in_room = engine.mapspace(einsum, workload, room).shared(cache.shelf)
-    return bool(in_room.score(checks.batch).objective(objective).min() == found.score)
+    return found, _named(cached, tensors)
 
 
 def exhaustive_seconds(space: Mapspace) -> float:
