@@ -255,3 +255,17 @@ def test_local_search_maps_on_an_arch_with_one_memory_level() -> None:
     space = systolic_mapspace(w.einsums[0], w, arch, arch.engine("sa"))
     local, exhaustive = (search(space, "latency", m, time_limit_s=60).cost.total_cycles for m in ("local", "exhaustive"))
     assert local == exhaustive
+
+
+def test_more_local_rounds_descend_from_the_first_rounds_best_moves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LOCAL_ROUNDS above 1 (the shipped value is 1): the first round's batch is the same, and each start whose best
+    single move improves descends from it, so the result is never worse than one round's, more candidates are
+    scored, and never better than exhaustive search's optimum."""
+    searching = sys.modules[search.__module__]   # the module (the package's `search` name is the function)
+    w, arch = gemm(64, 48, 80), two_level_arch(rows=8, cols=8, sram="4 KiB", dataflow="any")
+    space = lambda: systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu"))  # noqa: E731  (fresh each time)
+    one = search(space(), "edp", "local")
+    monkeypatch.setattr(searching, "LOCAL_ROUNDS", 3)
+    three = search(space(), "edp", "local")
+    assert three.score <= one.score and three.stats.candidates > one.stats.candidates
+    assert three.score >= search(space(), "edp", "exhaustive", time_limit_s=60).score
