@@ -218,16 +218,19 @@ class FpgaEngine(EngineBase):
         names = [b.name for b in self.buffers]
         for unit_name in ("matrix", "gemv"):
             unit = getattr(self, unit_name)
-            if unit is None or not self.buffers:
+            if unit is None:
                 continue
             for operand, buffer in unit.routes.items():
-                if buffer is None:
+                if buffer is None and names:
                     raise located(f"the {unit_name} unit does not say which buffer holds its {operand}, so its "
                                   f"tiles cannot be checked against the buffers the design builds. Fix: give "
                                   f"{unit_name}.{operand} one of {names}", unit_name, operand)
-                if buffer not in names:
-                    raise located(f"unknown buffer '{buffer}' for the {unit_name} unit's {operand}. Fix: use one of "
-                                  f"{names}", unit_name, operand)
+                if buffer is not None and buffer not in names:
+                    fix = (f"use one of {names}" if names else
+                           f"declare it under buffers (name, depth, width), or drop {unit_name}.{operand}")
+                    raise located(f"unknown buffer '{buffer}' for the {unit_name} unit's {operand}"
+                                  f"{'' if names else ': the design builds no buffers'}. Fix: {fix}",
+                                  unit_name, operand)
             for buffer, width in unit.widths:
                 if buffer not in unit.routes.values():
                     raise located(f"widths names buffer '{buffer}', which the {unit_name} unit routes no operand to. "
