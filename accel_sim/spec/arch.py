@@ -12,7 +12,7 @@ every path through the evaluator; code that loads an Arch through `accel_sim.io`
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
@@ -85,6 +85,7 @@ def holds_entry(role: str) -> str:
 
 
 _SHAPE_KEYS = IdentityMemo()   # (arch, workload, einsum) -> Arch.shape_key's key
+_ROUTES = IdentityMemo(limit=64)   # (arch,) -> Arch._router's route function; an entry keeps its arch alive: a few
 
 
 class MemoryLevel(BaseModel):
@@ -524,11 +525,24 @@ class Arch(BaseModel):
         """`key` with its tensors' routes (`shape_key`), where some level has name patterns or bypasses."""
         if not any(level.tensors or level.bypassed for level in self.memory):
             return key
-        routes = tuple((tuple(i for i, level in enumerate(self.memory)
-                              if any(fnmatch.fnmatchcase(name, pattern) for pattern in level.tensors)),
-                        tuple((i, d) for i, level in enumerate(self.memory) for d in ("read", "write")
-                              if (name, d) in level.bypassed)) for name in names)
-        return key, routes
+        route = _ROUTES.get((self,), self._router)
+        return key, tuple(route(name) for name in names)
+
+    def _router(self) -> Callable[[str], tuple[tuple[int, ...], tuple[tuple[int, str], ...]]]:
+        """route(tensor name) -> (the levels whose name patterns admit it, the (level, direction) pairs that pass it
+        by, in level order, reads first): the bypasses are read once per arch, not once per einsum and level."""
+        patterned = [(i, level.tensors) for i, level in enumerate(self.memory) if level.tensors]
+        passed: dict[str, list[tuple[int, str]]] = {}
+        for i, level in enumerate(self.memory):
+            for name, direction in sorted(level.bypassed, key=lambda entry: entry[1] != "read"):
+                if direction in ("read", "write"):
+                    passed.setdefault(name, []).append((i, direction))
+
+        def route(name: str) -> tuple[tuple[int, ...], tuple[tuple[int, str], ...]]:
+            """The routes of tensor `name`."""
+            return (tuple(i for i, patterns in patterned if any(fnmatch.fnmatchcase(name, p) for p in patterns)),
+                    tuple(passed.get(name, ())))
+        return route
 
     def level(self, name: str) -> MemoryLevel:
         """The memory level called `name`."""

@@ -282,6 +282,21 @@ class Einsum:
         if isinstance(self.rank_sizes, Mapping):
             object.__setattr__(self, "rank_sizes", tuple(self.rank_sizes.items()))
 
+    def __hash__(self) -> int:
+        """The fields' hash, kept: einsums key the mapper's caches, and hashing the expression tree anew on every
+        lookup walked every Access and Affine in it (a sweep looks einsums up tens of thousands of times)."""
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = self.__dict__["_hash"] = hash((self.name, self.output, self.expr, self.rank_sizes, self.reduce))
+        return found
+
+    def __getstate__(self) -> dict[str, object]:
+        """The instance's state without its kept hash: string hashes differ between processes (PYTHONHASHSEED), so a
+        pickled einsum recomputes its own in the process that loads it."""
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
     @cached_property
     def sizes(self) -> dict[str, int]:
         """Rank name -> size of the iteration space."""
@@ -476,7 +491,9 @@ class Workload:
                       rename_tensors(einsum.expr, canonical), einsum.rank_sizes, einsum.reduce)
         tensors = tuple((self.tensor(n).shape, self.tensor(n).bits, self.tensor(n).kind, self.tensor(n).init,
                          self.storage_class[n]) for n in order)
-        return (body.output, body.expr, body.rank_sizes, body.reduce, tensors), order
+        # the canonical einsum itself, not its fields: it keeps its hash (`Einsum.__hash__`), and the mapper's caches
+        # look this key up tens of thousands of times in a sweep
+        return (body, tensors), order
 
     def distinct_contractions(self) -> list[tuple[Einsum, int]]:
         """One contraction per `shape_key`, in workload order, with how many einsums share that key."""
