@@ -35,6 +35,22 @@ IN_FLIGHT_PER_WORKER = 4  # enough queued work to hide the driver's commit time;
 CHUNK_POINTS = 25
 
 
+# Tasks a sweep is cut into at least, where its points allow and its tasks would share no mapping work: the worker
+# that takes the last task runs alone, so the makespan exceeds the mean work by up to a task (tpu_array_resnet50's
+# 200 points in 9 tasks of 24 left one of 2 workers idle for 8 points; in 50 tasks of 4 the two stay even)
+MIN_TASKS = 32
+
+
+def sweep_chunk(points: int, group: int, rescored: int, size: int = CHUNK_POINTS) -> int:
+    """Points per task of a sweep of `points` in runs of `group` (`aligned_chunk`), of which runs of `rescored` are
+    re-scored from one search (`Sweep.rescored_points`). Where those runs span several groups, tasks of `size`
+    keep as many together as fit; where they do not, tasks share nothing beyond a group, so they are made small
+    enough for MIN_TASKS of them, never below one group. A function of the spec alone, as the table is."""
+    if rescored > group:
+        return aligned_chunk(group, size)
+    return aligned_chunk(group, min(size, max(group, -(-points // MIN_TASKS))))
+
+
 def aligned_chunk(group: int, size: int = CHUNK_POINTS) -> int:
     """The largest multiple of `group` up to `size` (`size` when one group is larger): chunks of it never split a
     run of `group` consecutive points. A grid's consecutive points that differ only in its fastest axis (often a

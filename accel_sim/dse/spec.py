@@ -272,6 +272,11 @@ class PointTask:
     params: tuple[tuple[str, Scalar], ...]
 
 
+# axis paths that change only what the mapper's scorer reads, not its search key (spec.mapspace.mapping_key)
+_SCORED_ONLY = re.compile(r"clock|memory\.[^.]+\.(bandwidth|read_bandwidth|write_bandwidth|read_energy_per_bit|"
+                          r"write_energy_per_bit)")
+
+
 @dataclass(frozen=True)
 class Sweep:
     """A loaded sweep: the spec, where it came from, its axes split into free and tied, and its hash."""
@@ -303,6 +308,20 @@ class Sweep:
         workloads (a chunk of a multiple of it keeps them together: executors.aligned_chunk)."""
         fastest = len(self.free[-1][1]) if self.free else 1
         return fastest * len(self.workload_paths)
+
+    @property
+    def rescored_points(self) -> int:
+        """Consecutive points whose designs differ only in what the mapper's scorer reads and its search key leaves
+        out (the clock, a level's bandwidths and access energies: mapper/search.py), so that one task's mapping
+        cache re-scores them instead of searching each: the trailing free axes of such paths (with the axes tied
+        to them) x the workloads."""
+        run = len(self.workload_paths)
+        for path, values in reversed(self.free):
+            paths = [path, *(tied for tied, source, _ in self.tied if source == path)]
+            if not all(_SCORED_ONLY.fullmatch(p) for p in paths):
+                break
+            run *= len(values)
+        return run
 
     @property
     def adaptive(self) -> bool:

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from accel_sim.dse.executors import DaskExecutor, Executor, LocalExecutor, aligned_chunk
+from accel_sim.dse.executors import DaskExecutor, Executor, LocalExecutor, sweep_chunk
 from accel_sim.dse.point import evaluate_point
 from accel_sim.dse.search import run_search
 from accel_sim.dse.spec import Sweep, check_metric_names, load_sweep
@@ -52,7 +52,8 @@ def run_sweep(sweep: Sweep | str | Path, store: str | Path | None = None, *, exe
     store_path = Path(store) if store is not None else default_store(sweep)
     executor = executor or LocalExecutor()
     if isinstance(executor, (LocalExecutor, DaskExecutor)):   # either gives the same table for the same chunks
-        executor = replace(executor, chunk=aligned_chunk(sweep.neighbour_points, executor.chunk))
+        executor = replace(executor, chunk=sweep_chunk(sweep.points, sweep.neighbour_points, sweep.rescored_points,
+                                                       executor.chunk))
     meta = {"spec_name": sweep.spec.name, "spec_file": sweep.file, "spec_text": Path(sweep.file).read_text(),
             "objectives": json.dumps(sweep.spec.objectives), "points": str(sweep.points),
             "axes": json.dumps([p for p, _ in sweep.free] + [p for p, _, _ in sweep.tied])}

@@ -16,7 +16,7 @@ import pytest
 
 from accel_sim.cli import main
 from accel_sim.dse import load_results, load_sweep, run_sweep
-from accel_sim.dse.executors import DaskExecutor, LocalExecutor, aligned_chunk
+from accel_sim.dse.executors import DaskExecutor, LocalExecutor, aligned_chunk, sweep_chunk
 from accel_sim.dse.store import export_results
 from accel_sim.errors import ConfigError
 
@@ -270,6 +270,21 @@ def test_sweep_chunks_keep_each_run_of_the_fastest_axis_together() -> None:
     longer); tpu_array_resnet50's runs are its 4 buffer sizes, so its chunks are 24 points, never 25."""
     assert [aligned_chunk(g, 25) for g in (1, 4, 5, 7, 25, 26, 100)] == [25, 24, 25, 21, 25, 25, 25]
     assert load_sweep(Path(__file__).parents[3] / "dse" / "tpu_array_resnet50.yaml").neighbour_points == 4
+
+
+def test_tasks_keep_rescored_runs_together_and_are_otherwise_small_enough_to_balance() -> None:
+    """sweep_chunk by hand. bench_resnet50_500 (500 points; its fastest axis, the clock, in runs of 5): its last
+    three axes (DRAM and Unified Buffer bandwidths, clock) change only what the scorer reads, so 5 x 5 x 5 = 125
+    consecutive points re-score one search, and its tasks stay 25 points. tpu_array_resnet50 (200 points in runs of
+    4 buffer sizes): a capacity is in the search key, so no two runs share a search; ceil(200 / 32) = 7 points a
+    task, rounded down to whole runs: 4. A run longer than the task size is still cut at it (26 -> 25)."""
+    dse = Path(__file__).parents[3] / "dse"
+    bench, array = load_sweep(dse / "bench_resnet50_500.yaml"), load_sweep(dse / "tpu_array_resnet50.yaml")
+    assert (bench.neighbour_points, bench.rescored_points) == (5, 125)
+    assert (array.neighbour_points, array.rescored_points) == (4, 1)
+    assert sweep_chunk(500, 5, 125) == 25 and sweep_chunk(200, 4, 1) == 4
+    assert sweep_chunk(10_000, 4, 1) == 24   # 313 points a task would be balanced; 25 caps it, in whole runs
+    assert sweep_chunk(200, 26, 1) == 25 and sweep_chunk(6, 1, 1) == 1 and sweep_chunk(40, 4, 1) == 4
 
 
 def test_a_point_an_execution_model_refuses_names_the_arch_and_the_axis(tmp_path: Path) -> None:
