@@ -10,7 +10,8 @@ thread and Llama-2-7B W4 (T-MAC 4-bit) on 1 and 8 threads. llama.cpp's W4 rows r
 llama.cpp config (Q2_K) does not describe, so they are left out.
 
 Ours: the decode step of each model (kv_len 256, a short-context generation; the paper's context is not
-transcribed) evaluated with `objective="latency"` on arch_configs/lut/m2_ultra_tmac.yaml and
+transcribed), for T-MAC with its vocabulary matrices at F16 as T-MAC's converter leaves them (`TMAC_AS_RUN`),
+evaluated with `objective="latency"` on arch_configs/lut/m2_ultra_tmac.yaml and
 m2_ultra_llamacpp.yaml with `--set cpu.threads=N`: the configs describe one performance core and the CPU's
 clusters, and engines/multicore.py places the threads, paces them by the slowest, caps the bandwidth they reach,
 charges every operator ggml's thread barriers at the measured core-to-core latencies and stretches it to the
@@ -38,13 +39,27 @@ TMAC = REPO / "arch_configs" / "lut" / "m2_ultra_tmac.yaml"
 LLAMACPP = REPO / "arch_configs" / "lut" / "m2_ultra_llamacpp.yaml"
 PI5 = REPO / "arch_configs" / "lut" / "raspberry_pi5_tmac.yaml"  # datasheets and a STREAM measurement
 KV_LEN = 256
+# The models as T-MAC ran them for its profiling table (microsoft/T-MAC 0babfaf, the commit of
+# docs/profiling_data.md: tools/run_pipeline.py converts with convert-hf-to-gguf-t-mac.py --outtype i2 at its
+# llama.cpp pin kaleid-liner/llama.cpp 0358ebc1): LlamaModel.write_tensors makes 2-bit (I2) only each block's
+# attention q/k/v/out and FFN up/down/gate, and writes every other 2-D weight, the LM head (output.weight) and the
+# token embedding, at F16; BitnetModel.write_tensors keeps embed_tokens.weight at F16 (suit_i2 False), and
+# llama.cpp's build_bitnet computes BitNet's logits with it (ggml_mul_mat(ctx0, model.tok_embd, cur); the separate
+# output tensor's creation is commented out), so BitNet's LM head is the F16 embedding.
+TMAC_AS_RUN: dict[str, dict[str, object]] = {"llama2-7b": {"vocab_bits": 16},
+                                             "bitnet-b1.58-3b": {"vocab_bits": 16, "tie_embeddings": True}}
 
 
-def tokens_per_s(config: Path, model: str, threads: int, **params: int) -> float:
+def tokens_per_s(config: Path, model: str, threads: int, **params: object) -> float:
     """Decode tokens per second of a zoo model on a CPU config with `threads` cores."""
     arch = load_arch(config, [f"cpu.threads={threads}"])
     workload = build(model, phase="decode", kv_len=KV_LEN, **params)
     return float(evaluate(arch, workload, objective="latency").summary()["throughput_per_s"])
+
+
+def tmac_tokens_per_s(config: Path, model: str, threads: int, **params: object) -> float:
+    """`tokens_per_s` of the model as T-MAC's converter and llama.cpp run it (`TMAC_AS_RUN`)."""
+    return tokens_per_s(config, model, threads, **TMAC_AS_RUN[model], **params)
 
 
 def gemv(n: int, k: int, bits: int) -> Workload:
@@ -71,9 +86,10 @@ def kernel_cycles(bits: int, n: int = 4096, k: int = 4096) -> float:
 def rows() -> list[Comparison]:
     """Every target: published value and ours."""
     out = [
-        Comparison("BitNet-3B 1 thread, T-MAC tokens/s", 22.08, tokens_per_s(TMAC, "bitnet-b1.58-3b", 1)),
+        Comparison("BitNet-3B 1 thread, T-MAC tokens/s", 22.08, tmac_tokens_per_s(TMAC, "bitnet-b1.58-3b", 1)),
         Comparison("BitNet-3B 1 thread, llama.cpp tokens/s", 6.49, tokens_per_s(LLAMACPP, "bitnet-b1.58-3b", 1)),
-        Comparison("Llama-2-7B W2 8 threads, T-MAC tokens/s", 51.01, tokens_per_s(TMAC, "llama2-7b", 8, weight_bits=2)),
+        Comparison("Llama-2-7B W2 8 threads, T-MAC tokens/s", 51.01,
+                   tmac_tokens_per_s(TMAC, "llama2-7b", 8, weight_bits=2)),
         Comparison("Llama-2-7B W2 8 threads, llama.cpp tokens/s", 22.06,
             tokens_per_s(LLAMACPP, "llama2-7b", 8, weight_bits=2)),
     ]
@@ -93,16 +109,18 @@ def extra_rows() -> list[Comparison]:
     """Thread-count and weight-width rows of T-MAC's profiling table (docs/profiling_data.md, M2-Ultra)."""
     note = "T-MAC profiling_data.md"
     return [
-        Comparison("BitNet-3B 4 threads, T-MAC tokens/s", 54.46, tokens_per_s(TMAC, "bitnet-b1.58-3b", 4), note),
+        Comparison("BitNet-3B 4 threads, T-MAC tokens/s", 54.46, tmac_tokens_per_s(TMAC, "bitnet-b1.58-3b", 4), note),
         Comparison("BitNet-3B 4 threads, llama.cpp tokens/s", 22.09, tokens_per_s(LLAMACPP, "bitnet-b1.58-3b", 4),
                    note),
-        Comparison("Llama-2-7B W2 1 thread, T-MAC tokens/s", 16.68, tokens_per_s(TMAC, "llama2-7b", 1, weight_bits=2),
+        Comparison("Llama-2-7B W2 1 thread, T-MAC tokens/s", 16.68,
+                   tmac_tokens_per_s(TMAC, "llama2-7b", 1, weight_bits=2),
                    note),
         Comparison("Llama-2-7B W2 1 thread, llama.cpp tokens/s", 3.82,
                    tokens_per_s(LLAMACPP, "llama2-7b", 1, weight_bits=2), note),
-        Comparison("Llama-2-7B W4 1 thread, T-MAC tokens/s", 8.97, tokens_per_s(TMAC, "llama2-7b", 1, weight_bits=4),
+        Comparison("Llama-2-7B W4 1 thread, T-MAC tokens/s", 8.97, tmac_tokens_per_s(TMAC, "llama2-7b", 1, weight_bits=4),
                    note),
-        Comparison("Llama-2-7B W4 8 threads, T-MAC tokens/s", 35.65, tokens_per_s(TMAC, "llama2-7b", 8, weight_bits=4),
+        Comparison("Llama-2-7B W4 8 threads, T-MAC tokens/s", 35.65,
+                   tmac_tokens_per_s(TMAC, "llama2-7b", 8, weight_bits=4),
                    note),
     ]
 
@@ -111,7 +129,7 @@ def pi5_rows() -> list[Comparison]:
     """T-MAC on the Raspberry Pi 5 at 1 and 2 threads (profiling_data.md): the same mechanism on another CPU."""
     note = "T-MAC profiling_data.md, Raspberry Pi 5"
     return [Comparison(f"Pi 5 Llama-2-7B W{bits} {t} thread{'s' if t > 1 else ''}, T-MAC tokens/s", published,
-                       tokens_per_s(PI5, "llama2-7b", t, weight_bits=bits), note)
+                       tmac_tokens_per_s(PI5, "llama2-7b", t, weight_bits=bits), note)
             for bits, t, published in ((2, 1, 4.40), (2, 2, 5.92), (4, 1, 2.42), (4, 2, 3.35))]
 
 

@@ -16,7 +16,8 @@ Conventions, stated once:
 * Causal attention computes the full P x M score matrix, as the ONNX exports do, and adds a constant mask
   (0 / -inf) before the softmax; softmax is the 3-pass cascade max, sub+exp, sum, div with the
   1/sqrt(head_dim) scale folded into the exp pass (softmax(c*s) = exp(c*(s - max s)) / sum, c > 0).
-* Every parameter tensor (matrices, embeddings, norm scales, biases) is kind "weight" at ``weight_bits``;
+* Every parameter tensor (matrices, embeddings, norm scales, biases) is kind "weight" at ``weight_bits`` (the
+  token embedding and LM head at ``vocab_bits`` when given);
   activations and the RoPE/mask tables (kind "constant") are at ``act_bits``.
 * Token embedding lookups and MoE dispatch/combine are data dependent, so they are views (gather,
   scatter_add) like the ONNX importer produces: free of compute, and the workload then has no numpy
@@ -74,6 +75,9 @@ class TransformerSpec:
     seq_len: int = 128                                 # prefill: tokens per sequence
     kv_len: int = 1024                                 # decode: positions cached before the new token
     weight_bits: int = 16                              # parameter width
+    # width of the vocabulary matrices (token embedding, LM head); None: weight_bits. Quantized runtimes keep them
+    # wider than the blocks: T-MAC's converter makes only the blocks' seven projections 2-bit, the rest F16
+    vocab_bits: int | None = None
     act_bits: int = 16                                 # activation width
     kv_bits: int = 16                                  # K/V tensor and cache width
 
@@ -97,7 +101,7 @@ def _bad(key: str, problem: str, fix: str) -> ConfigError:
 def check_transformer(spec: TransformerSpec) -> None:
     """Raise ConfigError (key path = the parameter) for values no transformer can have."""
     for key in ("d_model", "n_layers", "n_heads", "ffn_dim", "max_positions", "batch", "seq_len", "top_k",
-                "weight_bits", "act_bits", "kv_bits", "n_kv_heads", "head_dim", "expert_ffn_dim"):
+                "weight_bits", "act_bits", "kv_bits", "n_kv_heads", "head_dim", "expert_ffn_dim", "vocab_bits"):
         value = getattr(spec, key)
         if value is not None and value < 1:
             raise _bad(key, f"{key} must be a positive integer, got {value}", f"set {key} to 1 or more")
@@ -121,6 +125,9 @@ def check_transformer(spec: TransformerSpec) -> None:
     if spec.tie_embeddings and not (spec.lm_head and spec.vocab):
         raise _bad("tie_embeddings", "tied embeddings need both an embedding (vocab > 0) and an LM head",
                    "set tie_embeddings: false")
+    if spec.vocab_bits is not None and not spec.vocab:
+        raise _bad("vocab_bits", "vocab_bits sets the width of the vocabulary matrices, but vocab is 0 (none)",
+                   "leave vocab_bits out, or set vocab")
     if spec.type_vocab and not spec.vocab:
         raise _bad("type_vocab", "token-type embeddings need token embeddings (vocab > 0)", "set type_vocab: 0")
     if spec.n_experts and spec.top_k > spec.n_experts:
@@ -145,12 +152,14 @@ def check_transformer(spec: TransformerSpec) -> None:
 
 def workload_name(spec: TransformerSpec) -> str:
     """E.g. 'llama2-7b-decode-b1-kv1024' or 'bert-base-b1-s128' (encoders have one phase), '-w4a16kv16'
-    appended when any width differs from 16."""
+    appended when any width differs from 16, '-vocab16' when the vocabulary matrices' differs from the weights'."""
     length = f"kv{spec.kv_len}" if spec.phase == "decode" else f"s{spec.seq_len}"
     phase = f"{spec.phase}-" if spec.causal else ""
     name = f"{spec.name}-{phase}b{spec.batch}-{length}"
     if (spec.weight_bits, spec.act_bits, spec.kv_bits) != (16, 16, 16):
         name += f"-w{spec.weight_bits}a{spec.act_bits}kv{spec.kv_bits}"
+    if spec.vocab_bits not in (None, spec.weight_bits):
+        name += f"-vocab{spec.vocab_bits}"
     return name
 
 
@@ -197,7 +206,7 @@ def _embed(g: GraphBuilder, spec: TransformerSpec, dims: _Dims) -> str:
     shape = (dims.B, dims.P, dims.D)
     if spec.vocab:
         ids = g.tensor("input_ids", ("b", "p"), (dims.B, dims.P), TOKEN_ID_BITS)
-        table = g.tensor("embed.tokens", ("v", "d"), (spec.vocab, dims.D), W, "weight")
+        table = g.tensor("embed.tokens", ("v", "d"), (spec.vocab, dims.D), spec.vocab_bits or W, "weight")
         base = g.view(g.tensor("embed.tok", BPD, shape, A), (ids, table), "gather")
     else:
         base = g.tensor("hidden_in", BPD, shape, A)
@@ -473,7 +482,8 @@ def _lm_head(g: GraphBuilder, spec: TransformerSpec, dims: _Dims, x: str) -> str
     if spec.tie_embeddings:
         weight = at("embed.tokens", "v", "d")
     else:
-        weight = at(g.tensor("lm_head.weight", ("d", "v"), (dims.D, spec.vocab), spec.weight_bits, "weight"), "d", "v")
+        weight = at(g.tensor("lm_head.weight", ("d", "v"), (dims.D, spec.vocab), spec.vocab_bits or spec.weight_bits,
+                             "weight"), "d", "v")
     out = g.tensor("logits", ("b", "p", "v"), (dims.B, P, spec.vocab), spec.act_bits)
     return g.contract("lm_head", at(out, "b", "p", "v"), at(x, "b", pos, "d"), weight,
                       {"b": dims.B, "p": P, "v": spec.vocab, "d": dims.D})

@@ -114,6 +114,22 @@ def test_int4_weight_bytes_are_half_a_byte_per_parameter() -> None:
     assert sum(t.bytes for t in w.tensors if t.kind == "weight") == params * 0.5
 
 
+def test_vocab_bits_widen_the_embedding_and_lm_head_only() -> None:
+    """T-MAC's Llama-2-7B W2 (2-bit blocks, F16 vocabulary matrices): weight bytes = 32 (4d^2 + 3df) x 2/8 + 2 d V x
+    2 + RMSNorm scales (2 x 32 + 1) d x 2/8, by hand; BitNet-3B tied (d 3200, V 32002): its logits read the 16-bit
+    embedding, 204,812,800 B; a width for a model with no vocabulary is refused at its key."""
+    w = build("llama2-7b", weight_bits=2, vocab_bits="fp16")
+    assert w.name.endswith("-w2a16kv16-vocab16")
+    assert (w.tensor("embed.tokens").bits, w.tensor("lm_head.weight").bits) == (16, 16)
+    expected = LAYERS7 * LAYER7 * 2 / 8 + 2 * D7 * V7 * 2 + (2 * LAYERS7 + 1) * D7 * 2 / 8
+    assert sum(t.bytes for t in w.tensors if t.kind == "weight") == expected
+    bitnet = build("bitnet-b1.58-3b", phase="decode", kv_len=8, tie_embeddings=True, vocab_bits=16)
+    head = bitnet.tensor(bitnet.einsum("lm_head").inputs[1].tensor)
+    assert (head.name, head.bits, head.bytes) == ("embed.tokens", 16, 204_812_800)
+    with pytest.raises(ConfigError, match="vocab_bits"):
+        build("llama2-7b", vocab=0, lm_head=False, vocab_bits=8)
+
+
 def test_logits_last_computes_lm_head_for_one_token() -> None:
     """logits='last' drops (P - 1) x d x V LM-head MACs from prefill (hand count)."""
     full = build("llama2-7b", n_layers=1, seq_len=64).total_macs
