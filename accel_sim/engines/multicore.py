@@ -14,7 +14,10 @@ clusters and thread count. `cpu_arch` turns that into the arch the engines cost 
 - Bandwidth: n active cores draw at most per core `core_bandwidth`, per cluster `bandwidth`, per die
   `die_bandwidth`, all together `cpu.bandwidth`, and never more than the memory level itself gives:
   B(n) = min(level, cpu, sum over dies min(die, sum over its clusters min(cluster, active cores x core))).
-  Threads that time-share a core add no bandwidth. The off-chip levels get B(n) as their bandwidth.
+  Threads that time-share a core add no bandwidth. The off-chip levels get B(n) as their bandwidth. An on-chip
+  level of a CPU config is each core's own (a private L1 data cache): it is described for one core, and the
+  threads' cores together move their number of cores times its bandwidth (`_private`); its capacity stays one
+  core's, which each thread's tiles use.
 - Barriers: every operator ends with `cpu.barriers_per_operator` barriers of all n threads (ggml before June 2024:
   INIT, COMPUTE, FINALIZE). A barrier is a shared counter that every thread decrements and then spins on: the
   threads arrive together (equal shares), so the n read-modify-writes of the counter's cache line serialize,
@@ -130,13 +133,27 @@ def row_split_factor(einsum: Einsum, threads: int) -> float:
     return math.ceil(rows / threads) * threads / rows
 
 
+_PORTS = ("bandwidth_bytes_per_s", "read_bandwidth_bytes_per_s", "write_bandwidth_bytes_per_s")
+
+
 def _capped(level: MemoryLevel, bytes_per_s: float) -> MemoryLevel:
     """The level with every port at most `bytes_per_s` (off-chip levels only: on-chip ones are the cores' own)."""
     if memory_kind(level.technology) != "off_chip" or math.isinf(bytes_per_s):
         return level
-    keys = ("bandwidth_bytes_per_s", "read_bandwidth_bytes_per_s", "write_bandwidth_bytes_per_s")
-    return level.model_copy(update={k: min(getattr(level, k), bytes_per_s) for k in keys
+    return level.model_copy(update={k: min(getattr(level, k), bytes_per_s) for k in _PORTS
                                     if getattr(level, k) is not None})
+
+
+def _private(level: MemoryLevel, cores: int) -> MemoryLevel:
+    """An on-chip level, described for one core, as `cores` cores' own copies move data: every port x `cores`."""
+    if memory_kind(level.technology) == "off_chip" or cores == 1:
+        return level
+    return level.model_copy(update={k: getattr(level, k) * cores for k in _PORTS if getattr(level, k) is not None})
+
+
+def busy_cores(cpu: Cpu, threads: int) -> int:
+    """Physical cores `threads` threads occupy (threads beyond the cores time-share them)."""
+    return min(threads, cpu.physical_cores)
 
 
 def cpu_arch(arch: Arch) -> Arch:
@@ -151,5 +168,6 @@ def cpu_arch(arch: Arch) -> Arch:
     engines = tuple(e.on_cores(cpu.threads).model_copy(update=update) for e in arch.engines)
     bandwidth = reachable_bandwidth(cpu, cpu.threads)
     # cpu None: the result is already per thread count, so costing it again does not replicate the cores twice
-    return arch.model_copy(update={"engines": engines, "memory": tuple(_capped(m, bandwidth) for m in arch.memory),
-                                   "cpu": None})
+    cores = busy_cores(cpu, cpu.threads)
+    return arch.model_copy(update={"engines": engines, "cpu": None,
+                                   "memory": tuple(_private(_capped(m, bandwidth), cores) for m in arch.memory)})

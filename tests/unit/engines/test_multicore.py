@@ -1,6 +1,8 @@
 """Multi-core CPU model (engines/multicore.py): placement, slowest-thread pace, nested bandwidth caps."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from accel_sim import load_arch
@@ -217,3 +219,16 @@ def test_a_cpu_counts_cycles_at_its_first_clusters_clock(tmp_path):
                                           r"\(1\.5 GHz\).*Fix: leave clock out") as error:
         load_arch(path)
     assert error.value.key_path == "clock"
+
+
+def test_a_cores_own_cache_moves_its_cores_times_its_bandwidth() -> None:
+    """The Raspberry Pi 5 config's L1 data cache is described for one Cortex-A76 (64 KiB, 76.8 GB/s): 2 threads on 2
+    cores move 2 x 76.8 = 153.6 GB/s through their caches, each tile still in one core's 64 KiB, while the
+    LPDDR4X takes the 13.23 GB/s the two cores reach (its 17.07 GB/s peak capped); threads beyond the 4 cores add
+    no cache (6 threads: 4 x 76.8)."""
+    pi5 = Path(__file__).parents[3] / "arch_configs" / "lut" / "raspberry_pi5_tmac.yaml"
+    two = cpu_arch(load_arch(pi5, ["cpu.threads=2"]))
+    l1d, dram = two.level("l1d"), two.level("lpddr4x")
+    assert (l1d.bandwidth_bytes_per_s / GB, l1d.capacity_bytes) == (pytest.approx(153.6), 64 * 1024)
+    assert dram.bandwidth_bytes_per_s / GB == pytest.approx(13.23)
+    assert cpu_arch(load_arch(pi5, ["cpu.threads=6"])).level("l1d").bandwidth_bytes_per_s / GB == pytest.approx(307.2)
