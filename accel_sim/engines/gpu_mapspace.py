@@ -24,7 +24,8 @@ from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_count
 from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
-from accel_sim.spec.mapspace import AxisLayout, Candidates, MapperSpec, ProxyFound, joined_batch, mapping_key
+from accel_sim.spec.mapspace import (AxisLayout, Candidates, MapperSpec, ProxyFound, joined_batch, mapping_key,
+                                     no_moves)
 
 if TYPE_CHECKING:
     from accel_sim.engines.gpu import GpuEngine
@@ -196,7 +197,7 @@ class GpuMapspace:
 
     def retiled(self, group: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """None: a kernel's one choice, its split, is all `neighbours` already walks."""
-        return np.empty((0, len(choice)), dtype=np.int64), np.empty((0, len(order)), dtype=np.int64)
+        return no_moves(choice, order)
 
     def shared(self, shelf: MutableMapping[tuple, object]) -> GpuMapspace:
         """Itself: nothing is worth keeping between scorings."""

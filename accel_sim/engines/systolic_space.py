@@ -31,6 +31,7 @@ from accel_sim.engines.rows import unique_rows
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_count
 from accel_sim.spec.mapping import MappingBatch, rank_names, tensor_names
+from accel_sim.spec.mapspace import no_moves
 
 if TYPE_CHECKING:
     from accel_sim.engines.systolic import SystolicEngine
@@ -191,7 +192,7 @@ class SystolicSpace:
         """
         options = self.options[dataflow]
         if len(self.level_names) < 2:   # one level is both the outermost and the innermost: nothing to split over
-            return np.empty((0, len(choice)), dtype=np.int64), np.empty((0, len(order)), dtype=np.int64)
+            return no_moves(choice, order)
         outer = choice.copy()
         for r, opts in enumerate(options):
             if self.places[dataflow, r] != TIME:
@@ -211,7 +212,7 @@ class SystolicSpace:
                         split[r] = index
                         out.append(split)
         if not out:
-            return np.empty((0, len(choice)), dtype=np.int64), np.empty((0, len(order)), dtype=np.int64)
+            return no_moves(choice, order)
         choices = unique_rows(np.array(out, dtype=np.int64))
         return choices, np.tile(order, (len(choices), 1))
 

@@ -535,8 +535,7 @@ class Arch(BaseModel):
         passed: dict[str, list[tuple[int, str]]] = {}
         for i, level in enumerate(self.memory):
             for name, direction in sorted(level.bypassed, key=lambda entry: entry[1] != "read"):
-                if direction in ("read", "write"):
-                    passed.setdefault(name, []).append((i, direction))
+                passed.setdefault(name, []).append((i, direction))
 
         def route(name: str) -> tuple[tuple[int, ...], tuple[tuple[int, str], ...]]:
             """The routes of tensor `name`."""

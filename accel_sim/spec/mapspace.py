@@ -265,6 +265,11 @@ class Mapspace(Protocol):
         ...
 
 
+def no_moves(choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(choices, orders) of no candidate, shaped like one (choice, order) row: a move set that is empty."""
+    return np.empty((0, len(choice)), dtype=np.int64), np.empty((0, len(order)), dtype=np.int64)
+
+
 def joined_batch(space: Mapspace, parts: Sequence[tuple[int, np.ndarray, np.ndarray]],
                  lead: Candidates | None = None) -> Candidates:
     """`Mapspace.batch_of` for a space that keeps nothing between scorings: `lead`, then each part's candidates."""
