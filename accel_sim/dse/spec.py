@@ -400,6 +400,13 @@ def load_sweep(path: str | Path, max_points: int | None = MAX_POINTS) -> Sweep:
     if not isinstance(doc.data, dict):
         raise ConfigError("a sweep spec must be a YAML mapping", file=path, line=1,
                           fix="start with 'name:', 'arch:', 'workloads:' and 'axes:'")
+    other = next((kind for key, kind in (("einsums", "an einsum cascade"), ("zoo", "a workload recipe"),
+                                          ("engines", "an architecture config"), ("memory", "an architecture config"))
+                  if key in doc.data and "axes" not in doc.data), None)
+    if other is not None:
+        raise ConfigError(f"this is {other}, not a sweep spec", file=path, line=1,
+                          fix="run it with `accel-sim run ARCH WORKLOAD`, or give `accel-sim sweep` a spec with "
+                              "'arch:', 'workloads:' and 'axes:' (see dse/)")
     spec = validate(SweepSpec, doc)
     lines = {format_key_path(k): v for k, v in doc.lines.items()}
 

@@ -221,6 +221,11 @@ class GpuEngine(EngineBase):
         if self.instruction and self.instruction not in dict(self.instruction_rates):
             raise ValueError(f"instruction {self.instruction!r} is not listed in instruction_rates "
                              f"({sorted(dict(self.instruction_rates))}). Fix: list its rate or leave instruction unset")
+        if self.smem_per_cta_bytes > self.smem_per_sm_bytes:
+            raise located(f"shared_memory_per_cta ({self.smem_per_cta_bytes:,.0f} B) exceeds shared_memory_per_sm "
+                          f"({self.smem_per_sm_bytes:,.0f} B): a CTA runs on one SM and takes its shared memory "
+                          f"there. Fix: give the most one CTA may take (227 KiB on the H100, 163 KiB on the A100)",
+                          "shared_memory_per_cta")
         if 1 not in self.splits:
             raise ValueError("splits must include 1 (no split-K). Fix: e.g. [1, 2, 4, 8]")
         if not self.tiles:

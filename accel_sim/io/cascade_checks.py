@@ -136,20 +136,46 @@ def one_edit_apart(a: str, b: str) -> bool:
 
 
 def check_writes_in_bounds(einsums: Sequence[Einsum], tensors: Mapping[str, Tensor], doc: YamlDoc) -> None:
-    """Writes stay inside their tensor; so do reads, except a window whose negative offset pads it
-    (``I[2*p + r - 3]``): a declared shape smaller than a plain read is an error, not zero padding."""
+    """Writes stay inside their tensor; reads stay inside what they read (a produced tensor's written indices,
+    its step 0 for a running reduction's init, an input's shape), except a window whose negative offset pads it
+    (``I[2*p + r - 3]``), and that by at most its offset on either side: a declared shape smaller than a read is an
+    error, not zero padding, and so is a read that only ever sees padding or steps no einsum wrote."""
+    written = _written_ranges(einsums)
     for i, e in enumerate(einsums):
         for acc in (e.output, *e.inputs):
             tensor = tensors[acc.tensor]
             for d, (ix, extent) in enumerate(zip(acc.indices, tensor.shape)):
                 low, high = ix.value_range(e.sizes)
-                if acc is e.output and (low < 0 or high >= extent):
-                    raise error_at(doc, ("einsums", i), f"'{e.output}' writes index {low}..{high} of dimension "
-                                    f"{d}, outside '{tensor.name}' (size {extent})",
-                                    f"make the output indices stay within 0..{extent - 1} or enlarge its shape")
-                if acc is not e.output and ix.offset >= 0 and high >= extent:
+                if acc is e.output:
+                    if low < 0 or high >= extent:
+                        raise error_at(doc, ("einsums", i), f"'{e.output}' writes index {low}..{high} of dimension "
+                                        f"{d}, outside '{tensor.name}' (size {extent})",
+                                        f"make the output indices stay within 0..{extent - 1} or enlarge its shape")
+                    continue
+                first, last = written[acc.tensor][d] if acc.tensor in written else (0, extent - 1)
+                what = (f"'{tensor.name}' (written at {first}..{last})" if acc.tensor in written
+                        else f"'{tensor.name}' (size {extent})")
+                pad = -ix.offset if ix.offset < 0 else 0
+                if high < first or low > last:
                     raise error_at(doc, ("einsums", i), f"'{acc}' reads index {low}..{high} of dimension {d}, "
-                                    f"outside '{tensor.name}' (size {extent})",
-                                    f"enlarge the shape of '{tensor.name}' to at least {high + 1} there, or "
-                                    "index it within its shape (only a window with a negative offset, such as "
-                                    "2*p + r - 3, pads)")
+                                   f"entirely outside {what}: " + ("no einsum writes what it reads"
+                                   if acc.tensor in written else "every value it reads would be padding"),
+                                   f"index '{tensor.name}' within {first}..{last}")
+                if low < first - pad or high > last + pad:
+                    raise error_at(doc, ("einsums", i), f"'{acc}' reads index {low}..{high} of dimension {d}, "
+                                   f"outside {what}" + (f" by more than its window's padding ({pad})" if pad else ""),
+                                   f"index it within {first}..{last}" + ("" if acc.tensor in written else
+                                   f", or enlarge the shape of '{tensor.name}' to at least {high + 1 - pad} there")
+                                   + " (a window with a negative offset, such as 2*p + r - 3, pads by that offset)")
+
+
+def _written_ranges(einsums: Sequence[Einsum]) -> dict[str, list[tuple[int, int]]]:
+    """Produced tensor -> per dimension the indices its writer covers (from 0 for a running reduction, whose
+    step 0 is its init)."""
+    ranges = {}
+    for e in einsums:
+        spans = [ix.value_range(e.sizes) for ix in e.output.indices]
+        if e.recurrence_rank is not None:
+            spans = [(min(lo, 0), hi) for lo, hi in spans]
+        ranges[e.output.tensor] = spans
+    return ranges

@@ -431,6 +431,7 @@ def _tensors(einsums: Sequence[Einsum], settings: Mapping[str, TensorSpec], defa
             raise error_at(doc, ("tensors", name), f"tensor '{name}' is used by no einsum",
                             f"{hint}remove it or use one of: {', '.join(layouts)}")
     recurrent = {e.output.tensor for e in einsums if e.recurrence_rank is not None}
+    produced = {e.output.tensor for e in einsums}
     tensors = []
     for name, (ranks, shape) in layouts.items():
         ts = settings.get(name, TensorSpec())
@@ -455,6 +456,10 @@ def _tensors(einsums: Sequence[Einsum], settings: Mapping[str, TensorSpec], defa
                                    f"{hint}use one of the declared ranks, or give the dimension an upper-case "
                                    f"name such as '{rank.upper()}' (a label, not a rank)")
             ranks = tuple(ts.ranks)
+        if ts.kind in ("weight", "constant") and name in produced:
+            raise error_at(doc, path + ("kind",), f"'{name}' is written by an einsum, so it is not a {ts.kind} (a "
+                            f"model's {ts.kind}s are inputs, read and never written)",
+                            "remove 'kind' (an einsum's output is an activation), or set kind: kv_cache for a cache")
         if ts.init is not None and name not in recurrent:
             raise error_at(doc, path + ("init",), f"'{name}' has an init but no einsum reads its previous step",
                             "remove 'init' (it is the value before the first step of a running reduction)")

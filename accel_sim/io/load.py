@@ -10,7 +10,7 @@ from accel_sim.io.arch import load_arch as load_arch_file
 from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.limits import MAX_ITERATION_POINTS
 from accel_sim.io.recipe import load_recipe
-from accel_sim.io.yaml import load_yaml, with_overrides
+from accel_sim.io.yaml import KeyPath, YamlDoc, format_key_path, load_yaml, with_overrides
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Workload
 
@@ -68,14 +68,32 @@ def load_workload(path: str | Path, *, strict: bool = False, overrides: Sequence
     """Load an ONNX model, einsum cascade or zoo recipe (`strict`: unsupported ONNX ops are errors), every
     einsum's iteration space bounded (MAX_ITERATION_POINTS) before anything is costed or allocated."""
     path = resolve(path, "workload")
-    workload = _read_workload(path, strict, overrides)
+    return _read_workload(path, strict, overrides)
+
+
+def _bounded(workload: Workload, path: Path, doc: YamlDoc | None) -> Workload:
+    """`workload`, once every einsum's iteration space is known to stay within MAX_ITERATION_POINTS; the error
+    names the file's key that sets the largest rank (a cascade's rank, or the recipe parameter of that value)."""
     for einsum in workload.einsums:
-        if einsum.iteration_points > MAX_ITERATION_POINTS:
-            sizes = " x ".join(f"{rank} {size:,}" for rank, size in einsum.rank_sizes)
-            raise ConfigError(f"einsum '{einsum.name}' iterates over {einsum.iteration_points:.3g} points ({sizes}), "
-                              f"more than 2^53 = {MAX_ITERATION_POINTS:.3g}, beyond which counts are not exact",
-                              file=path, fix="use smaller sizes (batch, sequence length, rank sizes" +
-                              (" in the --set overrides" if overrides else "") + ")")
+        if einsum.iteration_points <= MAX_ITERATION_POINTS:
+            continue
+        sizes = " x ".join(f"{rank} {size:,}" for rank, size in einsum.rank_sizes)
+        largest_rank, largest = max(einsum.rank_sizes, key=lambda item: item[1])
+        key: KeyPath = ()
+        if doc is not None and isinstance(doc.data, dict):
+            if isinstance(doc.data.get("ranks"), dict) and largest_rank in doc.data["ranks"]:
+                key = ("ranks", largest_rank)
+            else:
+                key = next(((name,) for name, value in doc.data.items()
+                            if isinstance(value, int) and not isinstance(value, bool) and value == largest), ())
+        blamed = next((text for written, text in (doc.overridden.items() if doc else ()) if written == key), None)
+        raise ConfigError(f"einsum '{einsum.name}' iterates over {einsum.iteration_points:.3g} points ({sizes}), "
+                          f"more than 2^53 = {MAX_ITERATION_POINTS:.3g}, beyond which counts are not exact"
+                          + (f" (--set '{blamed}')" if blamed else ""),
+                          file=path, line=doc.line_of(key) if doc is not None and key and not blamed else None,
+                          key_path=format_key_path(key) or None,
+                          fix="use smaller sizes (batch, sequence length, rank sizes" +
+                              (" in the --set overrides" if doc is not None and doc.overridden else "") + ")")
     return workload
 
 
@@ -87,16 +105,16 @@ def _read_workload(path: Path, strict: bool, overrides: Sequence[str]) -> Worklo
                               fix="drop the workload.* assignments, or use a zoo recipe or einsum cascade")
         from accel_sim.io.onnx import load_onnx  # pulls onnx (heavy): only for ONNX files
 
-        return load_onnx(path, strict=strict)
+        return _bounded(load_onnx(path, strict=strict), path, None)
     doc = load_yaml(path)
     if overrides:
         doc = with_overrides(doc, overrides)
         # errors quote the assignment as the user wrote it (`--set workload.batch=...`)
         doc = replace(doc, overridden={k: f"workload.{v}" for k, v in doc.overridden.items()})
     if kind == "einsum":
-        return parse_cascade(doc)
+        return _bounded(parse_cascade(doc), path, doc)
     if kind == "recipe":
-        return load_recipe(doc)
+        return _bounded(load_recipe(doc), path, doc)
     if kind == "sweep":
         raise ConfigError("this is a sweep spec, not a workload", file=path,
                           fix="run it with `accel-sim sweep`, or give an ONNX model, einsum cascade or zoo recipe")

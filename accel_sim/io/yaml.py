@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import typing
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -68,6 +69,15 @@ def _load_cached(shown: str, resolved: str, mtime_ns: int, size: int) -> YamlDoc
     return parse_yaml(text, shown)
 
 
+# A file's values after its aliases are expanded, and its nesting depth: far beyond any real config, small
+# enough that an alias "bomb" (aliases of aliases, each repeating the last) or a runaway nesting fails in
+# milliseconds with a message rather than exhausting memory or Python's stack.
+MAX_VALUES = 1_000_000
+MAX_DEPTH = 64
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+
+
 def parse_yaml(text: str, file: str) -> YamlDoc:
     """Parse YAML text (see load_yaml)."""
     try:
@@ -82,32 +92,92 @@ def parse_yaml(text: str, file: str) -> YamlDoc:
         raise ConfigError(f"invalid YAML syntax: {problem}", file=file,
                           line=mark.line + 1 if mark else None,
                           fix="check indentation, colons and quotes on that line") from None
+    except RecursionError:
+        raise ConfigError("the YAML nests too deeply for the parser (hundreds of levels)", file=file,
+                          fix="flatten the brackets; no configuration nests that deep") from None
     lines: dict[KeyPath, int] = {}
-    data = None if node is None else _build(node, (), lines, file)
+    data = None if node is None else _Builder(file, lines).build(node, ())
     return YamlDoc(data, lines, file)
 
 
-def _build(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], file: str) -> Any:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
+@dataclass
+class _Builder:
+    """Turns composed YAML nodes into plain data, recording lines, refusing what a config never needs."""
+
+    file: str
+    lines: dict[KeyPath, int]
+    values: int = 0
+    merging: set[int] = field(default_factory=set)   # ids of the mappings being merged, to refuse a cycle
+
+    def refuse(self, node: yaml.Node, path: KeyPath, problem: str, fix: str) -> ConfigError:
+        """A ConfigError at `node`'s line and `path`."""
+        return ConfigError(problem, file=self.file, line=node.start_mark.line + 1,
+                           key_path=format_key_path(path) or None, fix=fix)
+
+    def build(self, node: yaml.Node, path: KeyPath) -> Any:
+        """The value of `node` at `path`."""
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise self.refuse(node, path, f"the file expands to more than {MAX_VALUES:,} values (its aliases "
+                              f"repeat aliases)", "write the values out, or alias whole blocks only once")
+        if len(path) > MAX_DEPTH:
+            raise self.refuse(node, path[:4], f"the YAML nests more than {MAX_DEPTH} levels deep (or an alias "
+                              f"contains itself)", "flatten the nesting; no configuration nests that deep")
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_TAGS:
+            raise self.refuse(node, path, f"the YAML tag '{node.tag}' has no meaning here",
+                              "remove the tag (the '!...' before the value)")
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
+        return self.scalar(node, path)
+
+    def scalar(self, node: yaml.Node, path: KeyPath) -> Any:
+        """A plain value; a tag the safe loader does not know is refused."""
+        try:
+            return yaml.SafeLoader(" ").construct_object(node)
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise self.refuse(node, path, f"the value cannot be read: {problem}",
+                              "remove the tag (the '!...' before the value) or quote the value") from None
+
+    def mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[Any, Any]:
+        """A mapping; duplicate keys are errors, and '<<: *alias' merges keys the mapping does not set itself."""
         out: dict[Any, Any] = {}
+        merges = []
         for key_node, value_node in node.value:
-            key = yaml.SafeLoader(" ").construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
-            if not isinstance(key, (str, int, float, bool)):
-                raise ConfigError("mapping keys must be plain scalars", file=file,
-                                  line=key_node.start_mark.line + 1, key_path=format_key_path(path),
-                                  fix="write the key as a plain word")
-            key = str(key) if not isinstance(key, str) else key
+            if key_node.tag == _MERGE_TAG:
+                merges.append(value_node)
+                continue
+            key = self.key(key_node, path)
             if key in out:
-                raise ConfigError(f"duplicate key '{key}' (first on line {lines[path + (key,)]})", file=file,
-                                  line=key_node.start_mark.line + 1, key_path=format_key_path(path + (key,)),
-                                  fix="keep one of the two entries; YAML would silently drop the first")
-            lines[path + (key,)] = key_node.start_mark.line + 1
-            out[key] = _build(value_node, path + (key,), lines, file)
+                raise self.refuse(key_node, path + (key,), f"duplicate key '{key}' (first on line "
+                                  f"{self.lines[path + (key,)]})",
+                                  "keep one of the two entries; YAML would silently drop the first")
+            self.lines[path + (key,)] = key_node.start_mark.line + 1
+            out[key] = self.build(value_node, path + (key,))
+        for merged in merges:   # YAML's merge key: earlier mappings of a '<<: [*a, *b]' list win
+            sources = merged.value if isinstance(merged, yaml.SequenceNode) else [merged]
+            for source in sources:
+                if not isinstance(source, yaml.MappingNode):
+                    raise self.refuse(source, path, "'<<' merges mappings only",
+                                      "write '<<: *name' where &name anchors a mapping, or a list of them")
+                if id(source) in self.merging:
+                    raise self.refuse(source, path, "'<<' merges a mapping into itself",
+                                      "merge another mapping, one that does not contain this '<<'")
+                self.merging.add(id(source))
+                for key, value in self.mapping(source, path).items():
+                    out.setdefault(key, value)
+                self.merging.discard(id(source))
         return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_build(item, path + (i,), lines, file) for i, item in enumerate(node.value)]
-    return yaml.SafeLoader(" ").construct_object(node)
+
+    def key(self, key_node: yaml.Node, path: KeyPath) -> str:
+        """A mapping key as text: keys must be plain scalars."""
+        key = self.scalar(key_node, path) if isinstance(key_node, yaml.ScalarNode) else None
+        if not isinstance(key, (str, int, float, bool)):
+            raise self.refuse(key_node, path, "mapping keys must be plain scalars", "write the key as a plain word")
+        return key if isinstance(key, str) else str(key)
 
 
 def validate(model: type[ModelT], doc: YamlDoc, root: KeyPath = ()) -> ModelT:
@@ -270,7 +340,7 @@ def with_overrides(doc: YamlDoc, assignments: Sequence[str]) -> YamlDoc:
 def apply_overrides(data: Any, assignments: Sequence[str], file: str) -> Any:
     """A copy of `data` with each 'PATH=VALUE' applied; list items are addressed by index or by `name`.
 
-    PATH uses dots (`memory.unified_buffer.capacity`, `engines.0.rows`); VALUE is read as YAML
+    PATH uses dots (`memory.unified_buffer.capacity`, `engines.0.rows`, or `engines[0].rows` as errors print it); VALUE is read as YAML
     ("128" -> 128, "32 MiB" -> "32 MiB", "[weights]" -> a list). The last key of a mapping may be new
     (optional keys are often absent); the model's validation then judges it. `data` is not modified.
     """
@@ -291,7 +361,8 @@ def _apply_one(data: Any, assignment: str, file: str, written: dict[KeyPath, str
     except yaml.YAMLError:
         raise ConfigError(f"{where}: the value is not valid YAML", file=file, key_path=path_text,
                           fix="quote the value, e.g. --set 'PATH=\"a: b\"'") from None
-    keys = path_text.split(".")
+    # the bracketed form that errors print (memory[1].capacity) addresses the same key as memory.1.capacity
+    keys = re.sub(r"\[([^\[\]]*)\]", r".\1", path_text).split(".")
     if any(not key for key in keys):
         raise ConfigError(f"{where}: the path has an empty segment", file=file, key_path=path_text,
                           fix="separate keys with single dots, e.g. memory.0.capacity")

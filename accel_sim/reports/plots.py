@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.reports.format import si_format
-from accel_sim.reports.view import OPS_PER_MAC, counted_ops
+from accel_sim.reports.view import OPS_PER_MAC, counted_ops, short_name
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -69,7 +69,9 @@ def roofline_data(result: Result) -> RooflineData:
         ceilings.append((f"{engine.name} peak {si_format(peak, 'op/s')}", peak))
     slopes = tuple((f"{level.name} {si_format(level.ports.peak_bytes_per_s, 'B/s')}", level.ports.peak_bytes_per_s)
                    for level in arch.memory)
-    return RooflineData(f"{result.workload.name} on {arch.name}", tuple(ceilings), slopes, _points(result))
+    # names cut to a readable length: a title far wider than the figure cannot be drawn at all
+    title = f"{short_name(result.workload.name)} on {short_name(arch.name)}"
+    return RooflineData(title, tuple(ceilings), slopes, _points(result))
 
 
 def roofline_figure(result: Result) -> Figure:

@@ -140,6 +140,8 @@ def moved(baseline: float, result: float, rtol: float) -> bool:
     a value on one side only has moved, NaN on both has not."""
     if math.isnan(baseline) or math.isnan(result):
         return math.isnan(baseline) != math.isnan(result)
+    if math.isinf(baseline):
+        return result != baseline
     return abs(result - baseline) > rtol * abs(baseline)
 
 
@@ -268,7 +270,9 @@ def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
     now = new.loc[shared].reindex(columns=names).to_numpy(dtype=float)
     floor = np.array([atol.get(m, atol.get("*", 0.0)) for m in names])
     with np.errstate(invalid="ignore"):
-        same = (old == now) | (np.isnan(old) & np.isnan(now)) | (np.abs(now - old) <= floor + rtol * np.abs(old))
+        # an infinite baseline holds only an equal result (its tolerance, rtol x inf, would hold anything)
+        same = ((old == now) | (np.isnan(old) & np.isnan(now))
+                | (np.isfinite(old) & (np.abs(now - old) <= floor + rtol * np.abs(old))))
     for r, c in zip(*np.nonzero(~same)):
         workload, item = shared[r]
         changes.append(Change(workload, item, names[c], float(old[r, c]), float(now[r, c])))

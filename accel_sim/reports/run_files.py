@@ -65,9 +65,37 @@ def read_run(path: str | Path) -> RunFiles:
     if not isinstance(summary, dict) or not isinstance(summary.get("workload"), str):
         raise ConfigError("not a run summary (no 'workload' name)", file=summary_path, line=1, key_path="workload",
                           fix="give the summary.json that `accel-sim run -o DIR` writes")
+    for key in [k for k in REQUIRED_NUMBERS if k not in summary] + [k for k in NUMBERS if k in summary]:
+        if not _is_number(summary.get(key)):
+            raise ConfigError(f"'{key}' is {summary.get(key)!r}, not a number" if key in summary else
+                              f"the summary has no '{key}'", file=summary_path, key_path=key,
+                              fix="give the summary.json that `accel-sim run -o DIR` writes (rerun it to rewrite one)")
     beside = summary_path.name == SUMMARY_FILE  # another JSON file may sit among unrelated CSVs
-    return RunFiles(path, summary, read_json(folder / RECORD_FILE, required=False) if beside else None,
-                    read_csv(folder / EINSUM_FILE) if beside else [], read_csv(folder / TIMELINE_FILE) if beside else [])
+    record = read_json(folder / RECORD_FILE, required=False) if beside else None
+    if record is not None and not _is_record(record):
+        raise ConfigError("not a run record (no title, or no design with a clock and memory levels)",
+                          file=folder / RECORD_FILE, fix="rerun `accel-sim run -o DIR` to rewrite it, or delete it")
+    return RunFiles(path, summary, record, read_csv(folder / EINSUM_FILE) if beside else [],
+                    read_csv(folder / TIMELINE_FILE) if beside else [])
+
+
+# The summary keys the reports read as numbers: those every run writes, and those some runs add.
+REQUIRED_NUMBERS = ("latency_s", "energy_j", "throughput_per_s", "area_mm2")
+NUMBERS = REQUIRED_NUMBERS + ("cycles", "total_macs", "mac_utilization", "tokens_per_s")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_record(record: object) -> bool:
+    """Whether run.json has what the reports read from it."""
+    if not isinstance(record, dict) or not isinstance(record.get("title"), str):
+        return False
+    design = record.get("design")
+    return (isinstance(design, dict) and _is_number(design.get("clock_hz"))
+            and isinstance(design.get("memory"), list)
+            and all(isinstance(m, dict) and isinstance(m.get("name"), str) for m in design["memory"]))
 
 
 def read_json(path: Path, required: bool) -> Any:
@@ -89,7 +117,15 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     with path.open(newline="") as handle:
-        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(handle)]
+        reader = csv.DictReader(handle)
+        rows = []
+        for row in reader:
+            if None in row or None in row.values():   # DictReader's marks of too many or too few fields
+                raise ConfigError(f"row {reader.line_num} has {len(reader.fieldnames or [])} columns in its header "
+                                  f"but a different number of fields", file=path, line=reader.line_num,
+                                  fix="rerun `accel-sim run -o DIR` to rewrite it, or delete the file")
+            rows.append({k: _number(v) for k, v in row.items()})
+        return rows
 
 
 def _number(text: str) -> object:

@@ -68,6 +68,16 @@ def _reject_bool(value: Any, example: str = "") -> Any:
     return value
 
 
+def _plain_number(value: Any) -> Any:
+    """A count or plain number is a YAML number: '256' in quotes is refused, as a recipe's integers are, rather
+    than read as one (and true/false are not numbers either)."""
+    if isinstance(value, str):
+        numeric = value.strip().lstrip("-").replace(".", "", 1).isdigit()
+        raise ValueError(f"expected a number, got the string {value!r}. Fix: "
+                         + (f"write the number without quotes, e.g. {value.strip()}" if numeric else "give a number"))
+    return _reject_bool(value)
+
+
 def _finite(value: float | int | None) -> float | int | None:
     """Infinities and NaN are not sizes, rates or energies (`clock: .inf` gave a null latency)."""
     if value is not None and not math.isfinite(value):
@@ -187,13 +197,13 @@ JoulesPerBit = Annotated[float, BeforeValidator(_si("energy", per_bit=True)), Af
 Seconds = Annotated[float, BeforeValidator(_si("time")), AfterValidator(_non_negative)]
 Watts = Annotated[float, BeforeValidator(_si("power")), AfterValidator(_non_negative)]
 SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(_positive("mm^2", "'331 mm2'"))]
-PositiveFloat = Annotated[float, BeforeValidator(_reject_bool), AfterValidator(_positive())]
+PositiveFloat = Annotated[float, BeforeValidator(_plain_number), AfterValidator(_positive())]
 Fraction = Annotated[float, BeforeValidator(_fraction_number), AfterValidator(_fraction)]
 MemoryTechnology = Annotated[Technology, BeforeValidator(_technology)]
 OffChipMemoryTechnology = Annotated[OffChipTechnology, BeforeValidator(_off_chip_technology)]
-PositiveInt = Annotated[int, BeforeValidator(_reject_bool), AfterValidator(_positive()),
+PositiveInt = Annotated[int, BeforeValidator(_plain_number), AfterValidator(_positive()),
                         AfterValidator(_within(1, MAX_COUNT, ""))]
-NonNegativeCount = Annotated[int, BeforeValidator(_reject_bool), AfterValidator(_non_negative),
+NonNegativeCount = Annotated[int, BeforeValidator(_plain_number), AfterValidator(_non_negative),
                              AfterValidator(_within(0, MAX_COUNT, ""))]
 
 

@@ -99,6 +99,36 @@ def test_malformed_baseline_exits_2(run_dir: Path, tmp_path: Path, capsys: pytes
     assert "summary.json, line 2" in err and "invalid JSON" in err and "Fix:" in err
 
 
+def test_an_infinite_baseline_holds_only_an_equal_result(run_dir: Path, tmp_path: Path) -> None:
+    """A baseline latency of Infinity (JSON's) against the run's finite one moves: rtol x inf would hold anything."""
+    base = _copy(run_dir, tmp_path / "base")
+    summary = json.loads((base / "summary.json").read_text())
+    summary["latency_s"] = float("inf")
+    (base / "summary.json").write_text(json.dumps(summary))
+    assert [(c.item, c.metric) for c in compare(run_dir, base).changes] == [("(total)", "latency_s")]
+    assert compare(base, base).passed
+
+
+@pytest.mark.parametrize("damage", ["word for a number", "short csv row"])
+def test_report_on_a_damaged_run_folder_exits_2(run_dir: Path, tmp_path: Path, damage: str,
+                                                capsys: pytest.CaptureFixture) -> None:
+    """A summary whose latency is a word, or a per-einsum row with one field too many, is bad input for `report`:
+    exit 2 naming the file and the key or line."""
+    folder = _copy(run_dir, tmp_path / "run")
+    if damage == "word for a number":
+        summary = json.loads((folder / "summary.json").read_text())
+        summary["latency_s"] = "fast"
+        (folder / "summary.json").write_text(json.dumps(summary))
+        expected = "summary.json at 'latency_s'"
+    else:
+        csv_file = folder / "per_einsum.csv"
+        lines = csv_file.read_text().splitlines()
+        csv_file.write_text("\n".join([lines[0], lines[1] + ",1"] + lines[2:]) + "\n")
+        expected = "per_einsum.csv, line 2"
+    assert main(["report", str(folder), "-o", str(tmp_path / "page")]) == 2
+    assert expected in capsys.readouterr().err
+
+
 def test_missing_row_is_a_regression(run_dir: Path, tmp_path: Path) -> None:
     """An einsum present in the baseline but gone from the result is reported as missing."""
     base = _copy(run_dir, tmp_path / "base")

@@ -117,7 +117,7 @@ def test_a_grid_with_an_invalid_corner_still_loads(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("axes", "expected"), [
-    ("  - {path: engines.0.rows, values: [8, banana]}\n", ["axes[0].values[1]", '"banana"', "valid integer"]),
+    ("  - {path: engines.0.rows, values: [8, banana]}\n", ["axes[0].values[1]", '"banana"', "expected a number"]),
     ("  - {path: engines.0.rows, range: {start: 1, stop: 3, step: 0.5}}\n",
      ["axes[0].range", "1.5", "fractional part"]),
     ("  - {path: memory.global_buffer.capacity, values: [64 KiB, lots]}\n", ["axes[0].values[1]", "bytes quantity"]),

@@ -240,8 +240,7 @@ def test_tensor_efficiency_is_a_number_in_the_unit_interval(value: str) -> None:
     ("registers_per_sm=1 KiB", "register file per SM", "raise registers_per_sm"),
     ("max_threads_per_sm=64", "threads per SM", "raise max_threads_per_sm"),
     ("base_registers=250", "registers per thread", "lower base_registers"),
-    ("shared_memory_per_cta=1 KiB", "shared memory per CTA", "raise shared_memory_per_cta"),
-    ("shared_memory_per_sm=1 KiB", "shared memory per SM", "raise shared_memory_per_sm")])
+    ("shared_memory_per_cta=1 KiB", "shared memory per CTA", "raise shared_memory_per_cta")])
 def test_no_tile_fits_names_the_limit_that_excludes_them(override: str, limit: str, fix: str) -> None:
     """When one per-CTA limit excludes every tile, the error names that limit and its fix, not shared memory."""
     arch = load_arch(A100, [f"engines.sm.{override}"])
@@ -249,6 +248,14 @@ def test_no_tile_fits_names_the_limit_that_excludes_them(override: str, limit: s
     with pytest.raises(InfeasibleError) as error:
         arch.engines[0].cost(w.einsums[0], w, arch)
     assert f"limit of {limit}" in str(error.value) and fix in str(error.value)
+
+
+def test_a_cta_cannot_take_more_shared_memory_than_its_sm_has() -> None:
+    """shared_memory_per_sm below shared_memory_per_cta is refused at load, at the per-CTA key (a CTA runs on one
+    SM), so the SM's shared memory never excludes a tile the CTA's own cap admits."""
+    with pytest.raises(ConfigError) as error:
+        load_arch(A100, ["engines.sm.shared_memory_per_sm=1 KiB"])
+    assert error.value.key_path == "engines[0].shared_memory_per_cta" and "exceeds" in error.value.problem
 
 
 def test_no_tile_fits_by_different_limits_counts_each() -> None:

@@ -88,6 +88,44 @@ def test_every_key_and_item_keeps_its_line() -> None:
     assert doc.line_of(("memory", 1, "no_such_key")) == 8
 
 
+def parse_error(text: str) -> ConfigError:
+    """The ConfigError parsing `text` raises."""
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, "y.yaml")
+    return info.value
+
+
+def test_merge_key_fills_only_the_keys_a_mapping_does_not_set() -> None:
+    """YAML's '<<': the explicit k wins over the merged one; of a merged list, the first mapping wins (m: 1)."""
+    doc = parse_yaml("b: &b {m: 1, k: 2}\nd: &d {m: 5, z: 7}\nc: {<<: [*b, *d], k: 3}\n", "y.yaml")
+    assert doc.data["c"] == {"k": 3, "m": 1, "z": 7}
+
+
+def test_merging_a_mapping_into_itself_or_a_scalar_is_refused() -> None:
+    """A merge cycle, or '<<' of a number, is a located error rather than a recursion or a crash."""
+    cycle = parse_error("a: &x {p: 1, <<: *x}\n")
+    assert cycle.key_path == "a" and "into itself" in cycle.problem
+    assert "merges mappings only" in parse_error("c: {<<: 5}\n").problem
+
+
+def test_tags_are_refused_on_values_and_on_collections() -> None:
+    """'!foo' on a scalar, on a mapping and Python's object tag are errors at their line (standard '!!str' is
+    read)."""
+    assert parse_error("a: 1\nb: !foo 16\n").line == 2
+    assert "!foo" in parse_error("ranks: !foo {m: 1}\n").problem
+    assert parse_error("x: !!python/object:os.system 1\n").key_path == "x"
+    assert parse_yaml("x: !!str 5\n", "y.yaml").data == {"x": "5"}
+
+
+def test_alias_bombs_and_runaway_nesting_stop_with_a_message() -> None:
+    """Aliases of aliases, nine times at six levels (531,441 x 9 values), and an alias holding itself, stop."""
+    levels = ["a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]"]
+    levels += [f"l{i}: &l{i} [{', '.join(['*' + ('a' if i == 0 else f'l{i - 1}')] * 9)}]" for i in range(7)]
+    assert "more than 1,000,000 values" in parse_error("\n".join(levels) + "\n").problem
+    assert "contains itself" in parse_error("a: &x [*x]\n").problem
+    assert "too deeply" in parse_error("a: " + "[" * 5000 + "]" * 5000 + "\n").problem
+
+
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     """Reading a file that is not there raises ConfigError naming it, with a fix."""
     with pytest.raises(ConfigError) as info:
@@ -210,6 +248,12 @@ DATA = {"clock": "1 GHz",
 def test_override_by_index() -> None:
     """memory.1.capacity addresses the second level."""
     assert apply_overrides(DATA, ["memory.1.capacity=2 MiB"], "t")["memory"][1]["capacity"] == "2 MiB"
+
+
+def test_override_by_the_bracketed_path_errors_print() -> None:
+    """memory[1].capacity, as format_key_path writes it in every error, addresses what memory.1.capacity does."""
+    out = apply_overrides(DATA, ["memory[1].capacity=2 MiB", "engines[mxu].rows=16"], "t")
+    assert (out["memory"][1]["capacity"], out["engines"][0]["rows"]) == ("2 MiB", 16)
 
 
 def test_override_by_name() -> None:
