@@ -428,6 +428,10 @@ def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, engine: E
     batch, codes = array_batch(einsum, workload, arch, rows, cols, (dataflow,))
     analyses = array_analyses(einsum, workload, arch, rows, cols, batch, codes)
     traffic = array_traffic(einsum, workload, arch, rows, cols, batch, analyses)
+    if not traffic.fits[0]:
+        # no choice fits, even staging every operand: the traffic of the choice left would assume tiles that the
+        # levels cannot hold (a smaller buffer then looked faster than a larger one)
+        raise unfit_error(einsum, workload, arch, engine.name, rows, cols, [(rows, cols, batch, codes)], None)
     energy: dict[tuple[str, str], float] = {}
     for li, level in enumerate(arch.memory):
         energy[(level.name, "read")] = float(traffic.level_energy_j[0, li, 0])

@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
+from accel_sim import evaluate, load_arch, load_workload
 from accel_sim.engines.costing import gemm_array_traffic
 from accel_sim.engines.lut_tensor_core import (LutTensorCoreEngine, MacTensorCoreEngine, lut_engine_area_mm2,
                                                lut_work, mac_work, precompute_adds, table_entries)
-from accel_sim.errors import ConfigError
+from accel_sim.errors import ConfigError, InfeasibleError
 from accel_sim.io.yaml import parse_yaml, validate
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
@@ -286,3 +290,49 @@ def test_single_level_memory_streams_and_overlaps_with_compute() -> None:
     assert dram_cycles >= 16384
     step_cycles = 2 * 4 * (1 * 16 + 4 * 2) / 8   # k_groups * g * (one activation row + N4 weight columns) bits
     assert cost.total_cycles == pytest.approx(max(4096 + step_cycles, dram_cycles))
+
+
+def test_a_cache_too_small_to_stage_the_tiles_is_infeasible_not_faster() -> None:
+    """attention_3pass on the M2 Ultra llama.cpp config (16 cores' 1 x 64 MAC columns, activations in each core's
+    L1): at 1 KiB K's tiles are staged through the cache; at 512 B not even a staged tile fits (Q, K and QK need
+    516 B double-buffered). The engine's fixed output-stationary mapping was then costed as if its tiles fitted,
+    with K read from DRAM once: 0.22 ms against 0.63 ms at 1 KiB. It is refused, naming the cache and the bytes."""
+    root = Path(__file__).resolve().parents[3]
+    config = root / "arch_configs" / "lut" / "m2_ultra_llamacpp.yaml"
+    workload = root / "workloads" / "attention_3pass.einsum.yaml"
+    larger = evaluate(load_arch(config, ["memory.l1d.capacity=1 KiB"]), load_workload(workload), "latency")
+    assert larger.summary()["latency_s"] > 0
+    with pytest.raises(InfeasibleError, match=r"'l1d' holds 512 bytes .* need 516 bytes"):
+        evaluate(load_arch(config, ["memory.l1d.capacity=512 B"]), load_workload(workload), "latency")
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.sampled_from((1, 4, 16, 64)), n=st.sampled_from((16, 64, 256)), k=st.sampled_from((16, 64, 256)),
+       units=st.sampled_from((1, 4, 16)), big=st.integers(4, 14), shrink=st.integers(1, 10), table=st.booleans())
+def test_shrinking_the_activation_buffer_never_speeds_a_tensor_core_up(m: int, n: int, k: int, units: int, big: int,
+                                                                       shrink: int, table: bool) -> None:
+    """A LUT tensor core's GEMM, or a MAC tensor core's product of two activations (attention's Q x K^T), on its
+    fixed output-stationary tile (units side by side along N, as a multi-core CPU's cores are) under a smaller
+    activation buffer stages what it cannot keep, or is infeasible (infinite): its cycles and DRAM bytes never
+    fall as the buffer shrinks (a buffer too small to stage the tiles was costed as if they fitted)."""
+    engine = (lut(tile_m=1, tile_n=4, k_groups=4, units=units) if table
+              else mac(tile_m=1, tile_n=4, tile_k=16, units=units))
+    work = gemm(m, n, k, 2 if table else 8, 8)
+    if not table:   # attention's Q x K^T: both operands are activations, both in the buffer
+        work = Workload("qk", tuple(replace(t, kind="activation") for t in work.tensors), work.einsums)
+    results = []
+    for capacity in (2 ** big, 2 ** max(0, big - shrink)):
+        arch = Arch.model_validate({
+            "name": "t", "clock": "1 GHz", "technology_nm": 28,
+            "memory": [{"name": "dram", "technology": "DRAM", "bandwidth": "10 GB/s"},
+                       {"name": "buf", "technology": "SRAM", "capacity": f"{capacity} B", "bandwidth": "1 TB/s",
+                        "holds": ["activations"]}],
+            "engines": [engine.model_dump(by_alias=False)]})
+        try:
+            cost = engine.cost(work.einsums[0], work, arch)
+        except InfeasibleError:
+            results.append((np.inf, np.inf))
+            continue
+        dram = sum(v for (level, _, _), v in cost.accesses.items() if level == "dram")
+        results.append((cost.total_cycles, dram))
+    assert results[1][0] >= results[0][0] * (1 - 1e-12) and results[1][1] >= results[0][1] * (1 - 1e-12)
