@@ -79,7 +79,7 @@ import numpy as np
 from accel_sim.energy.components import is_off_chip, level_energy_per_bit
 from accel_sim.engines.base import skipped_directions
 from accel_sim.errors import InfeasibleError
-from accel_sim.spec.arch import holds_entry
+from accel_sim.spec.arch import Ports, holds_entry
 from accel_sim.spec.fields import ACTIVATION_ROLES
 from accel_sim.spec.identity import IdentityMemo
 from accel_sim.sim.trace import LevelUse
@@ -637,18 +637,24 @@ def memory_use(arch: Arch, workload: Workload, placements: tuple[Placement, ...]
     bits = {t.name: t.bits for t in workload.tensors}
     read = {lv.name: 0.0 for lv in arch.memory}
     written = dict(read)
-    busy = dict(read)
+    # busy cycles per level and per set of ports it is seen through: a near-memory engine's banks are not the
+    # external bus, and in NeuPIMs' concurrent mode both are busy at once (their sum would exceed the makespan)
+    busy: dict[tuple[str, Ports], float] = {}
     for p in placements:
         for (level, tensor, action), elements in p.cost.accesses.items():
             target = written if action in _WRITE_ACTIONS else read
             target[level] = target.get(level, 0.0) + elements * bits[tensor] / 8
-        for level, cycles in arch.engine(p.engine).level_busy_cycles(p.cost, workload, arch).items():
-            busy[level] += cycles
+        engine = arch.engine(p.engine)
+        cycles = engine.level_busy_cycles(p.cost, workload, arch)
+        for lv in arch.memory:
+            key = (lv.name, engine.level_ports(lv, arch.engine_clock_hz(engine)))
+            busy[key] = busy.get(key, 0.0) + cycles[lv.name]
     peak, spilled = _occupancy(arch, workload, trace, homes)
     span = trace.makespan_cycles
+    busiest = {lv.name: max((c for (name, _), c in busy.items() if name == lv.name), default=0.0) for lv in arch.memory}
     return tuple(LevelUse(lv.name, lv.capacity_bytes, peak.get(lv.name, 0.0), spilled.get(lv.name, 0.0),
                           trace.instances * read[lv.name], trace.instances * written[lv.name],
-                          trace.instances * busy[lv.name] / span if span else 0.0) for lv in arch.memory)
+                          trace.instances * busiest[lv.name] / span if span else 0.0) for lv in arch.memory)
 
 
 def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, ...] | None
