@@ -20,9 +20,11 @@ registers per thread (NVIDIA CUDA C++ Programming Guide, "Compute Capabilities",
 Waves. The grid has T = batch x ceil(M / BM) x ceil(N / BN) x S CTAs; the SMs run SMs x occupancy of them at a
 time, so the kernel takes ceil(T / (SMs x occupancy)) waves, the last one possibly partial (wave quantization:
 NVIDIA Deep Learning Performance Guide, "Matrix Multiplication Background"). The CTAs resident on an SM share its
-tensor cores, so one wave takes occupancy x the time of one CTA alone:
+tensor cores, so a full wave takes occupancy x the time of one CTA alone, and a CTA of the partial last wave that
+has its SM to itself takes one: the busiest SM works through ceil(T / SMs) CTA-times, whatever the occupancy (a
+higher occupancy, which only adds resident CTAs, can then never slow the main loop):
 
-    compute cycles = waves x occupancy x BM x BN x ceil(ceil(K / S) / BK) x BK / (MACs per SM per cycle x eff),
+    compute cycles = ceil(T / SMs) x BM x BN x ceil(ceil(K / S) / BK) x BK / (MACs per SM per cycle x eff),
 
 with the datasheet's dense MACs per SM per cycle for the operands' width (tensor cores; wider operands than any
 tensor-core width run on the CUDA cores at their FMA rate) and `tensor_efficiency` eff, the fraction of that
@@ -46,8 +48,9 @@ bandwidth, the level's peak (its ports) times `bandwidth_efficiency` for that le
 
 A kernel then takes max(compute, every level's transfer time) plus what its ends expose, charged as fill/drain:
 `launch_overhead` (the gap between back-to-back kernels on the GPU timeline), one `memory_latency` before the
-first wave's operands arrive, and the last wave's output tiles draining at the achievable bandwidth of the output's
-outermost level after its last MAC (earlier waves' epilogues overlap later waves' main loops). A GEMV (M = 1) or a
+first wave's operands arrive, and the output tiles of the last CTA-time (T - (ceil(T / SMs) - 1) x SMs CTAs, at
+most one per SM) draining at the achievable bandwidth of the output's outermost level after its last MAC (earlier
+epilogues overlap other CTAs' main loops, the more so the higher the occupancy). A GEMV (M = 1) or a
 KV-cache read is thus bandwidth-bound at the achievable HBM bandwidth.
 
 Maps and reductions (norms, softmax, residual adds, cache writes) run on the CUDA cores: per iteration point one

@@ -205,7 +205,11 @@ def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str,
     rate, on_tensor = engine.mac_rate(p.operand_bits)
     eff = engine.tensor_sustained() if on_tensor else 1.0
     tile_macs = tiles.bm * tiles.bn * k_steps * tiles.bk
-    compute = waves * occ_safe * tile_macs / (rate * eff) * to_arch
+    # the CTAs resident on an SM share its tensor cores, so each CTA costs its SM one CTA-time whatever the
+    # occupancy, and a CTA of a partial last wave that runs alone on its SM takes one: the busiest SM runs
+    # ceil(T / SMs) of them (waves x occupancy CTA-times charged a last wave of one CTA per SM `occupancy` of them)
+    per_sm = fold_count(ctas, engine.sms)
+    compute = per_sm * tile_macs / (rate * eff) * to_arch
     padded_macs = ctas * tile_macs
 
     # L2 reuse: device memory serves each operand once when both fit the cache, else once per block of tiles
@@ -233,10 +237,11 @@ def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str,
     level_cycles = np.stack([engine.transfer_cycles(read_bytes[:, li], write_bytes[:, li], level, arch)
                              / engine.level_efficiency(level.name) for li, level in enumerate(arch.memory)], axis=1)
     busy = np.maximum(compute, level_cycles.max(axis=1))
-    # exposed at the ends: the first wave waits one memory latency for its first operands, the last wave's
-    # output tiles drain to the output's outermost keeper after the last MAC; plus the launch itself
-    last_wave = ctas - (waves - 1) * slots
-    drain_bytes = last_wave * np.minimum(tiles.bm, p.m) * np.minimum(tiles.bn, p.n) * p.c_bits / 8
+    # exposed at the ends: the first wave waits one memory latency for its first operands, the output tiles of the
+    # last CTA-time (at most one CTA per SM, as `compute` counts them) drain to the output's outermost keeper after
+    # the last MAC (a higher occupancy only overlaps more epilogues with other CTAs' main loops); plus the launch
+    last_round = ctas - (per_sm - 1) * engine.sms
+    drain_bytes = last_round * np.minimum(tiles.bm, p.m) * np.minimum(tiles.bn, p.n) * p.c_bits / 8
     out_level = next((li for li in range(len(arch.memory)) if keeps[li][p.c]), None)
     drain = (0.0 if out_level is None else
              engine.transfer_cycles(0.0, drain_bytes, arch.memory[out_level], arch)

@@ -114,6 +114,23 @@ def test_occupancy_falls_when_a_tiles_shared_memory_exceeds_the_sms_share() -> N
     assert occupancy(engine, tiles, 16, 16).tolist() == [3, 2, 1, 0]
 
 
+def test_a_partial_last_wave_costs_its_ctas_not_a_full_wave_of_resident_ones() -> None:
+    """1536 x 1280 x 1024 fp16 on the A100 in 128 x 128 x 32 tiles, 2 stages: 12 x 10 = 120 CTAs over 108 SMs.
+    The registers allow 3 CTAs per SM (the occupancy test above): one wave of 120 in 324 slots, where the busiest
+    SMs hold 2 CTAs sharing their tensor cores, 2 CTA-times; with registers for one CTA (80 KiB) the second wave
+    has 12 CTAs, each alone on its SM: 2 CTA-times again. A CTA-time is 128 x 128 x 1024 MACs at 1,024 fp16 MACs
+    per SM per cycle ([A20]: 312 TFLOPS / (108 x 1.41 GHz x 2)) x 0.934. Charging the wave occupancy x a CTA-time
+    (3) made the larger register file the slower design."""
+    arch = _with_tiles(A100, CtaTile(m=128, n=128, k=32, stages=2))
+    w = gemm(1536, 1280, 1024, bits=16, out_bits=16)
+    cta_time = 128 * 128 * 1024 / (1024 * 0.934)
+    for registers in ("256 KiB", "80 KiB"):
+        engine = arch.engines[0].model_copy(update={"registers_per_sm_bytes": float(load_arch(
+            A100, [f"engines.sm.registers_per_sm={registers}"]).engines[0].registers_per_sm_bytes)})
+        sized = arch.model_copy(update={"engines": (engine,)})
+        assert evaluate(sized, w, "latency").einsums[0].cost.compute_cycles == pytest.approx(2 * cta_time, rel=1e-12)
+
+
 def test_a_tile_that_fits_no_sm_is_never_chosen() -> None:
     """With only a 10-stage 128 x 128 x 64 tile (10 x 256 x 64 x 2 B = 320 KiB of shared memory) the mapper has
     nothing that runs, and the engine says which resource is short."""
