@@ -223,15 +223,17 @@ class Graph:
         """Append one einsum named after `base`."""
         self.einsums.append(Einsum(self.einsum_name(base), output, expr, tuple(ranks), reduce))
 
-    def view(self, node: NodeProto, index: int, outputs: list[str] | None = None) -> None:
-        """One zero-compute View per output of `node`, reading all its (non-empty) inputs."""
-        kind: TensorKind = "constant" if node.op_type == "Constant" else "activation"
+    def view(self, node: NodeProto, index: int, outputs: list[str] | None = None, data_inputs: int | None = None
+             ) -> None:
+        """One zero-compute View per output of `node`, reading its (non-empty) inputs, or only the first
+        `data_inputs` of them: a Reshape's target shape or a Slice's bounds are no data of its output."""
+        kind: TensorKind = ("constant" if node.op_type == "Constant" else
+                            self.kinds.get(node.output[0], "activation") if node.output else "activation")
         for name in outputs if outputs is not None else self.register_outputs(node, index, kind=kind):
-            sources = tuple(s for s in node.input if s)
-            for s in sources:
-                if s in self.info or s in self.initializers:
+            for s in node.input:   # every operand is typed, the parameters too
+                if s and (s in self.info or s in self.initializers):
                     self.tensor(s, node, index)
-            self.views.append(View(name, sources, node.op_type.lower()))
+            self.views.append(View(name, tuple(s for s in node.input[:data_inputs] if s), node.op_type.lower()))
 
     def workload(self) -> Workload:
         """The frozen result; unused graph inputs with static shapes are kept as tensors."""
@@ -266,7 +268,41 @@ def _input_kinds(model: onnx.ModelProto) -> dict[str, TensorKind]:
             kinds[vi.name] = tagged
         elif vi.name in initializers or (user_inputs is not None and vi.name not in user_inputs):
             kinds[vi.name] = "weight"
+    kinds.update(_kv_caches(model, set(kinds)))
     return kinds
+
+
+_PASS_THROUGH = {"Identity", "Cast", "Concat"}   # with one input: the same elements under another name
+
+
+def _kv_caches(model: onnx.ModelProto, parameters: set[str]) -> dict[str, TensorKind]:
+    """A decode step's KV cache, by what it does: a graph input (past keys or values) that a Concat extends with
+    the step's new rows into a graph output (the present cache), possibly through one-input pass-throughs. The
+    input, the tensors on its way and the extended cache are kind 'kv_cache', so that levels holding KV caches
+    (`holds: [kv_cache]`) keep them, as the zoo's decode recipes are kept."""
+    outputs = {o.name for o in model.graph.output}
+    consumers: dict[str, list[NodeProto]] = {}
+    for node in model.graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    found: dict[str, TensorKind] = {}
+    for vi in model.graph.input:
+        if vi.name in parameters:
+            continue
+        path, frontier = [vi.name], vi.name
+        while True:
+            nodes = consumers.get(frontier, [])
+            step = next((n for n in nodes if n.op_type in _PASS_THROUGH and len([i for i in n.input if i]) == 1), None)
+            extend = next((n for n in nodes if n.op_type == "Concat" and len(n.input) > 1 and n.output[0] in outputs),
+                          None)
+            if extend is not None:
+                found.update(dict.fromkeys([*path, extend.output[0]], "kv_cache"))
+                break
+            if step is None or len(path) > 8:
+                break
+            frontier = step.output[0]
+            path.append(frontier)
+    return found
 
 
 Handler = Callable[[Graph, NodeProto, int], None]  # imports one node into the graph

@@ -11,7 +11,10 @@ from accel_sim.io.onnx.graph import MAX_CONST_ELEMENTS, Graph, Handler
 
 
 def _view(g: Graph, node: NodeProto, index: int) -> None:
-    g.view(node, index)
+    # a gather's indices pick its rows, but constant ones are structure (a fixed q/k/v split of a stacked tensor),
+    # which leaves its output a view of its data alone
+    fixed_pick = node.op_type in _GATHERS and len(node.input) > 1 and g.const(node.input[1]) is not None
+    g.view(node, index, data_inputs=1 if node.op_type in _FIRST_INPUT_IS_DATA or fixed_pick else None)
     if node.op_type in _SAME_ELEMENTS and node.input and node.input[0] in g.tensors and node.output[0] in g.tensors:
         before, after = g.tensors[node.input[0]].shape, g.tensors[node.output[0]].shape
         if math.prod(before) != math.prod(after):
@@ -51,4 +54,13 @@ _VIEW_OPS = (
 # Views that only rearrange or retype their first input: the first output has exactly its elements.
 _SAME_ELEMENTS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "DepthToSpace", "SpaceToDepth",
                   "Identity", "Cast", "CastLike"}
+# Views whose output holds elements of their first input only: the later inputs are parameters (a target shape,
+# axes, slice bounds, pads, scales, repeats, a dropout ratio, a type template), not data the output keeps alive.
+# A view with every input a source (a gather's indices pick its rows; a concat's inputs are all data) is an alias
+# only where all of them share a storage class (sim/placement): a Reshape to a constant shape was a tensor of its
+# own, live from the first einsum (ViT-B/16's 62 reshapes kept 35 MiB in tpu_v1's 24 MiB Unified Buffer).
+_FIRST_INPUT_IS_DATA = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Expand", "Tile", "Pad",
+                        "Resize", "Upsample", "Split", "Cast", "CastLike", "Identity", "Dropout", "CenterCropPad",
+                        "Trilu", "DepthToSpace", "SpaceToDepth"}
+_GATHERS = {"Gather", "GatherElements", "GatherND"}
 HANDLERS: dict[str, Handler] = {**{op: _view for op in _VIEW_OPS}, "Constant": _constant}

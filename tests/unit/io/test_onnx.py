@@ -670,3 +670,55 @@ def test_valid_grouped_conv_transpose_still_imports(tmp_path: Path) -> None:
     path = _save(tmp_path, [helper.make_node("ConvTranspose", ["X", "W"], ["Y"], group=2)],
                  {"X": (1, 4, 8, 8), "W": (4, 3, 3, 3)}, {"Y": None})
     assert load_onnx(path).total_macs == 4 * 8 * 8 * 3 * 9
+
+
+# ---------------------------------------------------------------------------------------------
+# Views: what they keep alive
+# ---------------------------------------------------------------------------------------------
+def test_a_reshape_to_a_constant_shape_and_a_fixed_gather_are_views_of_their_data(tmp_path: Path) -> None:
+    """Y1 = X W1; Y2 = Reshape(Y1, [4, 8]) (its shape an initializer); Y3 = Gather(Y2, 1) (a constant index);
+    Z = Y3 W2. The shape and the index are no data of the views' outputs: Y2 and Y3 alias Y1, which lives from
+    its writer to Z's MatMul. With every input a source, Y2 (an activation reading a constant) was a tensor of its
+    own, live from the first einsum."""
+    from accel_sim.sim.placement import lifetimes  # the placement layer, used here on the imported workload
+    path = _save(tmp_path, [helper.make_node("MatMul", ["X", "W1"], ["Y1"]),
+                            helper.make_node("Reshape", ["Y1", "shape"], ["Y2"]),
+                            helper.make_node("Gather", ["Y2", "row"], ["Y3"], axis=0),
+                            helper.make_node("MatMul", ["Y3", "W2"], ["Z"])],
+                 {"X": (2, 16)}, {"Z": (4,)},
+                 {"W1": _rand(16, 16), "shape": np.array([4, 8], dtype=np.int64), "row": np.array(1, dtype=np.int64),
+                  "W2": _rand(8, 4)})
+    workload = load_onnx(path)
+    spans = {life.tensor: (life.start, life.end) for life in lifetimes(workload)}
+    assert "Y2" not in spans and "Y3" not in spans
+    assert spans["Y1"] == (0, 1)
+
+
+def test_a_view_of_its_own_lives_from_when_its_sources_exist(tmp_path: Path) -> None:
+    """T = Concat(token, Y) with `token` a weight and Y = X W1 written by the second einsum (after a Relu): a
+    tensor of its own (its sources are of two storage classes), made when Y is written, not live from the first
+    einsum; and Y is read then, not kept to the end."""
+    from accel_sim.sim.placement import lifetimes  # the placement layer, used here on the imported workload
+    path = _save(tmp_path, [helper.make_node("Relu", ["X"], ["R"]),
+                            helper.make_node("MatMul", ["R", "W1"], ["Y"]),
+                            helper.make_node("Concat", ["token", "Y"], ["T"], axis=0),
+                            helper.make_node("MatMul", ["T", "W2"], ["Z"])],
+                 {"X": (3, 8)}, {"Z": (4, 4)}, {"W1": _rand(8, 8), "token": _rand(1, 8), "W2": _rand(8, 4)})
+    workload = load_onnx(path)
+    spans = {life.tensor: (life.start, life.end) for life in lifetimes(workload)}
+    assert spans["T"] == (1, 2) and spans["Y"] == (1, 1)
+
+
+def test_a_past_cache_extended_into_a_graph_output_is_a_kv_cache(tmp_path: Path) -> None:
+    """past (a user input) passes a one-input Concat, then a Concat with the step's new row K into the graph
+    output `present`: past, the pass-through and present are kind kv_cache (held where `holds: [kv_cache]`);
+    the new row and the attention scores stay activations."""
+    path = _save(tmp_path, [helper.make_node("MatMul", ["X", "Wk"], ["K"]),
+                            helper.make_node("Concat", ["past"], ["past_copy"], axis=0),
+                            helper.make_node("Concat", ["past_copy", "K"], ["present"], axis=0),
+                            helper.make_node("MatMul", ["present", "q"], ["S"])],
+                 {"X": (1, 8), "past": (5, 8)}, {"present": (6, 8), "S": (6, 1)}, {"Wk": _rand(8, 8),
+                                                                                     "q": _rand(8, 1)})
+    kinds = {t.name: t.kind for t in load_onnx(path).tensors}
+    assert [kinds[n] for n in ("past", "past_copy", "present", "K", "S")] == [
+        "kv_cache", "kv_cache", "kv_cache", "activation", "activation"]
