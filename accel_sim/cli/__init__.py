@@ -46,6 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and closed early: not an error of ours
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted: what was unfinished is not written (a run's summary.json is written last; "
+                         "a sweep keeps every finished point and continues with --resume)\n")
+        return 130
 
 
 def console() -> None:
@@ -153,7 +157,7 @@ def _run(args: argparse.Namespace) -> int:
     from accel_sim.cli.provenance import run_folder, run_provenance
     from accel_sim.io.load import resolve
     from accel_sim.reports.render import FigureWorker
-    from accel_sim.reports.tables import jsonable, print_run, write_report
+    from accel_sim.reports.tables import print_run, write_report
     from accel_sim.reports.view import provenance
 
     with FigureWorker() as figures:  # imports matplotlib in a child while this process loads and maps
@@ -163,8 +167,8 @@ def _run(args: argparse.Namespace) -> int:
                             args.overrides)
         write_report(result, out_dir, figures, origin,  # the roofline PNG is drawn by the child meanwhile
                      run_provenance(args.arch, args.workload, args.overrides))
-        if args.json:
-            print(json.dumps(jsonable(result.summary()), indent=2))
+        if args.json:   # the summary as written, its provenance included
+            sys.stdout.write((out_dir / "summary.json").read_text())
         else:
             print_run(result, out_dir, rows=None if args.all else TABLE_ROWS)
         sys.stdout.flush()

@@ -94,14 +94,22 @@ class LocalExecutor:
         listener = threading.Thread(target=_relay, args=(ticks, self.on_point), daemon=True) if ticks else None
         if listener is not None:
             listener.start()
+        pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_init_worker, initargs=(os.getpid(), ticks))
+        finished = False
         try:
-            with ProcessPoolExecutor(max_workers=self.workers, initializer=_init_worker,
-                                     initargs=(os.getpid(), ticks)) as pool:
-                for results in _windowed(pool.submit, functools.partial(_run_chunk, fn), chunks,
-                                         self.workers * IN_FLIGHT_PER_WORKER,
-                                         lambda pending: wait(pending, return_when=FIRST_COMPLETED)[0]):
-                    yield from results
+            for results in _windowed(pool.submit, functools.partial(_run_chunk, fn), chunks,
+                                     self.workers * IN_FLIGHT_PER_WORKER,
+                                     lambda pending: wait(pending, return_when=FIRST_COMPLETED)[0]):
+                yield from results
+            finished = True
         finally:
+            # interrupted (Ctrl-C) or abandoned: drop the queued chunks and stop the workers rather than wait for
+            # every chunk in flight, whose results nothing would store (the pool's are this process's only children
+            # while a sweep runs)
+            pool.shutdown(wait=finished, cancel_futures=not finished)
+            if not finished:
+                for child in multiprocessing.active_children():
+                    child.terminate()
             if listener is not None:
                 ticks.put(None)
                 listener.join()

@@ -149,7 +149,7 @@ def lock_store(path: Path) -> IO[str]:
         handle.close()
         raise ConfigError(f"another sweep (pid {holder}) is writing this store", file=path,
                           fix="wait for it to finish (or stop it), or give this sweep another --store path; "
-                              "--overwrite and --resume also wait for the store to be free") from None
+                              "--overwrite and --resume are refused too while it runs") from None
     handle.seek(0)
     handle.truncate()
     handle.write(str(os.getpid()))

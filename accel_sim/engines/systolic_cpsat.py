@@ -41,6 +41,18 @@ if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.workload import Einsum, Workload
 
+
+def new_solver(seed: int) -> cp_model.CpSolver:
+    """A CP-SAT solver of one worker and a fixed seed (deterministic) that leaves Ctrl-C to Python: by default
+    CP-SAT catches SIGINT and returns its best solution so far, so an interrupted run finished with exit 0 and
+    other numbers than an uninterrupted one, and a sweep stored them."""
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = seed
+    solver.parameters.catch_sigint_signal = False
+    return solver
+
+
 S = 8                  # log scale: 8 steps per octave (a rounded tile log is within 9% per rank)
 UNIT = 1_000_000       # proxy units of the reference mapping's cycles and energy
 MAX_SOLUTIONS = 24     # near-optimal solutions expanded over orders and scored exactly
@@ -393,10 +405,8 @@ def _complete_hint(model: cp_model.CpModel, x: list, candidates: list[np.ndarray
         for r, pick in enumerate(choice):
             for o, var in enumerate(x[r]):
                 model.add_hint(var, o == pick)
-        solver = cp_model.CpSolver()
+        solver = new_solver(seed)
         solver.parameters.fix_variables_to_their_hinted_value = True
-        solver.parameters.num_workers = 1
-        solver.parameters.random_seed = seed
         solver.parameters.max_deterministic_time = HINT_TIME
         if solver.solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             model.clear_hints()
@@ -428,14 +438,12 @@ def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int,
     (UNKNOWN), the hint is still a solution, so the result is FEASIBLE with it and the solver's proven bound.
     `rounds`: presolve rounds of the main solve.
     """
-    solver = cp_model.CpSolver()
+    solver = new_solver(seed)
     solver.parameters.cp_model_probing_level = PROBING
     solver.parameters.max_presolve_iterations = rounds
     solver.parameters.symmetry_level = 0
     solver.parameters.max_deterministic_time = max(time_limit_s * 0.8, MIN_SOLVE)
     solver.parameters.max_time_in_seconds = max(WALL_FACTOR * time_limit_s * 0.8, MIN_SOLVE_WALL)
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = seed
     collector = _Collector(x, 10**9)
     status = solver.solve(model, collector)
     name = solver.status_name(status)
@@ -448,11 +456,9 @@ def _run(model: cp_model.CpModel, x: list, goal, time_limit_s: float, seed: int,
         value, bound = solver.objective_value, solver.best_objective_bound
     model.add(goal <= int(value * NEAR) + 1)
     model.clear_objective()
-    near = cp_model.CpSolver()
+    near = new_solver(seed)
     near.parameters.max_deterministic_time = max(time_limit_s * 0.2, 1e-3)
     near.parameters.max_time_in_seconds = max(WALL_FACTOR * time_limit_s * 0.2, 1e-3)
-    near.parameters.num_workers = 1
-    near.parameters.random_seed = seed
     near.parameters.enumerate_all_solutions = True
     # no presolve: the enumeration gets a fifth of the limit, and on conv-sized models presolve took most of it
     near.parameters.cp_model_presolve = False

@@ -82,7 +82,9 @@ def roofline_figure(result: Result) -> Figure:
 def write_roofline(data: RooflineData, path: Path, dpi: int) -> None:
     """Draw the roofline of `data` and write it to `path` as PNG (light zlib compression: the default level takes
     as long as drawing the figure, for a file about 10 % smaller)."""
-    draw_roofline(data).savefig(path, dpi=dpi, pil_kwargs={"compress_level": 1})
+    partial = path.with_name(path.name + ".partial")   # renamed when whole: an interrupted drawing leaves no PNG
+    draw_roofline(data).savefig(partial, dpi=dpi, format="png", pil_kwargs={"compress_level": 1})
+    partial.replace(path)
 
 
 def draw_roofline(data: RooflineData) -> Figure:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from accel_sim.dse.store import is_store, load_results
+from accel_sim.dse.store import is_store, iter_rows, load_results
 from accel_sim.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -223,6 +223,22 @@ def _same_kind(base: pd.DataFrame, new: pd.DataFrame, baseline: str | Path, resu
                           file=result, fix="compare results of the same workload(s), or regenerate the baseline")
 
 
+def _same_designs(baseline: Path, result: Path) -> None:
+    """Two sweep stores pair their points by number: a number that names another design on each side (a spec whose
+    axis values were reordered or edited) is a usage error, not a list of regressions between unrelated designs."""
+    if not (is_store(baseline) and is_store(result)):
+        return
+    designs = {(row.workload, row.point_id): row.params for row in iter_rows(baseline)}
+    for row in iter_rows(result):
+        other = designs.get((row.workload, row.point_id))
+        if other is not None and other != row.params:
+            differ = ", ".join(f"{k}: {other.get(k)!r} -> {row.params.get(k)!r}"
+                               for k in sorted(set(other) | set(row.params)) if other.get(k) != row.params.get(k))
+            raise ConfigError(f"point {row.point_id} ({row.workload}) is another design in each store ({differ})",
+                              file=result, fix="compare stores of the same sweep spec: points are numbered in the "
+                                               "order of its axes' values")
+
+
 def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
             metrics: Sequence[str] = (), atol: Mapping[str, float] | None = None) -> CheckReport:
     """Compare `result` with `baseline`: a metric holds when |result - baseline| <= atol + rtol x |baseline|, with
@@ -238,6 +254,7 @@ def compare(result: str | Path, baseline: str | Path, *, rtol: float = 0.02,
     base, base_words = _tables(baseline)
     new, new_words = _tables(result)
     _same_kind(base, new, baseline, result)
+    _same_designs(Path(baseline), Path(result))
     # a metric that is a number on one side and a word (or a list, true) on the other is a malformed file
     for words, numbers, path in ((new_words, base, result), (base_words, new, baseline)):
         for m in [m for m in (metrics or sorted(numbers.columns)) if m in words and m in numbers.columns]:

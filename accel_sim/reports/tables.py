@@ -71,9 +71,11 @@ def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = N
     `figures`, the roofline PNG is only submitted to it: it is written when `figures.wait()` returns (the caller
     prints its tables first)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    # an earlier run's files go first, its summary before anything: a run interrupted while writing leaves no
+    # summary (which `check` and `report` read) beside files of two runs, and no report of the earlier run stays
+    for name in ("summary.json", *STALE_FILES):
+        (out_dir / name).unlink(missing_ok=True)
     write_csv(result.per_einsum_records, out_dir / "per_einsum.csv")
-    summary = {**result.summary(), **({"provenance": dict(provenance)} if provenance is not None else {})}
-    (out_dir / "summary.json").write_text(json.dumps(jsonable(summary), indent=2) + "\n")
     (out_dir / RECORD_FILE).write_text(json.dumps(jsonable(run_record(result, origin)), indent=1) + "\n")
     if figures is None:
         write_roofline(roofline_data(result), out_dir / "roofline.png", PNG_DPI)
@@ -83,6 +85,15 @@ def write_report(result: Result, out_dir: Path, figures: FigureWorker | None = N
         result.trace.plot_timeline().savefig(out_dir / "timeline.png", dpi=PNG_DPI)
         write_csv([{**s.__dict__, "einsum": s.label, "engine": s.resource} for s in result.trace.spans],
                   out_dir / TIMELINE_FILE)
+    summary = {**result.summary(), **({"provenance": dict(provenance)} if provenance is not None else {})}
+    written = out_dir / "summary.json.partial"
+    written.write_text(json.dumps(jsonable(summary), indent=2) + "\n")
+    written.replace(out_dir / "summary.json")   # last, and whole: its presence says the run finished
+
+
+# what a run folder may hold from an earlier run that this one does not rewrite (its timeline, when the engines no
+# longer overlap) or that no longer describes it (the pages `accel-sim report` made of the earlier run)
+STALE_FILES = ("timeline.png", TIMELINE_FILE, "report.html", "report.md")
 
 
 def write_csv(rows: Sequence[dict[str, object]], path: Path) -> None:

@@ -17,6 +17,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
+from accel_sim.engines.systolic_cpsat import new_solver
 from accel_sim.schedule.problem import Buffer, Problem
 
 ScheduleObjective = Literal["latency", "energy", "mix"]
@@ -467,14 +468,12 @@ def build_model(problem: Problem, objective: str = "latency", weight: float = 0.
 
 def make_solver(time_limit_s: float, seed: int) -> cp_model.CpSolver:
     """A deterministic CP-SAT solver: one worker, a fixed seed, a deterministic-time limit."""
-    solver = cp_model.CpSolver()
+    solver = new_solver(seed)
     # deterministic time makes the result independent of machine load; the wall limit is only a safety net, wide
     # because a deterministic second takes up to ~4 wall seconds on a small machine (a tighter net decided the
     # result by wall time there, so it varied with load)
     solver.parameters.max_deterministic_time = max(time_limit_s, 1e-3)
     solver.parameters.max_time_in_seconds = max(20 * time_limit_s, 5.0)
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = seed
     return solver
 
 

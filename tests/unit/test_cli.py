@@ -52,6 +52,52 @@ def test_run_json_prints_summary(tmp_path: Path, capsys: pytest.CaptureFixture) 
     assert summary["cycles"] > 0 and summary["latency_s"] > 0
 
 
+def test_run_json_prints_the_summary_file_provenance_included(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """--json prints summary.json as written: with its provenance (the inputs and overrides), which it lacked."""
+    assert main(["run", "edge_npu", "gemm.einsum", "-o", str(tmp_path / "r"), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads((tmp_path / "r" / "summary.json").read_text()) and "provenance" in printed
+
+
+def test_a_rerun_into_a_folder_leaves_no_file_of_the_earlier_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A report page and a timeline of an earlier run (a timeline only runs whose engines overlap draw) do not stay
+    beside the new run's files; summary.json is written whole, last."""
+    out = tmp_path / "r"
+    out.mkdir()
+    for stale in ("report.html", "report.md", "timeline.csv", "timeline.png", "summary.json"):
+        (out / stale).write_text("earlier run")
+    assert main(["run", "edge_npu", "gemm.einsum", "-o", str(out)]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["per_einsum.csv", "roofline.png", "run.json", "summary.json"]
+    assert json.loads((out / "summary.json").read_text())["workload"] == "gemm"
+
+
+def test_ctrl_c_exits_130_with_a_line_and_writes_no_summary(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the files are written (here: in the per-einsum CSV) ends the command with exit 130 and one
+    line, no traceback, and no summary.json (the file `check` and `report` take as a finished run)."""
+    import accel_sim.reports.tables as tables  # the module whose writer the interrupt lands in
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tables, "write_csv", interrupted)
+    assert main(["run", "edge_npu", "gemm.einsum", "-o", str(tmp_path / "r")]) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted:") and "Traceback" not in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "r" / "summary.json").exists()
+
+
+def test_cp_sat_leaves_ctrl_c_to_python() -> None:
+    """CP-SAT catches SIGINT by default and returns its best solution so far: an interrupted run then finished
+    with exit 0 and other numbers than an uninterrupted one. Every solver of the mapper and scheduler leaves it."""
+    from accel_sim.engines.systolic_cpsat import new_solver  # ortools loads on first use
+    from accel_sim.schedule.model import make_solver  # ortools loads on first use
+
+    assert new_solver(0).parameters.catch_sigint_signal is False
+    assert make_solver(1.0, 0).parameters.catch_sigint_signal is False
+
+
 def test_set_override_changes_the_result(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """Halving the DRAM bandwidth of a DRAM-bound decode step doubles its DRAM-bound cycles."""
     args = ["run", "tpu_v1", "workloads/llama2-7b-decode-int8.yaml", "--json", "-o", str(tmp_path)]

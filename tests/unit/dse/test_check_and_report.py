@@ -146,6 +146,20 @@ def test_sweep_stores_compare_per_point(tmp_path: Path) -> None:
     assert main(["check", str(tmp_path / "a.db"), "--baseline", str(tmp_path / "b.db"), "--rtol", "0"]) == 0
 
 
+def test_stores_that_number_other_designs_alike_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The same 2-point sweep with its dataflow values reversed numbers ws as point 1 on one side and point 0 on
+    the other: pairing by number compared unrelated designs (a list of 'regressions'); it is a usage error
+    naming the point and the axis that differs."""
+    spec = tmp_path / "spec.yaml"
+    for name, flows in (("a", "[ws, os]"), ("b", "[os, ws]")):
+        spec.write_text(f"name: two\narch: edge_npu\nworkloads: [mlp.einsum]\naxes:\n"
+                        f"  - path: engines.pe_array.dataflow\n    values: {flows}\nstrategy: grid\n")
+        run_sweep(load_sweep(spec), tmp_path / f"{name}.db", executor=LocalExecutor(1))
+    assert main(["check", str(tmp_path / "a.db"), "--baseline", str(tmp_path / "b.db")]) == 2
+    err = capsys.readouterr().err
+    assert "point 0 (mlp.einsum) is another design in each store (engines.pe_array.dataflow: 'os' -> 'ws')" in err
+
+
 def test_absolute_tolerance_absorbs_small_counts(run_dir: Path, tmp_path: Path) -> None:
     """A stall count of 1 -> 6.5 cycles is +550 %, beyond any rtol; --atol stall_cycles=10 holds it (|6.5 - 1| = 5.5
     <= 10 + 0.02 x 1), while the other metrics keep their relative gate."""
