@@ -50,9 +50,9 @@ PRESETS: Mapping[str, Preset] = MappingProxyType({
                          max_positions=8192),
     # Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1: 96 layers, d 12288, 96 heads of
     # 128, FFN 4 x d = 49152, context 2048; GPT-2 BPE vocab 50257 with tied embeddings, learned positions,
-    # LayerNorm, biases. One layer by default (set n_layers: 96 for the whole model).
+    # LayerNorm, biases (the whole model: n_layers: 1 maps one layer)
     "gpt3-175b": _preset(transformer, TransformerSpec, "GPT-3 (Brown et al. 2020, Table 2.1)",
-                         name="gpt3-175b", d_model=12288, n_layers=1, n_heads=96, ffn_dim=49152, ffn="mlp",
+                         name="gpt3-175b", d_model=12288, n_layers=96, n_heads=96, ffn_dim=49152, ffn="mlp",
                          norm="layer", positional="learned", max_positions=2048, vocab=50257,
                          tie_embeddings=True, bias=True),
     # Brown et al. 2020, Table 2.1, "GPT-3 6.7B" (NeuPIMs' "GPT-3 7B", artifact configs/model_configs/gpt3-7B.json:

@@ -139,7 +139,9 @@ def check_transformer(spec: TransformerSpec) -> None:
     key = "kv_len" if spec.phase == "decode" else "seq_len"
     if spec.positional == "learned" and last > spec.max_positions:
         raise _bad(key, f"the learned position table has {spec.max_positions} rows but the step needs "
-                        f"position {last - 1}", f"keep {key} within max_positions ({spec.max_positions})")
+                        f"position {last - 1}",
+                   f"keep {key} at most {spec.max_positions - (last - getattr(spec, key))} (the table's "
+                   f"{spec.max_positions} rows, max_positions)")
     if last > spec.max_positions and not spec.beyond_context:
         raise _bad(key, f"{key} {getattr(spec, key):,} needs position {last - 1:,}, beyond the model's context of "
                         f"{spec.max_positions:,} positions (max_positions)",

@@ -138,11 +138,11 @@ def test_logits_last_computes_lm_head_for_one_token() -> None:
 
 
 def test_gpt3_layer_macs_and_tied_head() -> None:
-    """GPT-3 175B, one layer, seq 128: 128 x 12 d^2 + 2 x 128^2 x d + LM head 128 x d x 50257 (Brown et al.
-    2020, Table 2.1: d 12288, FFN 4d); the head reads the tied embedding, so no separate LM weight."""
+    """GPT-3 175B, seq 128: 96 layers of 128 x 12 d^2 + 2 x 128^2 x d, and the LM head 128 x d x 50257 (Brown et
+    al. 2020, Table 2.1: 96 layers, d 12288, FFN 4d); the head reads the tied embedding, so no separate LM weight."""
     d = 12288
     w = build("gpt3-175b", seq_len=128)
-    assert w.total_macs == 128 * 12 * d * d + 2 * 128**2 * d + 128 * d * 50257
+    assert w.total_macs == 96 * (128 * 12 * d * d + 2 * 128**2 * d) + 128 * d * 50257
     assert "lm_head.weight" not in w.tensor_map
     assert w.einsum("lm_head").inputs[1].tensor == "embed.tokens"
 
