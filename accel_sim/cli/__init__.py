@@ -283,7 +283,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
         print(f"cycles {c.total_cycles:,.0f} (compute {c.compute_cycles:,.0f}, fill/drain {c.fill_drain_cycles:,.0f}, "
               f"stall {c.stall_cycles:,.0f})  energy {c.total_energy_j:.4g} J  utilization {c.utilization:.3f}  "
               f"{args.objective} {r.score:.4g}")
-        print(f"search: {st.method}, {st.candidates:,} candidates scored of {st.space_size:,}, solver "
+        # a local search re-scores candidates it meets again: the count can exceed a small space's size
+        print(f"search: {st.method}, {st.candidates:,} scorings in a space of {st.space_size:,} mappings, solver "
               f"{st.solver_status or '-'}, proxy gap {st.gap:.3g}, {st.wall_s:.3f} s\n")
     return 0
 

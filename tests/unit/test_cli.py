@@ -303,7 +303,7 @@ def test_exhaustive_search_refuses_a_space_it_cannot_finish_in_the_time_limit(ca
     assert "error: --method: einsum 'Z' on mxu has 993,484,800 mappings" in err
     assert "--method cpsat" in err and "local" in err and "Fix:" in err
     assert main(["search", "edge_npu", "workloads/gemm.einsum.yaml", "--method", "exhaustive", "--time-limit", "0.5"]) == 0
-    assert "search: exhaustive," in (out := capsys.readouterr().out) and "scored of 64,512" in out
+    assert "search: exhaustive," in (out := capsys.readouterr().out) and "in a space of 64,512 mappings" in out
 
 
 def test_console_exits_with_main_code_after_its_exit_handlers_and_flushes_stdout() -> None:
