@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builders import elementwise_exp, gemm
+from hypothesis import given, settings, strategies as st
 
 from accel_sim import evaluate, load_arch, load_workload
 from accel_sim.engines.gpu import CtaTile
@@ -311,3 +312,25 @@ def test_a_fused_gemm_reads_a_resident_operand_only_within_one_cta() -> None:
     assert engine.resident_cost(narrow.einsums[0], narrow, arch, frozenset({"W"})) is None
     flash = load_workload(ROOT / "workloads" / "flash_attention.einsum.yaml")
     assert engine.resident_cost(flash.einsum("SLNV"), flash, arch, frozenset({"SLN"})) is not None
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.sampled_from((1, 64, 200, 1000, 4096)), n=st.sampled_from((64, 300, 1024, 4096)),
+       k=st.sampled_from((64, 512, 4096)), registers=st.sampled_from((64, 96, 128, 192, 256)),
+       shared=st.sampled_from((64, 100, 164)), h100=st.booleans())
+def test_fewer_registers_or_less_shared_memory_never_speed_a_gemm_up(m: int, n: int, k: int, registers: int,
+                                                                     shared: int, h100: bool) -> None:
+    """Random fp16 GEMMs on the A100 or H100, every CTA tile and split searched exhaustively: with the register
+    file or the shared memory cut (the per-CTA share kept at most the SM's), the best kernel is never faster (a
+    design where no tile fits is infeasible: infinite), since it only admits fewer resident CTAs and fewer tiles."""
+    path = H100 if h100 else A100
+    work = gemm(m, n, k, bits=16, out_bits=16)
+    cycles = []
+    for regs, smem in (("256 KiB", "164 KiB"), (f"{registers} KiB", f"{shared} KiB")):
+        arch = load_arch(path, [f"engines.sm.registers_per_sm={regs}", f"engines.sm.shared_memory_per_sm={smem}",
+                                f"engines.sm.shared_memory_per_cta={smem}", "engines.sm.mapper={method: exhaustive}"])
+        try:
+            cycles.append(best_cost(arch.engines[0], work.einsums[0], work, arch, "latency").cost.total_cycles)
+        except InfeasibleError:
+            cycles.append(np.inf)
+    assert cycles[1] >= cycles[0] * (1 - 1e-12)
