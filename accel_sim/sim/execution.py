@@ -108,7 +108,7 @@ def run_sequential(spec: SequentialExecution, arch: Arch, workload: Workload, ob
         fits = _fit_checks(routed, workload, placements, objective, cache)
         if first is None:
             first = (homes, routed, fits)
-        tighter, crowded = crowding_homes(routed, workload, homes, fits)
+        tighter, crowded = crowding_homes(routed, workload, homes, fits, arch)
         tighter = {key: bytes_ for key, bytes_ in tighter.items() if bytes_ < budgets.get(key, float("inf"))}
         if not tighter:   # nothing new to move out
             break

@@ -501,19 +501,22 @@ def bytes_by_level(held: dict[str, list[tuple[str, float]]]) -> dict[str, float]
     return {level: float(sum(size for _, size in entries)) for level, entries in held.items()}
 
 
-def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits: Callable[[int, Arch], bool]
-                   ) -> tuple[dict[tuple[str, int], float], dict[int, Arch]]:
+def crowding_homes(arch: Arch, workload: Workload, homes: tuple[Home, ...], fits: Callable[[int, Arch], bool],
+                   unrouted: Arch | None = None) -> tuple[dict[tuple[str, int], float], dict[int, Arch]]:
     """(budgets: (level, einsum index) -> the bytes of live tensors it does not touch that the level may keep
     beside that einsum's tiles, the einsums whose mapping does not fit even so: index -> `arch` with the room
     they leave). Walking the einsums, while `fits(i, room)` says einsum i's mapping does not fit the room its
     bystanders leave (`bystanders`), the bystander homed last (`homing_order`: the largest) is set aside; the bytes
     left where it fits are the budget (`assign_homes` then homes no tensor past it: it lives further out, its spill
     charged). Only a tensor that some level further out may hold is set aside; parameters' backing copies never are:
-    they have no other home, so an einsum they still crowd is mapped in the room they leave."""
+    they have no other home, so an einsum they still crowd is mapped in the room they leave. What a level may hold
+    is asked of `unrouted` (default `arch`): in the routed arch the levels outside a tensor's home pass it by, which
+    says where it is read now, not where it could live (an activation homed in a CPU's L1 was never set aside)."""
     names = [level.name for level in arch.memory]
     rank = {life.tensor: k for k, life in enumerate(homing_order(workload))}
+    levels = (unrouted or arch).memory
     order = {home.lifetime.tensor: rank[home.lifetime.tensor] for home in homes
-             if any(may_hold(level, home.lifetime) for level in arch.memory[:names.index(home.level)])}
+             if any(may_hold(level, home.lifetime) for level in levels[:names.index(home.level)])}
     budgets: dict[tuple[str, int], float] = {}
     crowded: dict[int, Arch] = {}
     room = _rooms(arch)

@@ -10,6 +10,7 @@ from accel_sim.engines.multicore import (cpu_arch, mean_transfer_latency, operat
                                         row_split_factor, slowest_thread_rate, split_rows, threads_per_core)
 from accel_sim.errors import ConfigError
 from accel_sim.evaluate import evaluate
+from accel_sim.io.load import load_workload
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.cpu import Cpu
 from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
@@ -232,3 +233,18 @@ def test_a_cores_own_cache_moves_its_cores_times_its_bandwidth() -> None:
     assert (l1d.bandwidth_bytes_per_s / GB, l1d.capacity_bytes) == (pytest.approx(153.6), 64 * 1024)
     assert dram.bandwidth_bytes_per_s / GB == pytest.approx(13.23)
     assert cpu_arch(load_arch(pi5, ["cpu.threads=6"])).level("l1d").bandwidth_bytes_per_s / GB == pytest.approx(307.2)
+
+
+def test_activations_that_crowd_an_l1_tile_are_set_aside_to_dram_at_every_size() -> None:
+    """Two layers of Llama-2-7B int8 decode on the M2 Ultra T-MAC config, the L1 swept 20 -> 16 -> 12 -> 8 KiB:
+    at 16 and 12 KiB the layer's q, k and residual rows, homed in the L1, leave L1.attn.v_proj's tiles no room;
+    they were never set aside to the unified memory (the routed arch's unified memory passes them by, which was
+    read as 'no level further out may hold them'), so those sizes were infeasible while 8 KiB ran. Each size now
+    runs, and a smaller L1 is never faster."""
+    root = Path(__file__).resolve().parents[3]
+    latencies = []
+    for capacity in ("20 KiB", "16 KiB", "12 KiB", "8 KiB"):
+        arch = load_arch(root / "arch_configs" / "lut" / "m2_ultra_tmac.yaml", [f"memory.l1d.capacity={capacity}"])
+        work = load_workload(root / "workloads" / "llama2-7b-decode-int8.yaml", overrides=["n_layers=2"])
+        latencies.append(evaluate(arch, work, "latency").summary()["latency_s"])
+    assert latencies == sorted(latencies)
