@@ -17,6 +17,7 @@ import numpy as np
 
 from accel_sim.dse.store import is_store, iter_rows, load_results
 from accel_sim.errors import ConfigError
+from accel_sim.reports.run_files import is_number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -120,7 +121,7 @@ def _summary_frame(path: Path) -> tuple[pd.DataFrame, NonNumbers]:
     row: dict[str, float] = {}
     odd: NonNumbers = {}
     for key, value in _leaves(data):
-        if _is_number(value):
+        if is_number(value):
             row[key] = value
         elif value is None:  # how a sweep store writes an undefined metric: compared as NaN (missing)
             row[key] = math.nan
@@ -147,7 +148,7 @@ def moved(baseline: float, result: float, rtol: float) -> bool:
 
 def flat_numbers(data: dict, prefix: str = "") -> dict[str, float]:
     """Every number in a summary, nested ones under dotted keys at any depth (memory.unified_buffer.peak_bytes)."""
-    return {key: value for key, value in _leaves(data, prefix) if _is_number(value)}
+    return {key: value for key, value in _leaves(data, prefix) if is_number(value)}
 
 
 def _leaves(data: dict, prefix: str = "") -> Iterator[tuple[str, object]]:
@@ -201,10 +202,6 @@ def _numeric(frame: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, NonNumbers]
             at = int(words.to_numpy().argmax())
             odd[str(c)] = f"{column.iloc[at]!r} on line {at + 2}"  # line 1 is the header
     return frame[cols].astype(float), odd
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _same_kind(base: pd.DataFrame, new: pd.DataFrame, baseline: str | Path, result: str | Path) -> None:

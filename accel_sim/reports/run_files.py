@@ -65,8 +65,8 @@ def read_run(path: str | Path) -> RunFiles:
     if not isinstance(summary, dict) or not isinstance(summary.get("workload"), str):
         raise ConfigError("not a run summary (no 'workload' name)", file=summary_path, line=1, key_path="workload",
                           fix="give the summary.json that `accel-sim run -o DIR` writes")
-    for key in [k for k in REQUIRED_NUMBERS if k not in summary] + [k for k in NUMBERS if k in summary]:
-        if not _is_number(summary.get(key)):
+    for key in (k for k in NUMBERS if k in summary or k in REQUIRED_NUMBERS):
+        if not is_number(summary.get(key)):
             raise ConfigError(f"'{key}' is {summary.get(key)!r}, not a number" if key in summary else
                               f"the summary has no '{key}'", file=summary_path, key_path=key,
                               fix="give the summary.json that `accel-sim run -o DIR` writes (rerun it to rewrite one)")
@@ -84,7 +84,8 @@ REQUIRED_NUMBERS = ("latency_s", "energy_j", "throughput_per_s", "area_mm2")
 NUMBERS = REQUIRED_NUMBERS + ("cycles", "total_macs", "mac_utilization", "tokens_per_s")
 
 
-def _is_number(value: object) -> bool:
+def is_number(value: object) -> bool:
+    """Whether a JSON or CSV value is a number (true and false are not)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -93,7 +94,7 @@ def _is_record(record: object) -> bool:
     if not isinstance(record, dict) or not isinstance(record.get("title"), str):
         return False
     design = record.get("design")
-    return (isinstance(design, dict) and _is_number(design.get("clock_hz"))
+    return (isinstance(design, dict) and is_number(design.get("clock_hz"))
             and isinstance(design.get("memory"), list)
             and all(isinstance(m, dict) and isinstance(m.get("name"), str) for m in design["memory"]))
 
@@ -138,4 +139,4 @@ def _number(text: str) -> object:
 def number(row: Mapping[str, Any], key: str) -> float:
     """A numeric field of a summary or CSV row as a float; NaN when absent or empty."""
     value = row.get(key)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else float("nan")
+    return float(value) if is_number(value) else float("nan")

@@ -88,7 +88,7 @@ if TYPE_CHECKING:
     from accel_sim.sim.execution import Placement
     from accel_sim.sim.trace import Trace
     from accel_sim.spec.arch import Arch, MemoryLevel
-    from accel_sim.spec.workload import View, Workload
+    from accel_sim.spec.workload import Workload
 
 _WRITE_ACTIONS = ("fill", "update", "write")  # accesses that put bits into a level (spec/cost.py)
 
@@ -159,21 +159,21 @@ def _sources(workload: Workload) -> dict[str, tuple[str, ...]]:
     return {name: resolve(name, frozenset()) for name in direct}
 
 
-def _materialized_views(workload: Workload, sources: dict[str, tuple[str, ...]]) -> dict[View, int]:
-    """Each view that is a tensor of its own (not an alias: `_sources`) -> the einsum index at which it is made:
-    that of the last writer of the stored tensors it reads (0 when they are all inputs or parameters), so that it
-    is live from then, not from the first einsum, and its sources until then."""
+def _materialized_views(workload: Workload, sources: dict[str, tuple[str, ...]]
+                        ) -> dict[str, tuple[int, list[str]]]:
+    """Each view that is a tensor of its own (not an alias: `_sources`) -> (the einsum index at which it is made,
+    the stored tensors it reads): made when the last of them is written (0 when they are all inputs or
+    parameters), so that it is live from then, not from the first einsum, and they until then."""
     first_writer: dict[str, int] = {}
     for i, einsum in enumerate(workload.einsums):
         first_writer.setdefault(einsum.output.tensor, i)
-    made: dict[View, int] = {}
-    made_by_name: dict[str, int] = {}
+    made: dict[str, tuple[int, list[str]]] = {}
     for view in workload.views:   # in graph order: a view's sources come before it
         if view.output in sources:
             continue
         stored = [s for src in view.sources for s in sources.get(src, (src,))]
-        made[view] = made_by_name[view.output] = max(
-            (first_writer.get(s, made_by_name.get(s, 0)) for s in stored), default=0)
+        at = max((first_writer.get(s, made[s][0] if s in made else 0) for s in stored), default=0)
+        made[view.output] = (at, stored)
     return made
 
 
@@ -235,8 +235,8 @@ def _lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
     readers: dict[str, list[int]] = {}
     seen: dict[str, None] = {}   # first appearance: an einsum's inputs exist before its output
     made = _materialized_views(workload, sources)
-    for view, at in made.items():   # a view that is a tensor of its own reads its sources when it is made
-        for name in (s for src in view.sources for s in sources.get(src, (src,))):
+    for at, stored in made.values():   # a view that is a tensor of its own reads its sources when it is made
+        for name in stored:
             readers.setdefault(name, []).append(at)
     for i, einsum in enumerate(workload.einsums):
         for access in einsum.inputs:
@@ -248,7 +248,6 @@ def _lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
         writers.setdefault(einsum.output.tensor, []).append(i)
         seen.setdefault(einsum.output.tensor)
     last = len(workload.einsums) - 1
-    made_at = {view.output: at for view, at in made.items()}
     out = []
     for name in seen:
         role = role_of(workload, name)
@@ -261,7 +260,7 @@ def _lifetimes(workload: Workload) -> tuple[Lifetime, ...]:
         elif role == "weights" and not w:
             start, end = uses[0], uses[-1]
         else:
-            start = min(w) if w else made_at.get(name, 0)
+            start = min(w) if w else made.get(name, (0, []))[0]
             end = max(r) if r and max(r) >= start else last
         out.append(Lifetime(name, role, workload.tensor(name).bytes, start, end, w, r))
     return tuple(sorted(out, key=lambda t: t.start))

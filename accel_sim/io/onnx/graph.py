@@ -273,6 +273,7 @@ def _input_kinds(model: onnx.ModelProto) -> dict[str, TensorKind]:
 
 
 _PASS_THROUGH = {"Identity", "Cast", "Concat"}   # with one input: the same elements under another name
+MAX_PASS_THROUGHS = 8   # between a past cache and its extending Concat (exporters leave one or two)
 
 
 def _kv_caches(model: onnx.ModelProto, parameters: set[str]) -> dict[str, TensorKind]:
@@ -298,7 +299,7 @@ def _kv_caches(model: onnx.ModelProto, parameters: set[str]) -> dict[str, Tensor
             if extend is not None:
                 found.update(dict.fromkeys([*path, extend.output[0]], "kv_cache"))
                 break
-            if step is None or len(path) > 8:
+            if step is None or len(path) > MAX_PASS_THROUGHS:
                 break
             frontier = step.output[0]
             path.append(frontier)
