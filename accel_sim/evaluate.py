@@ -21,7 +21,8 @@ from accel_sim.errors import ConfigError
 from accel_sim.engines.multicore import cpu_arch
 from accel_sim.mapper import OBJECTIVES, MapperCache
 from accel_sim.sim.execution import ExecutionModel, Placement, run_sequential
-from accel_sim.sim.placement import check_levels_exist, memory_use
+from accel_sim.sim.memory_use import memory_use
+from accel_sim.sim.placement import check_levels_exist
 from accel_sim.sim.trace import Trace
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.execution import (FpgaExecution, NpuPimExecution, PipelinedExecution, ScheduledExecution,

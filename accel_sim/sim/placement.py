@@ -79,18 +79,16 @@ import numpy as np
 from accel_sim.energy.components import is_off_chip, level_energy_per_bit
 from accel_sim.engines.base import skipped_directions
 from accel_sim.errors import InfeasibleError
-from accel_sim.spec.arch import Ports, holds_entry
+from accel_sim.spec.arch import holds_entry
 from accel_sim.spec.fields import ACTIVATION_ROLES
 from accel_sim.spec.identity import IdentityMemo
-from accel_sim.sim.trace import LevelUse
 
 if TYPE_CHECKING:
     from accel_sim.sim.execution import Placement
-    from accel_sim.sim.trace import Trace
     from accel_sim.spec.arch import Arch, MemoryLevel
     from accel_sim.spec.workload import Workload
 
-_WRITE_ACTIONS = ("fill", "update", "write")  # accesses that put bits into a level (spec/cost.py)
+WRITE_ACTIONS = ("fill", "update", "write")  # accesses that put bits into a level (spec/cost.py)
 
 
 @dataclass(frozen=True)
@@ -312,7 +310,7 @@ def assign_homes(arch: Arch, workload: Workload, budgets: Mapping[tuple[str, int
     `budgets`: (level, einsum index) -> the most bytes of live tensors that einsum does not touch the level may
     keep beside its tiles (`crowding_homes`); a tensor that would pass one lives further out, unless no level
     further out may hold it."""
-    live = _parameter_occupancy(arch, workload)
+    live = parameter_occupancy(arch, workload)
     parameters_at = resident_parameters(arch, workload)
     backing = {name: level for level, held in parameters_at.items() for name, _ in held}
     touched = _touched(workload)
@@ -380,7 +378,7 @@ def _fewer_bits(workload: Workload, tensor: str) -> str:
             f"int{max(bits // 2, 2)}; a cascade's bits), ")
 
 
-def _parameter_occupancy(arch: Arch, workload: Workload) -> dict[str, np.ndarray]:
+def parameter_occupancy(arch: Arch, workload: Workload) -> dict[str, np.ndarray]:
     """Live bytes per level at each einsum index from the parameters' backing copies alone (whole run)."""
     n = max(len(workload.einsums), 1)
     live = {lv.name: np.zeros(n) for lv in arch.memory}
@@ -430,7 +428,7 @@ def _needed_capacity(arch: Arch, workload: Workload, level: MemoryLevel) -> floa
     memory = tuple(lv.model_copy(update={"capacity_bytes": None}) if lv.name == level.name else lv
                    for lv in arch.memory)
     unbounded = arch.model_copy(update={"memory": memory})
-    live = _parameter_occupancy(unbounded, workload)
+    live = parameter_occupancy(unbounded, workload)
     for home in assign_homes(unbounded, workload):
         live[home.level][home.lifetime.start:home.lifetime.end + 1] += home.held_bytes
     return float(live[level.name].max())
@@ -606,7 +604,7 @@ def _charge(arch: Arch, workload: Workload, placement: Placement, life: Lifetime
     names = {life.tensor, *(v for v, s in sources.items() if life.tensor in s)}
     own_read = sum(n for (lv, t, a), n in cost.accesses.items() if lv == level.name and t in names and a == "read")
     own_write = sum(n for (lv, t, a), n in cost.accesses.items()
-                    if lv == level.name and t in names and a in _WRITE_ACTIONS)
+                    if lv == level.name and t in names and a in WRITE_ACTIONS)
     need_read, need_write = _needed_elements(workload, life, index, sources)
     extra = {"read": max(0.0, need_read - own_read), "write": max(0.0, need_write - own_write)}
     if not any(extra.values()):
@@ -653,55 +651,3 @@ def place_graph(arch: Arch, workload: Workload, placements: tuple[Placement, ...
     charged."""
     homes = assign_homes(arch, workload) if homes is None else homes
     return charge_spills(arch, workload, placements, homes), homes
-
-
-def memory_use(arch: Arch, workload: Workload, placements: tuple[Placement, ...], trace: Trace,
-               homes: tuple[Home, ...] | None) -> tuple[LevelUse, ...]:
-    """Per memory level: capacity, peak occupancy and spilled bytes (from `homes`, or the trace's buffers when the
-    model allocated them itself), bytes read and written, and the busy fraction of the makespan."""
-    bits = {t.name: t.bits for t in workload.tensors}
-    read = {lv.name: 0.0 for lv in arch.memory}
-    written = dict(read)
-    # busy cycles per level and per set of ports it is seen through: a near-memory engine's banks are not the
-    # external bus, and in NeuPIMs' concurrent mode both are busy at once (their sum would exceed the makespan)
-    busy: dict[tuple[str, Ports], float] = {}
-    for p in placements:
-        for (level, tensor, action), elements in p.cost.accesses.items():
-            target = written if action in _WRITE_ACTIONS else read
-            target[level] = target.get(level, 0.0) + elements * bits[tensor] / 8
-        engine = arch.engine(p.engine)
-        cycles = engine.level_busy_cycles(p.cost, workload, arch)
-        for lv in arch.memory:
-            key = (lv.name, engine.level_ports(lv, arch.engine_clock_hz(engine)))
-            busy[key] = busy.get(key, 0.0) + cycles[lv.name]
-    peak, spilled = _occupancy(arch, workload, trace, homes)
-    span = trace.makespan_cycles
-    busiest = {lv.name: max((c for (name, _), c in busy.items() if name == lv.name), default=0.0) for lv in arch.memory}
-    return tuple(LevelUse(lv.name, lv.capacity_bytes, peak.get(lv.name, 0.0), spilled.get(lv.name, 0.0),
-                          trace.instances * read[lv.name], trace.instances * written[lv.name],
-                          trace.instances * busiest[lv.name] / span if span else 0.0) for lv in arch.memory)
-
-
-def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, ...] | None
-               ) -> tuple[dict[str, float], dict[str, float]]:
-    """(peak live bytes, bytes refused) per level: from the homes, else the trace's on-chip buffers."""
-    live = _parameter_occupancy(arch, workload)
-    peak = {name: float(v.max()) for name, v in live.items() if v.any()}
-    spilled: dict[str, float] = {}
-    if homes is None:
-        # the scheduler's own allocation: its on-chip buffer (the trace's capacity) and the intermediates it spilled
-        inner = [lv for lv in arch.memory if lv.name == trace.buffer_level]
-        if inner:
-            events = sorted([(b.start, b.bytes) for b in trace.buffers] + [(b.end, -b.bytes) for b in trace.buffers])
-            peak[inner[0].name] = peak.get(inner[0].name, 0.0) + float(max(np.cumsum([d for _, d in events]),
-                                                                              default=0.0))
-            spills = [b for b in trace.buffers if b.placement == "spill"]
-            spilled[inner[0].name] = float(sum(workload.tensor(b.tensor).bytes for b in spills
-                                               if b.tensor in workload.tensor_map))
-        return peak, spilled
-    for home in homes:
-        life = home.lifetime
-        live[home.level][life.start:life.end + 1] += home.held_bytes
-        if home.spilled:
-            spilled[home.first_choice] = spilled.get(home.first_choice, 0.0) + life.bytes
-    return {name: float(v.max()) for name, v in live.items()}, spilled
