@@ -12,6 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+from onnx_builders import finish_onnx, rand_array, save_onnx
 
 from accel_sim.errors import ConfigError
 from accel_sim.io.onnx import import_summary, load_onnx, wire
@@ -30,30 +31,6 @@ def _manifest_macs() -> dict[str, int]:
     return {v["file"]: int(v["macs"]) for k, v in data.items() if not k.startswith("_")}
 
 
-def _save(tmp_path: Path, nodes: list, inputs: dict[str, tuple], outputs: dict[str, tuple | None],
-          inits: dict[str, np.ndarray] | None = None, opset: int = 17, name: str = "m.onnx",
-          elem: int = TensorProto.FLOAT) -> Path:
-    """Write a small ONNX model built with onnx.helper and return its path."""
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info(n, elem, s) for n, s in inputs.items()],
-        [helper.make_tensor_value_info(n, elem, s) if s is not None else onnx.ValueInfoProto(name=n)
-         for n, s in outputs.items()],
-        [numpy_helper.from_array(v, n) for n, v in (inits or {}).items()])
-    path = tmp_path / name
-    _finish(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
-    return path
-
-
-def _finish(model: onnx.ModelProto, path: Path) -> None:
-    """Save `model` with its graph outputs' shapes filled in by shape inference (the checker wants them)."""
-    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-    known = {vi.name: vi for vi in inferred.graph.value_info}
-    for out in model.graph.output:
-        if not out.type.tensor_type.HasField("shape"):
-            out.CopyFrom(known[out.name])
-    onnx.save(model, path)
-
-
 def _compare_with_reference(path: Path, inputs: dict[str, np.ndarray], rtol: float = 1e-5) -> Workload:
     """Evaluate the imported einsums with numpy and compare every graph output with onnx.reference."""
     workload = load_onnx(path)
@@ -64,13 +41,6 @@ def _compare_with_reference(path: Path, inputs: dict[str, np.ndarray], rtol: flo
     for out, want in zip(model.graph.output, expected):
         np.testing.assert_allclose(ours[out.name], np.asarray(want, dtype=float), rtol=rtol, atol=1e-6)
     return workload
-
-
-RNG = np.random.default_rng(0)
-
-
-def _rand(*shape: int) -> np.ndarray:
-    return RNG.standard_normal(shape).astype(np.float32)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,7 +85,7 @@ def test_grouped_dilated_strided_conv_macs(tmp_path: Path) -> None:
     MACs = 1*12*7*7 * (8/4) * 9 = 10584 (output elements x Cin/groups x kernel)."""
     node = helper.make_node("Conv", ["X", "W"], ["Y"], group=4, strides=[2, 2], pads=[1, 1, 1, 1],
                             dilations=[2, 2])
-    path = _save(tmp_path, [node], {"X": (1, 8, 15, 15), "W": (12, 2, 3, 3)}, {"Y": None})
+    path = save_onnx(tmp_path, [node], {"X": (1, 8, 15, 15), "W": (12, 2, 3, 3)}, {"Y": None})
     workload = load_onnx(path)
     assert workload.tensor("Y").shape == (1, 12, 7, 7)
     assert workload.total_macs == 12 * 7 * 7 * 2 * 9
@@ -125,7 +95,7 @@ def test_depthwise_conv_with_bias_counts_only_the_contraction(tmp_path: Path) ->
     """Depthwise 3x3 (groups = C = 32), stride 1, pad 1 on 1x32x10x10: MACs = 32*10*10*1*9 = 28800; the bias
     add is a separate einsum with 0 MACs."""
     node = helper.make_node("Conv", ["X", "W", "B"], ["Y"], group=32, pads=[1, 1, 1, 1])
-    path = _save(tmp_path, [node], {"X": (1, 32, 10, 10), "W": (32, 1, 3, 3), "B": (32,)}, {"Y": None})
+    path = save_onnx(tmp_path, [node], {"X": (1, 32, 10, 10), "W": (32, 1, 3, 3), "B": (32,)}, {"Y": None})
     workload = load_onnx(path)
     assert workload.total_macs == 28800
     assert [e.op for e in workload.einsums] == ["mac", "add"]
@@ -134,9 +104,9 @@ def test_depthwise_conv_with_bias_counts_only_the_contraction(tmp_path: Path) ->
 def test_conv1d_and_conv3d_macs(tmp_path: Path) -> None:
     """1-D conv 4->6, k 5, pad 2 on length 20: 6*20*4*5 = 2400; 3-D conv 2->3, k 3^3 valid on 6^3: out 4^3,
     3*64*2*27 = 10368."""
-    c1 = _save(tmp_path, [helper.make_node("Conv", ["X", "W"], ["Y"], pads=[2, 2])],
+    c1 = save_onnx(tmp_path, [helper.make_node("Conv", ["X", "W"], ["Y"], pads=[2, 2])],
                {"X": (1, 4, 20), "W": (6, 4, 5)}, {"Y": None}, name="c1.onnx")
-    c3 = _save(tmp_path, [helper.make_node("Conv", ["X", "W"], ["Y"])],
+    c3 = save_onnx(tmp_path, [helper.make_node("Conv", ["X", "W"], ["Y"])],
                {"X": (1, 2, 6, 6, 6), "W": (3, 2, 3, 3, 3)}, {"Y": None}, name="c3.onnx")
     assert load_onnx(c1).total_macs == 2400
     assert load_onnx(c3).total_macs == 10368
@@ -146,7 +116,7 @@ def test_conv_transpose_macs_are_input_elements_times_cout_times_kernel(tmp_path
     """ConvTranspose 4->3 ch, k 2x2, stride 2 on 1x4x5x5 (out 10x10): every input element meets every
     Cout x kernel tap once, 4*25 * 3 * 4 = 1200 MACs (= output elements 300 x Cin 4 here, no overlap)."""
     node = helper.make_node("ConvTranspose", ["X", "W"], ["Y"], strides=[2, 2])
-    path = _save(tmp_path, [node], {"X": (1, 4, 5, 5), "W": (4, 3, 2, 2)}, {"Y": None})
+    path = save_onnx(tmp_path, [node], {"X": (1, 4, 5, 5), "W": (4, 3, 2, 2)}, {"Y": None})
     workload = load_onnx(path)
     assert workload.tensor("Y").shape == (1, 3, 10, 10)
     assert workload.total_macs == 1200
@@ -155,7 +125,7 @@ def test_conv_transpose_macs_are_input_elements_times_cout_times_kernel(tmp_path
 def test_batched_broadcast_matmul_macs(tmp_path: Path) -> None:
     """[2,1,5,7] @ [3,7,4] broadcasts to [2,3,5,4]: MACs = 2*3*5*4 * 7 = 840."""
     node = helper.make_node("MatMul", ["A", "B"], ["Y"])
-    path = _save(tmp_path, [node], {"A": (2, 1, 5, 7), "B": (3, 7, 4)}, {"Y": None})
+    path = save_onnx(tmp_path, [node], {"A": (2, 1, 5, 7), "B": (3, 7, 4)}, {"Y": None})
     workload = load_onnx(path)
     assert workload.tensor("Y").shape == (2, 3, 5, 4)
     assert workload.total_macs == 840
@@ -164,7 +134,7 @@ def test_batched_broadcast_matmul_macs(tmp_path: Path) -> None:
 def test_matmul_with_vector_operands_macs(tmp_path: Path) -> None:
     """[7] @ [3,7,4] -> [3,4] (84 MACs) and [5,7] @ [7] -> [5] (35 MACs): output elements x K."""
     nodes = [helper.make_node("MatMul", ["v", "B"], ["Y1"]), helper.make_node("MatMul", ["A", "u"], ["Y2"])]
-    path = _save(tmp_path, nodes, {"v": (7,), "B": (3, 7, 4), "A": (5, 7), "u": (7,)}, {"Y1": None, "Y2": None})
+    path = save_onnx(tmp_path, nodes, {"v": (7,), "B": (3, 7, 4), "A": (5, 7), "u": (7,)}, {"Y1": None, "Y2": None})
     workload = load_onnx(path)
     assert [e.macs for e in workload.einsums] == [84, 35]
 
@@ -172,24 +142,25 @@ def test_matmul_with_vector_operands_macs(tmp_path: Path) -> None:
 def test_gemm_trans_b_with_bias_and_alpha(tmp_path: Path) -> None:
     """Gemm A[6,10] x B[8,10]^T + C[8]: M*N*K = 6*8*10 = 480 MACs; alpha/bias live in a 0-MAC epilogue."""
     node = helper.make_node("Gemm", ["A", "B", "C"], ["Y"], transB=1, alpha=0.5)
-    path = _save(tmp_path, [node], {"A": (6, 10), "B": (8, 10), "C": (8,)}, {"Y": None})
-    workload = _compare_with_reference(path, {"A": _rand(6, 10), "B": _rand(8, 10), "C": _rand(8)})
+    path = save_onnx(tmp_path, [node], {"A": (6, 10), "B": (8, 10), "C": (8,)}, {"Y": None})
+    workload = _compare_with_reference(path, {"A": rand_array(6, 10), "B": rand_array(8, 10), "C": rand_array(8)})
     assert workload.total_macs == 480
 
 
 def test_einsum_operator_macs_and_values(tmp_path: Path) -> None:
     """Einsum 'bij,bjk->bik' on [2,3,4]x[2,4,5]: 2*3*5*4 = 120 MACs; values equal onnx.reference."""
     node = helper.make_node("Einsum", ["A", "B"], ["Y"], equation="bij,bjk->bik")
-    path = _save(tmp_path, [node], {"A": (2, 3, 4), "B": (2, 4, 5)}, {"Y": None}, opset=17)
-    workload = _compare_with_reference(path, {"A": _rand(2, 3, 4), "B": _rand(2, 4, 5)})
+    path = save_onnx(tmp_path, [node], {"A": (2, 3, 4), "B": (2, 4, 5)}, {"Y": None}, opset=17)
+    workload = _compare_with_reference(path, {"A": rand_array(2, 3, 4), "B": rand_array(2, 4, 5)})
     assert workload.total_macs == 120
 
 
 def test_three_operand_einsum_contracts_pairwise(tmp_path: Path) -> None:
     """'ij,jk,kl->il' on 3x4, 4x5, 5x6 contracts left to right: (3*5*4) + (3*6*5) = 150 MACs."""
     node = helper.make_node("Einsum", ["A", "B", "C"], ["Y"], equation="ij,jk,kl->il")
-    path = _save(tmp_path, [node], {"A": (3, 4), "B": (4, 5), "C": (5, 6)}, {"Y": None})
-    workload = _compare_with_reference(path, {"A": _rand(3, 4), "B": _rand(4, 5), "C": _rand(5, 6)}, rtol=1e-4)
+    path = save_onnx(tmp_path, [node], {"A": (3, 4), "B": (4, 5), "C": (5, 6)}, {"Y": None})
+    workload = _compare_with_reference(path, {"A": rand_array(3, 4), "B": rand_array(4, 5), "C": rand_array(5, 6)},
+                                       rtol=1e-4)
     assert workload.total_macs == 150
 
 
@@ -199,16 +170,16 @@ def test_three_operand_einsum_contracts_pairwise(tmp_path: Path) -> None:
 def test_conv_stride2_pad1_groups2_matches_reference(tmp_path: Path) -> None:
     """The conv einsum evaluated with numpy equals onnx.reference's Conv (stride 2, pad 1, dilation 1, groups 2)."""
     node = helper.make_node("Conv", ["X", "W"], ["Y"], group=2, strides=[2, 2], pads=[1, 1, 1, 1])
-    path = _save(tmp_path, [node], {"X": (2, 4, 7, 7), "W": (6, 2, 3, 3)}, {"Y": None})
-    workload = _compare_with_reference(path, {"X": _rand(2, 4, 7, 7), "W": _rand(6, 2, 3, 3)}, rtol=1e-4)
+    path = save_onnx(tmp_path, [node], {"X": (2, 4, 7, 7), "W": (6, 2, 3, 3)}, {"Y": None})
+    workload = _compare_with_reference(path, {"X": rand_array(2, 4, 7, 7), "W": rand_array(6, 2, 3, 3)}, rtol=1e-4)
     assert [e.op for e in workload.einsums] == ["mac"]
 
 
 def test_conv_matches_explicit_loop_convolution(tmp_path: Path) -> None:
     """Same conv checked against a hand-written loop: y[n,m,p,q] = sum x[n, g*2+c, 2p+r-1, 2q+s-1] w[m,c,r,s]."""
     node = helper.make_node("Conv", ["X", "W"], ["Y"], group=2, strides=[2, 2], pads=[1, 1, 1, 1])
-    path = _save(tmp_path, [node], {"X": (1, 4, 5, 5), "W": (4, 2, 3, 3)}, {"Y": None})
-    x, w = _rand(1, 4, 5, 5), _rand(4, 2, 3, 3)
+    path = save_onnx(tmp_path, [node], {"X": (1, 4, 5, 5), "W": (4, 2, 3, 3)}, {"Y": None})
+    x, w = rand_array(1, 4, 5, 5), rand_array(4, 2, 3, 3)
     xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
     want = np.zeros((1, 4, 3, 3))
     for m in range(4):
@@ -223,23 +194,23 @@ def test_conv_matches_explicit_loop_convolution(tmp_path: Path) -> None:
 def test_broadcast_matmul_matches_reference(tmp_path: Path) -> None:
     """[2,1,5,7] @ [3,7,4] evaluated from the einsum equals numpy/onnx.reference matmul."""
     node = helper.make_node("MatMul", ["A", "B"], ["Y"])
-    path = _save(tmp_path, [node], {"A": (2, 1, 5, 7), "B": (3, 7, 4)}, {"Y": None})
-    _compare_with_reference(path, {"A": _rand(2, 1, 5, 7), "B": _rand(3, 7, 4)}, rtol=1e-4)
+    path = save_onnx(tmp_path, [node], {"A": (2, 1, 5, 7), "B": (3, 7, 4)}, {"Y": None})
+    _compare_with_reference(path, {"A": rand_array(2, 1, 5, 7), "B": rand_array(3, 7, 4)}, rtol=1e-4)
 
 
 def test_maxpool_and_averagepool_without_padding_match_reference(tmp_path: Path) -> None:
     """MaxPool 3x3 stride 2 and AveragePool 2x2 stride 2 (no padding: numeric.py pads with 0, not -inf)."""
     nodes = [helper.make_node("MaxPool", ["X"], ["M"], kernel_shape=[3, 3], strides=[2, 2]),
              helper.make_node("AveragePool", ["X"], ["A"], kernel_shape=[2, 2], strides=[2, 2])]
-    path = _save(tmp_path, nodes, {"X": (1, 3, 9, 9)}, {"M": None, "A": None})
-    workload = _compare_with_reference(path, {"X": _rand(1, 3, 9, 9)})
+    path = save_onnx(tmp_path, nodes, {"X": (1, 3, 9, 9)}, {"M": None, "A": None})
+    workload = _compare_with_reference(path, {"X": rand_array(1, 3, 9, 9)})
     assert workload.total_macs == 0
 
 
 def test_padded_maxpool_output_shape_and_window_reads(tmp_path: Path) -> None:
     """MaxPool k3 s2 p1 on 112x112 (ResNet stem) gives 56x56 and reads X at 2p + r - 1."""
     node = helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
-    path = _save(tmp_path, [node], {"X": (1, 64, 112, 112)}, {"Y": None})
+    path = save_onnx(tmp_path, [node], {"X": (1, 64, 112, 112)}, {"Y": None})
     (einsum,) = load_onnx(path).einsums
     assert einsum.reduce == "max" and einsum.sizes["p"] == 56
     assert str(einsum.inputs[0].indices[2]) == "2*p+r-1"
@@ -248,24 +219,24 @@ def test_padded_maxpool_output_shape_and_window_reads(tmp_path: Path) -> None:
 def test_global_pools_match_reference(tmp_path: Path) -> None:
     """GlobalAveragePool and GlobalMaxPool reduce all spatial dims to 1."""
     nodes = [helper.make_node("GlobalAveragePool", ["X"], ["A"]), helper.make_node("GlobalMaxPool", ["X"], ["M"])]
-    path = _save(tmp_path, nodes, {"X": (2, 3, 4, 5)}, {"A": None, "M": None})
-    _compare_with_reference(path, {"X": _rand(2, 3, 4, 5)})
+    path = save_onnx(tmp_path, nodes, {"X": (2, 3, 4, 5)}, {"A": None, "M": None})
+    _compare_with_reference(path, {"X": rand_array(2, 3, 4, 5)})
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
 def test_softmax_cascade_matches_reference_and_has_no_macs(tmp_path: Path, op: str) -> None:
     """Softmax = max-reduce, exp(x - max), sum-reduce, divide: 4 einsums, 0 MACs, values equal onnx.reference."""
-    path = _save(tmp_path, [helper.make_node(op, ["X"], ["Y"], axis=-1)], {"X": (2, 3, 6)}, {"Y": None}, opset=13)
-    workload = _compare_with_reference(path, {"X": _rand(2, 3, 6)})
+    path = save_onnx(tmp_path, [helper.make_node(op, ["X"], ["Y"], axis=-1)], {"X": (2, 3, 6)}, {"Y": None}, opset=13)
+    workload = _compare_with_reference(path, {"X": rand_array(2, 3, 6)})
     assert len(workload.einsums) == 4 and workload.total_macs == 0
 
 
 def test_opset11_softmax_normalises_over_flattened_trailing_dims(tmp_path: Path) -> None:
     """Opset < 13 Softmax(axis=1) on [2,3,4] normalises each row over 3*4 = 12 values (ONNX spec, Softmax-11:
     the input is coerced to 2-D [2, 12]); the oracle is numpy on the reshaped array."""
-    path = _save(tmp_path, [helper.make_node("Softmax", ["X"], ["Y"], axis=1)], {"X": (2, 3, 4)}, {"Y": None},
+    path = save_onnx(tmp_path, [helper.make_node("Softmax", ["X"], ["Y"], axis=1)], {"X": (2, 3, 4)}, {"Y": None},
                  opset=11)
-    x = _rand(2, 3, 4)
+    x = rand_array(2, 3, 4)
     flat = np.exp(x.reshape(2, 12) - x.reshape(2, 12).max(axis=1, keepdims=True))
     want = (flat / flat.sum(axis=1, keepdims=True)).reshape(2, 3, 4)
     np.testing.assert_allclose(evaluate_workload(load_onnx(path), {"X": x})["Y"], want, rtol=1e-5)
@@ -282,9 +253,9 @@ def test_normalisations_match_reference(tmp_path: Path) -> None:
         helper.make_node("GroupNormalization", ["X", "s", "b"], ["G"], num_groups=2, epsilon=1e-5),
     ]
     inputs = {"X": (2, c, 5, 6), "s6": (6,), "b6": (6,), "s": (c,), "b": (c,), "mean": (c,), "var": (c,)}
-    path = _save(tmp_path, nodes, inputs, {"L": None, "B": None, "I": None, "G": (2, c, 5, 6)},
+    path = save_onnx(tmp_path, nodes, inputs, {"L": None, "B": None, "I": None, "G": (2, c, 5, 6)},
                  opset=21)
-    values = {n: _rand(*s) for n, s in inputs.items()}
+    values = {n: rand_array(*s) for n, s in inputs.items()}
     values["var"] = np.abs(values["var"]) + 0.5
     workload = _compare_with_reference(path, values, rtol=1e-4)
     assert workload.total_macs == 0
@@ -295,9 +266,9 @@ def test_normalisations_match_reference(tmp_path: Path) -> None:
 def test_reductions_with_axes_input_match_reference(tmp_path: Path, op: str) -> None:
     """Reduce* over axes [1, 3] (axes given as an input, opset 18) with keepdims=0 equal onnx.reference."""
     node = helper.make_node(op, ["X", "axes"], ["Y"], keepdims=0)
-    path = _save(tmp_path, [node], {"X": (2, 3, 4, 5)}, {"Y": None},
+    path = save_onnx(tmp_path, [node], {"X": (2, 3, 4, 5)}, {"Y": None},
                  inits={"axes": np.array([1, 3], dtype=np.int64)}, opset=18)
-    x = np.abs(_rand(2, 3, 4, 5)) + 0.5
+    x = np.abs(rand_array(2, 3, 4, 5)) + 0.5
     workload = _compare_with_reference(path, {"X": x}, rtol=1e-4)
     assert workload.tensor("Y").shape == (2, 4)
 
@@ -306,8 +277,8 @@ def test_reductions_with_axes_input_match_reference(tmp_path: Path, op: str) -> 
 def test_cumsum_running_reduction_matches_reference(tmp_path: Path, reverse: int, exclusive: int) -> None:
     """CumSum along axis 1 (forward/reverse, inclusive/exclusive) is a recurrence einsum equal to onnx.reference."""
     node = helper.make_node("CumSum", ["X", "axis"], ["Y"], reverse=reverse, exclusive=exclusive)
-    path = _save(tmp_path, [node], {"X": (3, 5)}, {"Y": None}, inits={"axis": np.array(1, dtype=np.int64)})
-    workload = _compare_with_reference(path, {"X": _rand(3, 5)})
+    path = save_onnx(tmp_path, [node], {"X": (3, 5)}, {"Y": None}, inits={"axis": np.array(1, dtype=np.int64)})
+    workload = _compare_with_reference(path, {"X": rand_array(3, 5)})
     assert workload.einsums[0].recurrence_rank == "d1"
 
 
@@ -326,8 +297,8 @@ def test_elementwise_op_with_broadcasting_matches_reference(tmp_path: Path, op: 
     """Each elementwise op, operands broadcast from [4,1], [3] and [2,4,3], equals onnx.reference."""
     shapes = [(2, 4, 3), (4, 1), (3,)][: ELEMENTWISE[op]]
     names = [f"x{k}" for k in range(len(shapes))]
-    path = _save(tmp_path, [helper.make_node(op, names, ["Y"])], dict(zip(names, shapes)), {"Y": None}, opset=18)
-    workload = _compare_with_reference(path, {n: _rand(*s) for n, s in zip(names, shapes)}, rtol=1e-4)
+    path = save_onnx(tmp_path, [helper.make_node(op, names, ["Y"])], dict(zip(names, shapes)), {"Y": None}, opset=18)
+    workload = _compare_with_reference(path, {n: rand_array(*s) for n, s in zip(names, shapes)}, rtol=1e-4)
     assert workload.total_macs == 0 and len(workload.einsums) == 1
 
 
@@ -335,35 +306,14 @@ def test_where_clip_and_prelu_match_reference(tmp_path: Path) -> None:
     """Where (bool condition), Clip with min/max inputs and PRelu with a per-channel slope."""
     nodes = [helper.make_node("Greater", ["a", "b"], ["c"]), helper.make_node("Where", ["c", "a", "b"], ["W"]),
              helper.make_node("Clip", ["a", "lo", "hi"], ["C"]), helper.make_node("PRelu", ["a", "slope"], ["P"])]
-    path = _save(tmp_path, nodes, {"a": (2, 3, 4), "b": (3, 4), "slope": (3, 1)}, {"W": None, "C": None, "P": None},
+    path = save_onnx(tmp_path, nodes, {"a": (2, 3, 4), "b": (3, 4), "slope": (3, 1)}, {"W": None, "C": None, "P": None},
                  inits={"lo": np.array(-0.5, np.float32), "hi": np.array(0.5, np.float32)})
-    _compare_with_reference(path, {"a": _rand(2, 3, 4), "b": _rand(3, 4), "slope": _rand(3, 1)})
+    _compare_with_reference(path, {"a": rand_array(2, 3, 4), "b": rand_array(3, 4), "slope": rand_array(3, 1)})
 
 
 # ---------------------------------------------------------------------------------------------
-# Views, tensor metadata, unsupported ops, data-dependent shapes
+# Tensor metadata, unsupported ops, data-dependent shapes (views: test_onnx_views.py)
 # ---------------------------------------------------------------------------------------------
-def test_shuffle_reshape_transpose_are_views_with_shapes(tmp_path: Path) -> None:
-    """ShuffleNet's channel shuffle (Reshape, Transpose, Reshape) is three views and no einsum."""
-    nodes = [helper.make_node("Reshape", ["X", "s1"], ["R"]), helper.make_node("Transpose", ["R"], ["T"],
-                                                                                perm=[0, 2, 1, 3, 4]),
-             helper.make_node("Reshape", ["T", "s2"], ["Y"])]
-    path = _save(tmp_path, nodes, {"X": (1, 8, 4, 4)}, {"Y": None},
-                 inits={"s1": np.array([1, 2, 4, 4, 4]), "s2": np.array([1, 8, 4, 4])})
-    workload = load_onnx(path)
-    assert [v.op for v in workload.views] == ["reshape", "transpose", "reshape"]
-    assert workload.einsums == () and workload.tensor("T").shape == (1, 4, 2, 4, 4)
-    assert workload.tensor("s1").kind == "constant"
-
-
-def test_split_makes_one_view_per_output(tmp_path: Path) -> None:
-    """Split of [6, 4] into 2 + 4 rows gives two views with shapes [2, 4] and [4, 4]."""
-    node = helper.make_node("Split", ["X", "sizes"], ["A", "B"], axis=0)
-    path = _save(tmp_path, [node], {"X": (6, 4)}, {"A": None, "B": None}, inits={"sizes": np.array([2, 4])})
-    workload = load_onnx(path)
-    assert [(v.output, workload.tensor(v.output).shape) for v in workload.views] == [("A", (2, 4)), ("B", (4, 4))]
-
-
 def test_element_bits_follow_onnx_types(tmp_path: Path) -> None:
     """float16 tensors are 16-bit; a Cast to int64 gives 64 bits; a bool comparison gives 8 bits."""
     nodes = [helper.make_node("Relu", ["X"], ["Y"]), helper.make_node("Cast", ["Y"], ["I"], to=TensorProto.INT64),
@@ -371,7 +321,7 @@ def test_element_bits_follow_onnx_types(tmp_path: Path) -> None:
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT16, (3,))],
                               [onnx.ValueInfoProto(name="E")])
     path = tmp_path / "bits.onnx"
-    _finish(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    finish_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     workload = load_onnx(path)
     assert [workload.tensor(n).bits for n in ("X", "Y", "I", "E")] == [16, 16, 64, 8]
 
@@ -379,7 +329,7 @@ def test_element_bits_follow_onnx_types(tmp_path: Path) -> None:
 def test_topk_is_a_max_reduction_with_an_index_view(tmp_path: Path) -> None:
     """TopK k=2 over 8 experts for 5 tokens: a max einsum over 5*8*2 = 80 points and a view for the indices."""
     node = helper.make_node("TopK", ["X", "k"], ["V", "I"], axis=-1)
-    path = _save(tmp_path, [node], {"X": (5, 8)}, {"V": None}, inits={"k": np.array([2])})
+    path = save_onnx(tmp_path, [node], {"X": (5, 8)}, {"V": None}, inits={"k": np.array([2])})
     workload = load_onnx(path)
     (einsum,) = workload.einsums
     assert einsum.reduce == "max" and einsum.iteration_points == 80
@@ -389,7 +339,7 @@ def test_topk_is_a_max_reduction_with_an_index_view(tmp_path: Path) -> None:
 def test_nonzero_count_takes_its_upper_bound(tmp_path: Path) -> None:
     """NonZero of a [4, 6] mask has at most 24 hits, so a Transpose after it gets the static shape [24, 2]."""
     nodes = [helper.make_node("NonZero", ["X"], ["N"]), helper.make_node("Transpose", ["N"], ["T"])]
-    path = _save(tmp_path, nodes, {"X": (4, 6)}, {"T": None})
+    path = save_onnx(tmp_path, nodes, {"X": (4, 6)}, {"T": None})
     workload = load_onnx(path)
     assert workload.tensor("N").shape == (2, 24) and workload.tensor("T").shape == (24, 2)
 
@@ -404,7 +354,7 @@ def test_local_functions_are_inlined(tmp_path: Path) -> None:
     model = helper.make_model(graph, functions=[fn],
                               opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
     path = tmp_path / "fn.onnx"
-    _finish(model, path)
+    finish_onnx(model, path)
     workload = load_onnx(path)
     assert workload.unsupported == () and [e.op for e in workload.einsums] == ["add"]
 
@@ -455,7 +405,7 @@ def test_checker_failure_raises_config_error(tmp_path: Path) -> None:
 def test_summary_counts(tmp_path: Path) -> None:
     """import_summary: a MatMul [4,8]x[8,2] with an 8x2 fp32 weight initializer -> 64 MACs, 64 weight bytes."""
     node = helper.make_node("MatMul", ["A", "W"], ["Y"])
-    path = _save(tmp_path, [node], {"A": (4, 8)}, {"Y": None}, inits={"W": np.ones((8, 2), np.float32)})
+    path = save_onnx(tmp_path, [node], {"A": (4, 8)}, {"Y": None}, inits={"W": np.ones((8, 2), np.float32)})
     summary = import_summary(load_onnx(path))
     assert (summary["macs"], summary["einsums"], summary["weight_bytes"]) == (64, 1, 64)
     assert math.isclose(summary["ops"], 64)
@@ -564,7 +514,7 @@ def test_large_constant_node_value_stays_in_the_file(tmp_path: Path) -> None:
     and feeds a MatMul of 200 * 3 * 100 = 60,000 MACs, its values unread."""
     value = numpy_helper.from_array(np.ones((200, 100), np.float32))
     nodes = [helper.make_node("Constant", [], ["C"], value=value), helper.make_node("MatMul", ["C", "X"], ["Y"])]
-    path = _save(tmp_path, nodes, {"X": (100, 3)}, {"Y": None})
+    path = save_onnx(tmp_path, nodes, {"X": (100, 3)}, {"Y": None})
     assert onnx_reader.read_model(path).graph.node[0].attribute[0].t.data_location == TensorProto.EXTERNAL
     workload = load_onnx(path)
     assert workload.tensor("C").shape == (200, 100) and workload.total_macs == 60_000
@@ -575,7 +525,8 @@ def test_mid_sized_tensors_past_the_inline_budget_are_left_in_the_file(tmp_path:
     their values only until 100 KB are kept: the first three are inline, the last two are references."""
     monkeypatch.setattr(wire, "_INLINE_BUDGET_BYTES", 100_000)
     nodes = [helper.make_node("Sum", [f"w{k}" for k in range(5)], ["Y"])]
-    path = _save(tmp_path, nodes, {}, {"Y": None}, inits={f"w{k}": np.ones((100, 100), np.float32) for k in range(5)})
+    path = save_onnx(tmp_path, nodes, {}, {"Y": None},
+                     inits={f"w{k}": np.ones((100, 100), np.float32) for k in range(5)})
     locations = [t.data_location for t in onnx_reader.read_model(path).graph.initializer]
     assert locations == [TensorProto.DEFAULT] * 3 + [TensorProto.EXTERNAL] * 2
 
@@ -633,12 +584,12 @@ def test_empty_dimension_of_a_computed_tensor_is_an_error_but_an_empty_shape_ope
     """Reshape to a scalar reads an empty shape constant (dims [0]): a view, imported. A Relu on a [2, 0] slice has
     nothing to cost (the engines tile at least one point): ConfigError at that node, naming tensor and dim."""
     nodes = [helper.make_node("Reshape", ["X", "shape"], ["Y"]), helper.make_node("Relu", ["Y"], ["Z"])]
-    scalar = _save(tmp_path, nodes, {"X": (1, 1)}, {"Z": None}, inits={"shape": np.zeros(0, np.int64)},
+    scalar = save_onnx(tmp_path, nodes, {"X": (1, 1)}, {"Z": None}, inits={"shape": np.zeros(0, np.int64)},
                    name="scalar.onnx")
     assert load_onnx(scalar).tensor("Z").shape == ()
     nodes = [helper.make_node("Slice", ["X", "zero", "zero", "one"], ["S"]),
              helper.make_node("Relu", ["S"], ["Y"], name="act")]
-    empty = _save(tmp_path, nodes, {"X": (2, 3)}, {"Y": None}, name="empty.onnx",
+    empty = save_onnx(tmp_path, nodes, {"X": (2, 3)}, {"Y": None}, name="empty.onnx",
                   inits={"zero": np.array([0]), "one": np.array([1])})
     with pytest.raises(ConfigError) as info:
         load_onnx(empty)
@@ -657,7 +608,7 @@ def test_empty_dimension_of_a_computed_tensor_is_an_error_but_an_empty_shape_ope
 def test_conv_channels_inconsistent_with_group_raise_at_the_node(tmp_path: Path, op: str, x: tuple, w: tuple,
                                                                   y: tuple, group: int, problem: str) -> None:
     """onnx.checker passes these; the importer names the node, the shapes and the ONNX weight layout."""
-    path = _save(tmp_path, [helper.make_node(op, ["X", "W"], ["Y"], name="c", group=group)], {"X": x, "W": w},
+    path = save_onnx(tmp_path, [helper.make_node(op, ["X", "W"], ["Y"], name="c", group=group)], {"X": x, "W": w},
                  {"Y": y})
     with pytest.raises(ConfigError) as info:
         load_onnx(path)
@@ -667,58 +618,6 @@ def test_conv_channels_inconsistent_with_group_raise_at_the_node(tmp_path: Path,
 
 def test_valid_grouped_conv_transpose_still_imports(tmp_path: Path) -> None:
     """ConvTranspose 4 -> 6 channels in 2 groups (W [4, 3, 3, 3]) on 8x8: 4*8*8 * 3 * 9 = 6912 MACs."""
-    path = _save(tmp_path, [helper.make_node("ConvTranspose", ["X", "W"], ["Y"], group=2)],
+    path = save_onnx(tmp_path, [helper.make_node("ConvTranspose", ["X", "W"], ["Y"], group=2)],
                  {"X": (1, 4, 8, 8), "W": (4, 3, 3, 3)}, {"Y": None})
     assert load_onnx(path).total_macs == 4 * 8 * 8 * 3 * 9
-
-
-# ---------------------------------------------------------------------------------------------
-# Views: what they keep alive
-# ---------------------------------------------------------------------------------------------
-def test_a_reshape_to_a_constant_shape_and_a_fixed_gather_are_views_of_their_data(tmp_path: Path) -> None:
-    """Y1 = X W1; Y2 = Reshape(Y1, [4, 8]) (its shape an initializer); Y3 = Gather(Y2, 1) (a constant index);
-    Z = Y3 W2. The shape and the index are no data of the views' outputs: Y2 and Y3 alias Y1, which lives from
-    its writer to Z's MatMul. With every input a source, Y2 (an activation reading a constant) was a tensor of its
-    own, live from the first einsum."""
-    from accel_sim.sim.placement import lifetimes  # the placement layer, used here on the imported workload
-    path = _save(tmp_path, [helper.make_node("MatMul", ["X", "W1"], ["Y1"]),
-                            helper.make_node("Reshape", ["Y1", "shape"], ["Y2"]),
-                            helper.make_node("Gather", ["Y2", "row"], ["Y3"], axis=0),
-                            helper.make_node("MatMul", ["Y3", "W2"], ["Z"])],
-                 {"X": (2, 16)}, {"Z": (4,)},
-                 {"W1": _rand(16, 16), "shape": np.array([4, 8], dtype=np.int64), "row": np.array(1, dtype=np.int64),
-                  "W2": _rand(8, 4)})
-    workload = load_onnx(path)
-    spans = {life.tensor: (life.start, life.end) for life in lifetimes(workload)}
-    assert "Y2" not in spans and "Y3" not in spans
-    assert spans["Y1"] == (0, 1)
-
-
-def test_a_view_of_its_own_lives_from_when_its_sources_exist(tmp_path: Path) -> None:
-    """T = Concat(token, Y) with `token` a weight and Y = X W1 written by the second einsum (after a Relu): a
-    tensor of its own (its sources are of two storage classes), made when Y is written, not live from the first
-    einsum; and Y is read then, not kept to the end."""
-    from accel_sim.sim.placement import lifetimes  # the placement layer, used here on the imported workload
-    path = _save(tmp_path, [helper.make_node("Relu", ["X"], ["R"]),
-                            helper.make_node("MatMul", ["R", "W1"], ["Y"]),
-                            helper.make_node("Concat", ["token", "Y"], ["T"], axis=0),
-                            helper.make_node("MatMul", ["T", "W2"], ["Z"])],
-                 {"X": (3, 8)}, {"Z": (4, 4)}, {"W1": _rand(8, 8), "token": _rand(1, 8), "W2": _rand(8, 4)})
-    workload = load_onnx(path)
-    spans = {life.tensor: (life.start, life.end) for life in lifetimes(workload)}
-    assert spans["T"] == (1, 2) and spans["Y"] == (1, 1)
-
-
-def test_a_past_cache_extended_into_a_graph_output_is_a_kv_cache(tmp_path: Path) -> None:
-    """past (a user input) passes a one-input Concat, then a Concat with the step's new row K into the graph
-    output `present`: past, the pass-through and present are kind kv_cache (held where `holds: [kv_cache]`);
-    the new row and the attention scores stay activations."""
-    path = _save(tmp_path, [helper.make_node("MatMul", ["X", "Wk"], ["K"]),
-                            helper.make_node("Concat", ["past"], ["past_copy"], axis=0),
-                            helper.make_node("Concat", ["past_copy", "K"], ["present"], axis=0),
-                            helper.make_node("MatMul", ["present", "q"], ["S"])],
-                 {"X": (1, 8), "past": (5, 8)}, {"present": (6, 8), "S": (6, 1)}, {"Wk": _rand(8, 8),
-                                                                                     "q": _rand(8, 1)})
-    kinds = {t.name: t.kind for t in load_onnx(path).tensors}
-    assert [kinds[n] for n in ("past", "past_copy", "present", "K", "S")] == [
-        "kv_cache", "kv_cache", "kv_cache", "activation", "activation"]
