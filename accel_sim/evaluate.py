@@ -27,7 +27,7 @@ from accel_sim.sim.trace import Trace
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.execution import (FpgaExecution, NpuPimExecution, PipelinedExecution, ScheduledExecution,
                                       SequentialExecution)
-from accel_sim.spec.workload import Workload
+from accel_sim.spec.workload import Einsum, Workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -110,14 +110,24 @@ class Result:
         latency = self.latency_s
         instances = self.trace.instances
         macs = self.workload.total_macs * instances
-        # Back to back, one engine works at a time; a concurrent execution model runs them all at once.
-        peaks = [e.peak_macs_per_cycle() for e in self.arch.engines]
+        einsums = {e.name: e for e in self.workload.einsums}
+        ran_on: dict[str, list[Einsum]] = {}
+        bound_on: dict[str, float] = {}
+        for r in self.einsums:
+            if r.einsum in einsums:
+                ran_on.setdefault(r.engine, []).append(einsums[r.einsum])
+            bound_on[r.engine] = bound_on.get(r.engine, 0.0) + r.bound.cycles
+        # Back to back, one engine works at a time; a concurrent execution model runs them all at once, so its
+        # roofline is the busiest engine's (each engine still runs its own einsums one after another).
+        peaks = [e.mac_peak_on(ran_on.get(e.name, ()), self.workload) for e in self.arch.engines]
         pes = sum(peaks) if self.trace.concurrent else max(peaks)
         cycles = self.cycles
-        bound_cycles = sum(r.bound.cycles for r in self.einsums)
+        # every per-einsum figure is one instance's: the run's cycles hold all of them
+        bound_cycles = instances * (max(bound_on.values(), default=0.0) if self.trace.concurrent
+                                    else sum(bound_on.values()))
         by_bound: dict[str, float] = {}
         for r in self.einsums:
-            by_bound[r.bound.kind] = by_bound.get(r.bound.kind, 0.0) + r.cost.total_cycles
+            by_bound[r.bound.kind] = by_bound.get(r.bound.kind, 0.0) + instances * r.cost.total_cycles
         return {
             "arch": self.arch.name,
             "workload": self.workload.name,
@@ -133,9 +143,9 @@ class Result:
             "einsums": len(self.einsums),
             "total_macs": macs,
             "mac_utilization": macs / (pes * cycles) if pes and cycles else 0.0,
-            "compute_cycles": sum(r.cost.compute_cycles for r in self.einsums),
-            "fill_drain_cycles": sum(r.cost.fill_drain_cycles for r in self.einsums),
-            "stall_cycles": sum(r.cost.stall_cycles for r in self.einsums),
+            "compute_cycles": instances * sum(r.cost.compute_cycles for r in self.einsums),
+            "fill_drain_cycles": instances * sum(r.cost.fill_drain_cycles for r in self.einsums),
+            "stall_cycles": instances * sum(r.cost.stall_cycles for r in self.einsums),
             "roofline_cycles": bound_cycles,
             "cycles_over_roofline": cycles / bound_cycles if bound_cycles else math.inf,
             "energy_by_component_j": self.energy_by_component(),

@@ -39,6 +39,16 @@ class EngineBase(BaseModel):
         """Multiply-accumulates per cycle at full use (the denominator of MAC utilization)."""
         raise NotImplementedError(f"{type(self).__name__} does not define peak_macs_per_cycle")
 
+    def roof_per_cycle(self, einsum: Einsum, workload: Workload) -> float:
+        """The roofline's compute roof for `einsum` with its operands' widths (`workload`): peak_per_cycle, unless
+        the engine's rate depends on those widths."""
+        return self.peak_per_cycle(einsum)
+
+    def mac_peak_on(self, einsums: Sequence[Einsum], workload: Workload) -> float:
+        """MACs per cycle at full use while running the contractions `einsums` (the denominator of a run's MAC
+        utilization): peak_macs_per_cycle, unless the rate depends on operand widths or on which units run them."""
+        return self.peak_macs_per_cycle()
+
     def on_cores(self, cores: int) -> EngineBase:
         """This engine, described as one CPU core, replicated on `cores` cores (engines/multicore.py)."""
         raise NotImplementedError(f"engine '{self.name}' ({type(self).__name__}) cannot run as CPU cores: a 'cpu:' "

@@ -76,7 +76,7 @@ import numpy as np
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from accel_sim.engines.base import EngineBase
-from accel_sim.engines.gpu_kernel import MAX_REGISTERS_PER_THREAD, elementwise_kernel_cost
+from accel_sim.engines.gpu_kernel import MAX_REGISTERS_PER_THREAD, elementwise_kernel_cost, gemm_problem
 from accel_sim.engines.gpu_mapspace import GpuMapspace
 from accel_sim.spec.arch import LevelReference
 from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, Fraction, PositiveInt, Seconds, SquareMillimetres, Watts,
@@ -85,6 +85,8 @@ from accel_sim.spec.mapspace import MapperSpec
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
@@ -282,8 +284,8 @@ class GpuEngine(EngineBase):
     # --- the engine contract -----------------------------------------------------------------------------------
     def peak_per_cycle(self, einsum: Einsum) -> float:
         """The datasheet's fastest dense tensor-core rate for a contraction (the einsum does not carry its operands'
-        widths, so the bound takes the narrowest width the tensor cores take); for maps and reductions the fastest
-        CUDA-core rate, two operator applications per lane per cycle (a fused multiply-add)."""
+        widths: roof_per_cycle reads them from the workload); for maps and reductions the fastest CUDA-core rate, two
+        operator applications per lane per cycle (a fused multiply-add)."""
         if einsum.op == "mac":
             return self.peak_macs_per_cycle()
         return 2 * self.sms * max(rate for _, rate in self.cuda_ops_per_sm)
@@ -291,6 +293,21 @@ class GpuEngine(EngineBase):
     def peak_macs_per_cycle(self) -> float:
         """The tensor cores' fastest dense rate (the narrowest width they take) over every SM."""
         return self.sms * max(rate for _, rate in self.tensor_macs_per_sm)
+
+    def roof_per_cycle(self, einsum: Einsum, workload: Workload) -> float:
+        """A contraction's dense rate at its operands' width (an fp16 GEMM's roof is the fp16 tensor rate, half the
+        int8 one); other operators as peak_per_cycle."""
+        if einsum.op != "mac":
+            return self.peak_per_cycle(einsum)
+        return self.sms * self.mac_rate(gemm_problem(einsum, workload).operand_bits)[0]
+
+    def mac_peak_on(self, einsums: Sequence[Einsum], workload: Workload) -> float:
+        """The dense rate at the contractions' widths, weighted by their MACs (the rate at which they would all run
+        in the time their MACs take at full use): peak_macs_per_cycle when there are none."""
+        contractions = [e for e in einsums if e.op == "mac" and e.macs > 0]
+        if not contractions:
+            return self.peak_macs_per_cycle()
+        return sum(e.macs for e in contractions) / sum(e.macs / self.roof_per_cycle(e, workload) for e in contractions)
 
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """A contraction as the fastest of the CTA tiles and splits (what cuBLAS's heuristic aims at); a map or

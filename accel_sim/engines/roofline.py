@@ -93,7 +93,7 @@ def bound_on(einsum: Einsum, workload: Workload, arch: Arch, engine_name: str) -
     """Roofline bound of `einsum` on the named engine (compute peak is infinite cycles if it cannot run it)."""
     engine = next(e for e in arch.engines if e.name == engine_name)
     ops = einsum.macs if einsum.op == "mac" else einsum.ops
-    peak = engine.peak_per_cycle(einsum)
+    peak = engine.roof_per_cycle(einsum, workload)
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
     compute_cycles = ops / peak * clock_ratio if peak > 0 else math.inf
     traffic = compulsory_traffic(einsum, workload)

@@ -349,6 +349,14 @@ class FpgaEngine(EngineBase):
             return float(sum(k.parallelism for k in self.kernels))
         return float(self.cores * self.matrix.macs)
 
+    def mac_peak_on(self, einsums: Sequence[Einsum], workload: Workload) -> float:
+        """In an HLS design, the parallelism of the kernels that run the contractions among `einsums` (a kernel that
+        only maps or reduces, a ReLU's, multiplies nothing); all cores' matrix units otherwise."""
+        if self.matrix is not None:
+            return self.peak_macs_per_cycle()
+        names = {k.name: k for e in einsums if e.op == "mac" and (k := kernel_of(self, e.name)) is not None}
+        return float(sum(k.parallelism for k in names.values())) if names else self.peak_macs_per_cycle()
+
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Sequential execution of one operator on all cores (engines/fpga/timing.py)."""
         return operator_cost(einsum, workload, arch, self)

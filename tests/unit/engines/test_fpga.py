@@ -16,6 +16,7 @@ from accel_sim.engines.fpga.timing import BufferPlan, buffer_plan, passes, unit_
 from accel_sim.engines.loopnest import gemm_view
 from accel_sim.engines.fpga.kernels import Loop, Port, issue_cycle, loop_cycles, operator_cycles
 from accel_sim.errors import ConfigError, InfeasibleError
+from accel_sim.evaluate import evaluate
 from accel_sim.io.arch import arch_from_doc
 from accel_sim.io.load import load_arch, load_workload
 from accel_sim.io.einsum import parse_cascade
@@ -592,7 +593,6 @@ def test_an_overlay_never_runs_faster_when_a_buffer_shrinks(m: int, k: int, n1: 
     the run either gives a number or refuses with an error naming a buffer or a level, never a traceback; a design
     refused at the larger depth is refused at the smaller; and where both run, the smaller is never faster (tiles
     that still fit cost the same, intermediates the smaller level cannot keep spill to HBM)."""
-    from accel_sim.evaluate import evaluate  # the whole pipeline (placement, spills) is what the property is about
     work = chain(m, k, n1, n2)
     halved = (max(depths[0] // 2, 1), depths[1]) if which == 0 else (depths[0], max(depths[1] // 2, 1))
     outcomes = []
@@ -623,3 +623,16 @@ def test_buffer_rows_report_the_most_any_einsum_holds_in_each_buffer() -> None:
     assert (rows["b_buffer"]["peak_bytes"], rows["global_buffer"]["peak_bytes"]) == (11_008, 1_024)
     small = {r["buffer"]: r for r in _vhk158(256).engines[0].buffer_rows(work.einsums, work)}
     assert small["a_buffer"]["peak_bytes"] == 131_072 and small["a_buffer"]["reduce_splits"] == 43
+
+
+def test_an_hls_designs_mac_peak_counts_only_the_kernels_that_multiply() -> None:
+    """InTAR's MLP design has five kernels of 16 lanes: layer1_3 (H1, H3) and layer2 (H2) multiply, the three ReLU
+    kernels only compare. Its MAC peak for the MLP is 2 x 16 = 32 a cycle, not 80, so the run's MAC utilization is
+    its MACs over 32 x the makespan."""
+    arch = load_arch(ROOT / "arch_configs" / "fpga" / "intar_mlp_dataflow.yaml")
+    workload = load_workload(ROOT / "workloads" / "intar" / "mlp.einsum.yaml")
+    engine = arch.engines[0]
+    assert engine.mac_peak_on(workload.einsums, workload) == 32.0
+    assert engine.mac_peak_on([e for e in workload.einsums if e.name == "H2"], workload) == 16.0
+    result = evaluate(arch, workload)
+    assert result.summary()["mac_utilization"] == pytest.approx(workload.total_macs / (32 * result.cycles))

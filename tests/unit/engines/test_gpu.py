@@ -209,6 +209,21 @@ def test_the_kernel_never_beats_the_roofline_and_cost_is_the_latency_optimum() -
         assert best_cost(engine, e, w, arch, "latency").cost.total_cycles == pytest.approx(cost.total_cycles)
 
 
+def test_an_fp16_gemms_roof_and_mac_utilization_are_at_the_fp16_rate() -> None:
+    """The H100's dense fp16 tensor rate is 132 SMs x 2,048 MACs a cycle (989.4 TFLOPS at 1.83 GHz), its int8 rate
+    twice that: a 4096^3 fp16 GEMM's roof is 4096^3 / (132 x 2,048) = 254,200.2 cycles, and with one einsum the
+    run's MAC utilization is that einsum's (the fp16 peak, not the int8 one, in both)."""
+    arch = load_arch(H100)
+    w = gemm(4096, 4096, 4096, bits=16, out_bits=16)
+    result = evaluate(arch, w, "latency")
+    assert result.einsums[0].bound.compute_cycles == pytest.approx(4096**3 / (132 * 2048), rel=1e-12)
+    summary = result.summary()
+    assert summary["roofline_cycles"] == pytest.approx(4096**3 / (132 * 2048), rel=1e-12)
+    assert summary["mac_utilization"] == pytest.approx(4096**3 / (132 * 2048) / result.cycles, rel=1e-9)
+    int8 = evaluate(arch, gemm(4096, 4096, 4096, bits=8, out_bits=32), "latency")
+    assert int8.einsums[0].bound.compute_cycles == pytest.approx(4096**3 / (132 * 4096), rel=1e-12)
+
+
 def test_decode_through_the_pipeline_is_bandwidth_bound() -> None:
     """Llama-2-7B decode, batch 1, on the H100 through `evaluate`: every contraction is bound by HBM (weights and
     the KV cache stream once), and the step takes at least the 13.5 GB of weights at the achievable 2.81 TB/s."""
