@@ -192,7 +192,9 @@ class _Coster:
             raise ConfigError(f"no NPU engine of arch '{arch.name}' can run einsum '{einsum.name}' "
                               f"(operator '{einsum.op}')", key_path="engines",
                               fix=f"add an engine that runs '{einsum.op}', e.g. a vector engine")
-        _, name, cost, busy, dram, rest = min(options, key=lambda o: o[0])
+        # the fastest engine; among equally fast ones (a GEMV bound by the same DRAM on the arrays and the vector
+        # units), the one that spends less
+        _, name, cost, busy, dram, rest = min(options, key=lambda o: (o[0], o[2].total_energy_j))
         self.memo[("npu", key)] = (tensors, name, cost, busy, dram, rest)
         return name, cost, busy, dram, rest
 
