@@ -109,7 +109,7 @@ class Result:
         level (`memory`), capacity, peak occupancy, spilled bytes, bytes read and written and bandwidth use."""
         latency = self.latency_s
         instances = self.trace.instances
-        macs = self.workload.total_macs * instances
+        macs = instances * sum(r.cost.macs for r in self.einsums)  # what ran (NPU+PIM: each request's own context)
         einsums = {e.name: e for e in self.workload.einsums}
         ran_on: dict[str, list[Einsum]] = {}
         bound_on: dict[str, float] = {}

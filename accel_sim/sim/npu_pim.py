@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Generator, Literal, Sequence
 
 from accel_sim.energy.components import is_off_chip
 from accel_sim.engines.pim import GemvTime, PimEngine, gemv_shape
-from accel_sim.engines.roofline import bound_on
+from accel_sim.engines.roofline import Bound, bound_on
 from accel_sim.engines.systolic import SystolicEngine
 from accel_sim.errors import ConfigError
+from accel_sim.schedule.onchip import on_chip_bound, on_chip_cost
 from accel_sim.sim.execution import Execution, Placement
 from accel_sim.sim.llm_requests import DISTRIBUTIONS, continuous_batch
 from accel_sim.sim.placement import place_graph, timed_as_before
@@ -88,6 +89,7 @@ class Item:
     ops: int
     cost: Cost
     engine: str
+    bound: Bound     # the roofline of the einsum at the item's own sizes (a request's context, a sub-batch)
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,13 @@ class _Coster:
         _, name, cost, busy, dram, rest = min(options, key=lambda o: (o[0], o[2].total_energy_j))
         self.memo[("npu", key)] = (tensors, name, cost, busy, dram, rest)
         return name, cost, busy, dram, rest
+
+    def bound(self, einsum: Einsum, workload: Workload, engine: str) -> Bound:
+        """The roofline of `einsum` (resized to an item's sizes) on `engine`, once per shape."""
+        key = ("bound", engine, self.m.arch.shape_key(workload, einsum)[0])
+        if key not in self.memo:
+            self.memo[key] = bound_on(einsum, workload, self.m.arch, engine)
+        return self.memo[key]
 
     def pim(self, einsum: Einsum, workload: Workload) -> tuple[Cost, GemvTime]:
         """Cost and one-channel time of a per-request attention contraction (its heads one after another)."""
@@ -340,9 +349,21 @@ class _CoSim:
         """`einsum` resized to a (sub-)batch on the fastest NPU engine; `reuse`: its weights are on chip."""
         e, w = resized(self.workload, einsum, sizes)
         engine, cost, busy, dram, rest = self.coster.npu(e, w)
-        if reuse:
-            dram = rest
-        return Item(einsum.name, layer, sb, engine, busy, *dram, e.ops, cost, engine)
+        bound = self.coster.bound(e, w, machine_engine(self.arch, engine))
+        if engine == NPU:  # the pool's arrays share every einsum it runs (_Coster.npu): its roof is all of theirs
+            bound = replace(bound, compute_cycles=bound.compute_cycles / len(self.m.arrays))
+        item = Item(einsum.name, layer, sb, engine, busy, *dram, e.ops, cost, engine, bound)
+        if reuse:  # the weights wait on chip: the item reads them no more than the co-simulation does
+            weights = frozenset(t for t, role in w.roles(e).items() if role == "weights")
+            item = replace(self.without_dram(item, e, w, weights), dram_bytes=rest[0], dram_s=rest[1])
+        return item
+
+    def without_dram(self, item: Item, einsum: Einsum, workload: Workload, tensors: frozenset[str]) -> Item:
+        """`item` with neither its cost nor its roofline moving `tensors` through DRAM (held on chip, or moved by
+        PIM commands rather than the bus)."""
+        engine, levels = self.arch.engine(machine_engine(self.arch, item.engine)), frozenset((self.m.dram,))
+        return replace(item, cost=on_chip_cost(item.cost, workload, self.arch, engine, tensors, levels),
+                       bound=on_chip_bound(item.bound, einsum, workload, self.arch, engine, tensors, levels))
 
     def pim_request(self, attn: list[Einsum], layer: str, sb: int, r: int, channel: str) -> Process:
         """Request `r`'s attention: GEMVs in its channel's banks, softmax on the NPU's vector engine."""
@@ -358,11 +379,13 @@ class _CoSim:
                     yield env.timeout((time.compute_cycles + time.io_cycles) / self.arch.clock_hz)
                     self.span(channel, "einsum", einsum.name, start, sb)
                 self.items.append(Item(einsum.name, layer, sb, channel, env.now - start, 0.0, 0.0, e.ops, cost,
-                                       self.m.pim.name))
+                                       self.m.pim.name, self.coster.bound(e, w, self.m.pim.name)))
             else:
                 item = self.npu_item(einsum, layer, sb, sizes, False)
                 # scores arrive by READRES and leave by GWRITE: the softmax moves no DRAM traffic
-                yield env.process(self.run_item(replace(item, dram_bytes=0.0, dram_s=0.0)))
+                moved = frozenset(a.tensor for a in (*e.inputs, e.output))
+                yield env.process(self.run_item(replace(self.without_dram(item, e, w, moved), dram_bytes=0.0,
+                                                        dram_s=0.0)))
 
     def attend_on_pim(self, sb: int, members: tuple[int, ...], assignment: tuple[int, ...], layer: str,
                       attn: list[Einsum], turn: simpy.resources.resource.Request | None) -> Process:
@@ -487,11 +510,31 @@ def run_npu_pim(spec: NpuPimExecution, arch: Arch, workload: Workload, objective
         done = by_einsum.get(einsum.name, [])
         cost = sum((i.cost for i in done), Cost())
         engine = machine_engine(arch, done[0].engine if done else arch.engines[0].name)
-        placed.append(Placement(einsum.name, engine, einsum.op, cost, bound_on(einsum, workload, arch, engine)))
+        bound = _summed(einsum.name, [i.bound for i in done]) if done else bound_on(einsum, workload, arch, engine)
+        placed.append(Placement(einsum.name, engine, einsum.op, cost, bound))
     # live tensors get homes (a KV cache too large for every level is an error); a spill's traffic and energy are
     # charged, its time is not: the co-simulated items cost each einsum through every level that admits its tensors
     charged, homes = place_graph(arch, workload, tuple(placed))
+    # attention's items were costed at each request's own context, KV-cache reads included (over the bus, or in
+    # the banks): a spill charged at the workload's nominal context would count the cache a second time
+    charged = tuple(p if KEY_RANK in e.sizes else c for e, c, p in zip(workload.einsums, charged, placed))
     return Execution(timed_as_before(charged, tuple(placed)), trace, homes)
+
+
+def _summed(einsum: str, bounds: list[Bound]) -> Bound:
+    """One einsum's roofline as the sum of its items' (each request or sub-batch at its own sizes, one after another
+    on its engine), named for the einsum and the first item's engine."""
+    def total(field: str) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for b in bounds:
+            for level, value in getattr(b, field).items():
+                out[level] = out.get(level, 0.0) + value
+        return out
+
+    first = bounds[0]
+    return Bound(einsum, first.engine, first.op, sum(b.macs for b in bounds), sum(b.ops for b in bounds),
+                 sum(b.compute_cycles for b in bounds), total("level_bytes"), total("level_read_bytes"),
+                 total("level_cycles"), total("level_energy_j"))
 
 
 def machine_engine(arch: Arch, name: str) -> str:

@@ -244,3 +244,23 @@ def test_of_equally_fast_npu_engines_the_one_that_spends_less_runs_the_einsum() 
     projection = next(r for r in base.einsums if r.einsum.endswith("q_proj"))
     on_arrays = ARCH.engines[0].cost(base.workload.einsum(projection.einsum), base.workload, ARCH)
     assert projection.cost.total_energy_j < on_arrays.total_energy_j
+
+
+@pytest.mark.parametrize("policy", ["npu_only", "neupims"])
+def test_a_run_of_requests_at_their_own_contexts_agrees_with_itself(policy: str) -> None:
+    """With ShareGPT contexts (each request's own length, not the workload's kv_len) the report describes what the
+    co-simulation ran: the MACs are the rows' sum, no einsum beats its roofline (each item bounded at its own
+    sizes, the array pool at all its arrays' rate), the run never beats the busiest engine's roofline, and the
+    HBM level's bytes and busy fraction are the bus's (NPU-only: every byte it moves crosses the bus once; the
+    weights a second sub-batch finds on chip and the softmax's scores, moved by PIM commands, do not)."""
+    arch = load_arch(ROOT / "arch_configs" / "neupims_like.yaml",
+                     [f"execution.policy={policy}", "execution.requests=sharegpt"])
+    result = evaluate(arch, small_decode(batch=32, kv_len=511))
+    summary = result.summary()
+    assert summary["total_macs"] == sum(r.cost.macs for r in result.einsums)
+    assert all(r.cost.total_cycles >= r.bound.cycles * (1 - 1e-9) for r in result.einsums)
+    assert summary["cycles_over_roofline"] >= 1.0
+    hbm = summary["memory"]["hbm"]
+    assert hbm["bandwidth_utilization"] == pytest.approx(summary["utilization"]["hbm_bus"], rel=1e-9)
+    if policy == "npu_only":
+        assert hbm["read_bytes"] + hbm["write_bytes"] == pytest.approx(summary["npu_dram_bytes"], rel=1e-9)
