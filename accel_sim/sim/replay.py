@@ -51,11 +51,17 @@ class _Replay:
     def wire_inputs(self) -> None:
         """When each consumer's input is ready: its producer's end, a spill's round trip, or a fused first tile."""
         for b in self.problem.buffers:
+            round_trip = None
+            if self.placement[b.tensor] == "spill":
+                # one write and one read serve every consumer, as the scheduler times a spill (Problem.spill_cycles)
+                # and charge_round_trips charges it
+                round_trip = self.env.event()
+                self.env.process(self.spill(b, round_trip))
             for c in b.consumers:
-                event = self.env.event()
-                if self.placement[b.tensor] == "spill":
-                    self.env.process(self.spill(b, event))
+                if round_trip is not None:
+                    event = round_trip
                 elif self.placement[b.tensor] == "fused":
+                    event = self.env.event()
                     self.env.process(self.first_tile(b, event))
                 else:
                     event = self.done[b.producer]

@@ -54,3 +54,20 @@ def test_fused_pair_overlaps_in_replay() -> None:
     assert trace.makespan_cycles == 13
     assert trace.utilization() == pytest.approx({"x": 10 / 13, "y": 10 / 13})
     assert list(trace.to_frame()["label"]) == ["a", "b"]
+
+
+def test_a_spill_read_by_two_consumers_crosses_the_link_once_each_way() -> None:
+    """a (x, 5 cycles) spills 100 B at 10 B/cycle, read by b (x) and c (y), 5 cycles each, with no room on chip
+    (capacity 0). The schedule times one round trip (write 10 + read 10 cycles: b and c at 25, makespan 30) and the
+    charges count one write and one read (sim/placement.py charge_round_trips); the replay moves the same two
+    transfers, not one round trip per consumer, so it equals the plan: 20 busy cycles on the link."""
+    problem = Problem((Task("a", (Option("x", 5, 1.0),)), Task("b", (Option("x", 5, 1.0),)),
+                       Task("c", (Option("y", 5, 1.0),))),
+                      (Buffer("A", 100, "a", ("b", "c"), 0),), (("a", "b"), ("a", "c")), 0, 10.0, None, 0.0,
+                      "sram", "dram")
+    s = solve(problem)
+    assert s.makespan_cycles == 30
+    trace = replay(s)
+    assert trace.makespan_cycles == 30
+    assert trace.busy_cycles("dram link") == 20
+    assert sorted(span.label for span in trace.spans if span.kind == "transfer") == ["A read", "A write"]
