@@ -390,6 +390,11 @@ def _set_in(node: Any, keys: list[str], value: Any, done: KeyPath, job: _Assignm
     here = format_key_path(done) or "the top level"
     if isinstance(node, dict):
         if key not in node and rest:
+            # a key with dots in it (a GPU's instruction_rates: mma.sync) is split by the path: join it back
+            joined = next((j for j in range(len(keys), 1, -1) if ".".join(keys[:j]) in node), None)
+            if joined is not None:
+                key, rest = ".".join(keys[:joined]), keys[joined:]
+        if key not in node and rest:
             valid = [str(k) for k in node]
             close = difflib.get_close_matches(key, valid, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""

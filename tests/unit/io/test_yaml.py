@@ -344,3 +344,13 @@ def test_non_utf8_byte_is_located_whatever_its_position_and_suffixless_models_ar
     model = tmp_path / "model"
     model.write_bytes((Path(__file__).parents[2] / "data" / "bad" / "io_onnx_zero_dim.onnx").read_bytes())
     assert file_kind(model) == "onnx"
+
+
+def test_a_key_with_dots_in_it_is_reached_by_its_path() -> None:
+    """A GPU's instruction_rates has the key 'mma.sync': --set ...instruction_rates.mma.sync=0.5 (or the bracketed
+    form) sets it, where splitting on every dot looked for a key 'mma' and suggested the very key it could not
+    reach."""
+    data = {"engines": [{"instruction_rates": {"wgmma": 1.0, "mma.sync": 0.3335}}]}
+    for path in ("engines.0.instruction_rates.mma.sync", "engines[0].instruction_rates[mma.sync]"):
+        out = apply_overrides(data, [f"{path}=0.5"], "t.yaml")
+        assert out["engines"][0]["instruction_rates"] == {"wgmma": 1.0, "mma.sync": 0.5}
