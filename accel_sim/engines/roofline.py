@@ -80,10 +80,12 @@ def _compulsory_traffic(einsum: Einsum, workload: Workload) -> Traffic:
     """`compulsory_traffic`, computed."""
     reads: dict[str, float] = {}
     for access in einsum.inputs:
-        if access.tensor in reads or access.tensor == einsum.output.tensor:
+        if access.tensor == einsum.output.tensor:
             continue
         tensor = workload.tensor(access.tensor)
-        reads[tensor.name] = einsum.footprint(access, tensor) * tensor.bits / 8
+        # a tensor read through several index expressions (a rotation's e, e - 64 and e + 64) moves at least the
+        # largest footprint among them: a lower bound on their union, as a roofline must be
+        reads[tensor.name] = max(reads.get(tensor.name, 0.0), einsum.footprint(access, tensor) * tensor.bits / 8)
     out = workload.tensor(einsum.output.tensor)
     writes = {out.name: einsum.footprint(einsum.output, out) * out.bits / 8}
     return Traffic(reads, writes, workload.roles(einsum))

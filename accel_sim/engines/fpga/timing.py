@@ -238,8 +238,9 @@ def _level_accesses(einsum: Einsum, workload: Workload, arch: Arch, level_index:
         action = "write" if access is einsum.output else "read"
         elements = (offchip_reads.get(tensor.name, 0.0) * 8 / tensor.bits if level_index == 0 and action == "read"
                     else float(einsum.footprint(access, tensor)))
-        if elements:
-            accesses[(level.name, tensor.name, action)] = elements
+        key = (level.name, tensor.name, action)
+        if elements > accesses.get(key, 0.0):  # several index expressions of one tensor: the compulsory traffic's
+            accesses[key] = elements           # largest footprint, not whichever comes last
     return accesses
 
 

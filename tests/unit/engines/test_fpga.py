@@ -636,3 +636,16 @@ def test_an_hls_designs_mac_peak_counts_only_the_kernels_that_multiply() -> None
     assert engine.mac_peak_on([e for e in workload.einsums if e.name == "H2"], workload) == 16.0
     result = evaluate(arch, workload)
     assert result.summary()["mac_utilization"] == pytest.approx(workload.total_macs / (32 * result.cycles))
+
+
+def test_a_tensor_read_through_several_index_expressions_moves_its_largest_footprint() -> None:
+    """RoPE's rotation reads q at e, e - 64 and e + 64 (e < 128): the three footprints are all of q, its lower half
+    and its upper half, so the on-chip buffer moves all 32 x 128 elements of q once, as the roofline's compulsory
+    traffic counts them (the last expression, half of q, was recorded, while the energy charged all of it)."""
+    arch = load_arch(ROOT / "arch_configs" / "fpga" / "flightllm_vhk158.yaml")
+    workload = load_workload(ROOT / "workloads" / "llama2-7b-decode.yaml",
+                             overrides=["batch=1", "n_layers=1", "act_bits=8"])
+    rotate = next(e for e in workload.einsums if e.name.endswith("q_rope.rotate"))
+    cost = arch.engines[0].cost(rotate, workload, arch)
+    q = next(a.tensor for a in rotate.inputs if a.tensor.endswith("attn.q"))
+    assert cost.accesses[("buffers", q, "read")] == 32 * 128
