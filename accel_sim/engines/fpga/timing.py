@@ -226,8 +226,10 @@ def kernel_work(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEngi
 
 
 def _level_accesses(einsum: Einsum, workload: Workload, arch: Arch, level_index: int,
-                    offchip_reads: dict[str, float]) -> dict[tuple[str, str, str], float]:
-    """Elements each tensor moves through one level: off-chip reads as loaded, else the compulsory footprint."""
+                    offchip_reads: dict[str, float], offchip_written: float) -> dict[tuple[str, str, str], float]:
+    """Elements each tensor moves through one level: off-chip reads as loaded and the output as stored off chip
+    (`offchip_written` bytes: none when it stays on chip or streams through a FIFO), else the compulsory
+    footprint."""
     level = arch.memory[level_index]
     roles = workload.roles(einsum)
     accesses: dict[tuple[str, str, str], float] = {}
@@ -236,8 +238,11 @@ def _level_accesses(einsum: Einsum, workload: Workload, arch: Arch, level_index:
         if not level.keeps(roles[tensor.name], tensor.name):
             continue
         action = "write" if access is einsum.output else "read"
-        elements = (offchip_reads.get(tensor.name, 0.0) * 8 / tensor.bits if level_index == 0 and action == "read"
-                    else float(einsum.footprint(access, tensor)))
+        if level_index == 0:
+            moved = offchip_reads.get(tensor.name, 0.0) if action == "read" else offchip_written
+            elements = moved * 8 / tensor.bits
+        else:
+            elements = float(einsum.footprint(access, tensor))
         key = (level.name, tensor.name, action)
         if elements > accesses.get(key, 0.0):  # several index expressions of one tensor: the compulsory traffic's
             accesses[key] = elements           # largest footprint, not whichever comes last
@@ -274,7 +279,7 @@ def operator_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEn
             rd_bits, wr_bits = 8 * rd, 8 * wr
         for key, value in level_access_energy(arch, li, rd_bits, wr_bits).items():
             energy[key] = energy.get(key, 0.0) + value
-        accesses.update(_level_accesses(einsum, workload, arch, li, work.offchip_reads))
+        accesses.update(_level_accesses(einsum, workload, arch, li, work.offchip_reads, written))
 
     busy = max(work.pipelined_cycles, store, *level_floor)
     total = busy * ratio
