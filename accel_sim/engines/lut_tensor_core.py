@@ -19,7 +19,7 @@ traffic is the shared loop-nest analysis of an output-stationary tile (`costing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
@@ -348,6 +348,14 @@ def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCo
         energy[(level.name, "read")] = energy.get((level.name, "read"), 0.0) + read_bits * r_e
         energy[(level.name, "write")] = energy.get((level.name, "write"), 0.0) + write_bits * w_e
         extra[li] = engine.transfer_cycles(read_bits / 8, write_bits / 8, level, arch)
+        # ... and the level's accesses carry those bytes too (as activation elements), so that its reported bytes
+        # and bandwidth use are what its energy and cycles were charged for
+        accesses = dict(traffic.accesses)
+        for action, bits in (("read", read_bits), ("write", write_bits)):
+            if bits:
+                key = (level.name, a_name, action)
+                accesses[key] = accesses.get(key, 0.0) + bits / a_bits
+        traffic = replace(traffic, accesses=accesses)
     return _finish(einsum, arch, engine, compute, traffic, energy, extra)
 
 

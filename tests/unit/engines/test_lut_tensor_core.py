@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from accel_sim import evaluate, load_arch, load_workload
+from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.engines.costing import gemm_array_traffic
 from accel_sim.engines.lut_tensor_core import (LutTensorCoreEngine, MacTensorCoreEngine, lut_engine_area_mm2,
                                                lut_work, mac_work, precompute_adds, table_entries)
@@ -336,3 +337,19 @@ def test_shrinking_the_activation_buffer_never_speeds_a_tensor_core_up(m: int, n
         dram = sum(v for (level, _, _), v in cost.accesses.items() if level == "dram")
         results.append((cost.total_cycles, dram))
     assert results[1][0] >= results[0][0] * (1 - 1e-12) and results[1][1] >= results[0][1] * (1 - 1e-12)
+
+
+def test_fused_tables_are_in_the_levels_bytes_as_in_its_energy() -> None:
+    """Fused precompute: the producer writes tables (2^g entries per g activations) where the activations live and
+    the array reads them there; the level's recorded bytes carry that growth, so they price to exactly the level's
+    energy (bytes x 8 x its per-bit read and write energy) and the reported bandwidth use follows them."""
+    arch = load_arch(Path(__file__).resolve().parents[3] / "arch_configs" / "lut" / "lut_tensor_core.yaml")
+    workload = gemm(16, 4096, 4096, w_bits=2)
+    cost = arch.engines[0].cost(workload.einsums[0], workload, arch)
+    level = arch.memory[1]
+    read_e, write_e = level_energy_per_bit(level, arch.technology_nm)
+    moved = cost.read_write_bytes_by_level({t.name: t.bits for t in workload.tensors})[level.name]
+    priced = 8 * (moved[0] * read_e + moved[1] * write_e)
+    assert priced == pytest.approx(cost.energy_j[(level.name, "read")] + cost.energy_j[(level.name, "write")],
+                                   rel=1e-12)
+    assert moved[1] > 0   # the tables written, beyond the activations read
