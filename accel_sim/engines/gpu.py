@@ -62,8 +62,9 @@ these into neighbouring kernels) they pay no launch of their own.
 
 Energy comes from the board's power: at its sustained tensor peak a GPU draws its TDP, so a MAC costs
 (TDP - static power) / (SMs x MACs per SM per cycle x clock x eff) and a CUDA-core operation
-(TDP - static power) / (SMs x lanes x clock); static power is charged for the whole kernel time, and every
-memory level's bits at its per-bit energies (pinned in the configs).
+(TDP - static power) / (SMs x lanes x clock), the SMs and clock being those the TDP is drawn at (`tdp_at`, the
+datasheet's: a design with fewer SMs or a lower clock spends the same per operation, not more); static power is
+charged for the whole kernel time, and every memory level's bits at its per-bit energies (pinned in the configs).
 """
 from __future__ import annotations
 
@@ -79,8 +80,8 @@ from accel_sim.engines.base import EngineBase
 from accel_sim.engines.gpu_kernel import MAX_REGISTERS_PER_THREAD, elementwise_kernel_cost, gemm_problem
 from accel_sim.engines.gpu_mapspace import GpuMapspace
 from accel_sim.spec.arch import LevelReference
-from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, Fraction, PositiveInt, Seconds, SquareMillimetres, Watts,
-                                   located)
+from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, Fraction, Hertz, PositiveInt, Seconds, SquareMillimetres,
+                                   Watts, located)
 from accel_sim.spec.mapspace import MapperSpec
 from accel_sim.spec.workload import Einsum
 
@@ -107,6 +108,15 @@ def _pairs(value: object, what: str, key_type: type) -> object:
             out.append((key_type(key), float(rate)))
         return tuple(sorted(out))
     return value
+
+
+class TdpPoint(BaseModel):
+    """The SM count and clock at which the board's TDP is its sustained tensor-peak draw (the datasheet's)."""
+
+    model_config = SPEC_CONFIG
+
+    sms: PositiveInt
+    clock_hz: Hertz = Field(alias="clock")
 
 
 class CtaTile(BaseModel):
@@ -174,6 +184,9 @@ class GpuEngine(EngineBase):
     fuse_elementwise: bool = True
     tdp_w: Watts = Field(alias="tdp")
     static_power_w: Watts = Field(0.0, alias="static_power")
+    # where TDP was drawn: the energy of a MAC is set there, so a design with fewer SMs or a lower clock does not
+    # spend more per MAC (None: the configured SMs and clock)
+    tdp_at: TdpPoint | None = None
     datapath_area_mm2: SquareMillimetres = Field(alias="area")  # the die less the memory levels listed in the arch
     tiles: tuple[CtaTile, ...] = DEFAULT_TILES
     splits: tuple[PositiveInt, ...] = DEFAULT_SPLITS
@@ -271,15 +284,22 @@ class GpuEngine(EngineBase):
         """Achievable fraction of a level's peak bandwidth (1.0 when the config lists none)."""
         return dict(self.bandwidth_efficiency).get(level, 1.0)
 
+    def _tdp_sms_and_clock(self, clock_hz: float) -> tuple[int, float]:
+        """The SMs and clock at which the TDP is drawn: `tdp_at`, else the configured ones."""
+        return (self.tdp_at.sms, self.tdp_at.clock_hz) if self.tdp_at else (self.sms, clock_hz)
+
     def mac_energy_j(self, operand_bits: int, clock_hz: float) -> float:
-        """Joules per MAC: the dynamic power at the sustained peak (TDP less static) over that MAC rate."""
+        """Joules per MAC: the dynamic power at the sustained peak (TDP less static) over that MAC rate, both at
+        the TDP's SMs and clock (`tdp_at`)."""
         rate, tensor = self.mac_rate(operand_bits)
-        sustained = self.sms * rate * clock_hz * (self.tensor_efficiency if tensor else 1.0)
+        sms, clock = self._tdp_sms_and_clock(clock_hz)
+        sustained = sms * rate * clock * (self.tensor_efficiency if tensor else 1.0)
         return (self.tdp_w - self.static_power_w) / sustained
 
     def op_energy_j(self, bits: int, clock_hz: float) -> float:
-        """Joules per CUDA-core operation: the dynamic power over the lanes' peak rate."""
-        return (self.tdp_w - self.static_power_w) / (self.sms * self.lane_rate(bits) * clock_hz)
+        """Joules per CUDA-core operation: the dynamic power over the lanes' peak rate at the TDP's SMs and clock."""
+        sms, clock = self._tdp_sms_and_clock(clock_hz)
+        return (self.tdp_w - self.static_power_w) / (sms * self.lane_rate(bits) * clock)
 
     # --- the engine contract -----------------------------------------------------------------------------------
     def peak_per_cycle(self, einsum: Einsum) -> float:

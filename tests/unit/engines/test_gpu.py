@@ -224,6 +224,20 @@ def test_an_fp16_gemms_roof_and_mac_utilization_are_at_the_fp16_rate() -> None:
     assert int8.einsums[0].bound.compute_cycles == pytest.approx(4096**3 / (132 * 4096), rel=1e-12)
 
 
+@pytest.mark.parametrize("change", [[], ["engines.0.sms=66"], ["clock=915 MHz"]])
+def test_a_mac_costs_the_tdp_points_energy_whatever_the_sms_and_clock(change: list[str]) -> None:
+    """The H100's TDP is drawn at its tensor peak with 132 SMs at 1,830 MHz (tdp_at): a dense fp16 MAC costs
+    (700 - 72.37 W) / (132 x 2,048 x 0.794 x 1.83e9 MAC/s) = 1.598 pJ there, and still costs that on a design with
+    half the SMs or half the clock (which only runs longer and pays more static energy); deriving it from the
+    configured SMs and clock doubled it on both."""
+    arch = load_arch(H100, change)
+    per_mac = (700 - 72.37) / (132 * 2048 * 0.794 * 1.83e9)
+    assert arch.engines[0].mac_energy_j(16, arch.engine_clock_hz(arch.engines[0])) == pytest.approx(per_mac, rel=1e-9)
+    result = evaluate(arch, gemm(4096, 4096, 4096, bits=16, out_bits=16), "latency")
+    base = evaluate(load_arch(H100), gemm(4096, 4096, 4096, bits=16, out_bits=16), "latency")
+    assert result.energy_j >= base.energy_j
+
+
 def test_decode_through_the_pipeline_is_bandwidth_bound() -> None:
     """Llama-2-7B decode, batch 1, on the H100 through `evaluate`: every contraction is bound by HBM (weights and
     the KV cache stream once), and the step takes at least the 13.5 GB of weights at the achievable 2.81 TB/s."""
