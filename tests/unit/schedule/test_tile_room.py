@@ -120,8 +120,11 @@ def test_scheduled_runs_leave_every_tile_its_room(seed: int) -> None:
     "schedule gives them: T2 (64 B, larger than either buffer) is fused into T3, whose array mapping credits to "
     "56 cycles in 27 B and to 48 in 17 B (another mapping), and the schedule takes 457 and 456 cycles. The mapper "
     "has no route for a tensor whose tiles arrive on chip from a fused producer; routing the intermediates on chip "
-    "before mapping (as route_homes does for the sequential model) was tried and makes a consumer map as if a tensor "
-    "larger than the buffer lived in it"))
+    "before mapping (as route_homes does for the sequential model) was tried twice: it makes a consumer map as if a "
+    "tensor larger than the buffer lived in it, and each einsum's mapping, chosen alone in the whole buffer, then "
+    "takes tile room that crowds the intermediates out (the skip chain with weights on chip: 162 cycles in 72 B, "
+    "160 in 64 B). What would make it monotone: options mapped at an absolute ladder of tile rooms (the same bytes "
+    "at every capacity that holds them), so a smaller buffer's options are a subset of a larger one's"))
 def test_a_scheduled_cascade_never_runs_faster_in_a_smaller_buffer() -> None:
     """Random cascade 201 of `random_dag` (three adds over X0 and a GEMM) in a 27 B and a 17 B buffer under CP-SAT
     (both OPTIMAL): the smaller buffer must not give the shorter schedule (issue 15's property). Of 219 such pairs
