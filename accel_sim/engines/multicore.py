@@ -11,10 +11,14 @@ clusters and thread count. `cpu_arch` turns that into the arch the engines cost 
   work, the operator proceeds at n x the slowest thread's rate, a thread's rate being its core's clock x SIMD
   pipes (relative to the reference core's) over the threads sharing that core. So the engines become n
   reference cores (`EngineBase.on_cores`) clocked at the reference clock x that slowest relative rate.
-- Bandwidth: n active cores draw at most per core `core_bandwidth`, per cluster `bandwidth`, per die
-  `die_bandwidth`, all together `cpu.bandwidth`, and never more than the memory level itself gives:
-  B(n) = min(level, cpu, sum over dies min(die, sum over its clusters min(cluster, active cores x core))).
-  Threads that time-share a core add no bandwidth. The off-chip levels get B(n) as their bandwidth. An on-chip
+- Bandwidth: threads draw at most per core `core_bandwidth`, per cluster `bandwidth`, per die `die_bandwidth`,
+  all together `cpu.bandwidth`, and never more than the memory level itself gives. The split is static, as for
+  compute: each thread streams its equal share of an operator's bytes, so the operator's memory time is its
+  slowest thread's. Threads sharing a cap share it fairly (max-min: the slowest thread gets the smallest cap /
+  threads under it, the first cap to fill as all rates rise together), so B(n) = min(level, n x min over caps
+  of cap / threads under it), the caps being each core (its threads time-share it), each cluster, each die and
+  the CPU. A starved cluster then slows every operator, as a slow cluster's compute does, rather than vanishing
+  in a sum with the others. The off-chip levels get B(n) as their bandwidth. An on-chip
   level of a CPU config is each core's own (a private L1 data cache): it is described for one core, and the
   threads' cores together move their number of cores times its bandwidth (`_private`); its capacity stays one
   core's, which each thread's tiles use.
@@ -73,16 +77,19 @@ def slowest_thread_rate(cpu: Cpu, threads: int) -> float:
 
 
 def reachable_bandwidth(cpu: Cpu, threads: int) -> float:
-    """Bytes per second `threads` threads draw together: per-core, per-cluster, per-die and CPU caps (inf: none)."""
-    per_die: dict[int, float] = {}
+    """Bytes per second `threads` threads draw together under a static split: n x the slowest thread's fair share
+    of the per-core, per-cluster, per-die and CPU caps (module docstring; inf: no cap binds)."""
+    shares = [(cpu.bandwidth_bytes_per_s or math.inf) / threads]
+    on_die: dict[int, int] = {}
     for cluster, counts in threads_per_core(cpu, threads):
-        active = sum(1 for on_core in counts if on_core)
-        if not active:
+        in_cluster = sum(counts)
+        if not in_cluster:
             continue
-        cores = active * (cluster.core_bandwidth_bytes_per_s or math.inf)
-        per_die[cluster.die] = per_die.get(cluster.die, 0.0) + min(cores, cluster.bandwidth_bytes_per_s or math.inf)
-    dies = sum(min(b, cpu.die_bandwidth_bytes_per_s or math.inf) for b in per_die.values())
-    return min(dies, cpu.bandwidth_bytes_per_s or math.inf)
+        on_die[cluster.die] = on_die.get(cluster.die, 0) + in_cluster
+        shares.append((cluster.bandwidth_bytes_per_s or math.inf) / in_cluster)
+        shares += [(cluster.core_bandwidth_bytes_per_s or math.inf) / on_core for on_core in counts if on_core]
+    shares += [(cpu.die_bandwidth_bytes_per_s or math.inf) / count for count in on_die.values()]
+    return threads * min(shares)
 
 
 def transfer_latency(cpu: Cpu, a: CoreCluster, b: CoreCluster) -> float:

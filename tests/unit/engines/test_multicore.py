@@ -49,17 +49,29 @@ def test_saturation_is_min_of_cores_times_per_core_and_shared():
 
 
 def test_cluster_and_die_caps_nest():
-    """Six threads: 4 x 10 = 40 on the performance cluster, capped at its 30 GB/s; 2 x 5 = 10 on the efficiency
-    cluster (uncapped): 40 GB/s on the die, which a 35 GB/s die cap then bounds. Threads time-sharing a core add
-    nothing: 8 threads reach what 6 do."""
+    """A static split waits for its slowest thread, whose rate is the smallest fair share of the caps it is under.
+    Six threads, one a core, with the performance cluster capped at 30 GB/s and the die at 35 GB/s: shares are
+    10 (a performance core), 5 (an efficiency core), 30 / 4 = 7.5 (the cluster), 35 / 6 = 5.83 (the die), so
+    6 x 5 = 30 GB/s: the efficiency cores' 5 GB/s each bind (adding the clusters up gave 35, as if the faster
+    threads could take over the slow ones' rows). Eight threads time-share two performance cores (10 / 2 = 5),
+    the cluster gives 30 / 6 = 5 and the die 35 / 8 = 4.375: 8 x 4.375 = 35 GB/s. Uncapped, six threads: 6 x 5."""
     def topology(threads: int) -> Cpu:
         c = cpu(threads, die_bandwidth="35 GB/s")
         p = c.clusters[0].model_copy(update={"bandwidth_bytes_per_s": 30 * GB})
         return c.model_copy(update={"clusters": (p, c.clusters[1])})
-    assert reachable_bandwidth(topology(6), 6) / GB == pytest.approx(35)
-    assert reachable_bandwidth(topology(8), 8) == reachable_bandwidth(topology(6), 6)
-    uncapped = cpu(6)
-    assert reachable_bandwidth(uncapped, 6) / GB == pytest.approx(50)
+    assert reachable_bandwidth(topology(6), 6) / GB == pytest.approx(30)
+    assert reachable_bandwidth(topology(8), 8) / GB == pytest.approx(35)
+    assert reachable_bandwidth(cpu(6), 6) / GB == pytest.approx(30)
+
+
+def test_a_starved_cluster_slows_every_thread():
+    """The performance cores' reach cut to 1 GB/s each: six threads (four of them there) draw 6 x 1 = 6 GB/s, and
+    one thread 1 GB/s; before, the efficiency cluster's 10 GB/s was added to the 4 GB/s and hid it."""
+    c = cpu(6)
+    starved = c.model_copy(update={"clusters": (c.clusters[0].model_copy(update={"core_bandwidth_bytes_per_s": GB}),
+                                                c.clusters[1])})
+    assert reachable_bandwidth(starved, 6) / GB == pytest.approx(6)
+    assert reachable_bandwidth(starved.model_copy(update={"threads": 1}), 1) / GB == pytest.approx(1)
 
 
 def arch(threads: int) -> Arch:
