@@ -9,7 +9,8 @@ clusters and thread count. `cpu_arch` turns that into the arch the engines cost 
 - Compute: llama.cpp and T-MAC split each operator's rows equally over the threads and wait for all of them at
   the operator's end, so an operator ends when its slowest thread does. With n threads each doing 1/n of the
   work, the operator proceeds at n x the slowest thread's rate, a thread's rate being its core's clock x SIMD
-  pipes (relative to the reference core's) over the threads sharing that core. So the engines become n
+  pipes (relative to the reference core's: the first cluster's clock and `cpu.engine_simd_pipes`, the pipes of the
+  core the engines describe) over the threads sharing that core. So the engines become n
   reference cores (`EngineBase.on_cores`) clocked at the reference clock x that slowest relative rate.
 - Bandwidth: threads draw at most per core `core_bandwidth`, per cluster `bandwidth`, per die `die_bandwidth`,
   all together `cpu.bandwidth`, and never more than the memory level itself gives. The split is static, as for
@@ -64,15 +65,15 @@ def threads_per_core(cpu: Cpu, threads: int) -> list[tuple[CoreCluster, list[int
     return placed
 
 
-def relative_rate(cluster: CoreCluster, reference: CoreCluster) -> float:
-    """One core's SIMD throughput relative to the reference core: clock x pipes over the reference's."""
-    return cluster.clock_hz * cluster.simd_pipes / (reference.clock_hz * reference.simd_pipes)
+def relative_rate(cluster: CoreCluster, cpu: Cpu) -> float:
+    """One core's SIMD throughput relative to the core the engines describe (the first cluster's clock, the
+    reference pipes): clock x pipes over the reference's."""
+    return cluster.clock_hz * cluster.simd_pipes / (cpu.clusters[0].clock_hz * cpu.reference_simd_pipes)
 
 
 def slowest_thread_rate(cpu: Cpu, threads: int) -> float:
-    """The slowest thread's rate relative to a reference core to itself: its core's rate over the threads there."""
-    reference = cpu.clusters[0]
-    return min(relative_rate(cluster, reference) / on_core
+    """The slowest thread's rate relative to the engines' core to itself: its core's rate over the threads there."""
+    return min(relative_rate(cluster, cpu) / on_core
                for cluster, counts in threads_per_core(cpu, threads) for on_core in counts if on_core)
 
 

@@ -49,6 +49,9 @@ class Cpu(BaseModel):
 
     threads: PositiveInt                    # software threads (llama.cpp -t); may exceed the physical cores
     clusters: tuple[CoreCluster, ...]
+    # SIMD pipes of the core the engines describe (None: the first cluster's): pinned, a first cluster given more
+    # pipes runs faster than the engines' core, where the pipes only served as the others' yardstick
+    engine_simd_pipes: PositiveInt | None = None
     die_bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="die_bandwidth")  # per die, all clusters
     bandwidth_bytes_per_s: BytesPerSecond | None = Field(None, alias="bandwidth")  # the CPU's whole reach
     barriers_per_operator: NonNegativeInt = 0  # thread barriers the software passes per operator (0: none modelled)
@@ -62,6 +65,11 @@ class Cpu(BaseModel):
         return named_entries(clusters, "cluster", "clusters", "a cpu needs at least one core cluster. Fix: list "
                                                               "clusters, e.g. {name: p0, cores: 4, clock: 3.49 GHz, "
                                                               "simd_pipes: 4}")
+
+    @property
+    def reference_simd_pipes(self) -> int:
+        """SIMD pipes of the core the engines describe: `engine_simd_pipes`, else the first cluster's."""
+        return self.engine_simd_pipes or self.clusters[0].simd_pipes
 
     @property
     def physical_cores(self) -> int:

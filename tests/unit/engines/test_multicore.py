@@ -41,6 +41,20 @@ def test_slowest_thread_sets_the_pace():
     assert slowest_thread_rate(cpu(8), 8) == pytest.approx(0.25)
 
 
+def test_more_pipes_on_the_first_cluster_speed_it_up_against_the_engines_core():
+    """The engines describe a core of 4 pipes at 3 GHz (engine_simd_pipes 4). Giving the performance cluster 8
+    pipes doubles its threads' rate (4 threads: 2.0); the 5th thread, on an efficiency core, still runs at
+    1.5/3 x 2/4 = 0.25 and sets the pace. Without the pin the first cluster's own pipes are the yardstick, so
+    its rate stays 1 and the efficiency core's fell to 1.5/3 x 2/8 = 0.125: more pipes, a slower CPU."""
+    def faster(threads: int, pinned: int | None) -> Cpu:
+        c = cpu(threads)
+        p = c.clusters[0].model_copy(update={"simd_pipes": 8})
+        return c.model_copy(update={"clusters": (p, c.clusters[1]), "engine_simd_pipes": pinned})
+    assert slowest_thread_rate(faster(4, 4), 4) == pytest.approx(2.0)
+    assert slowest_thread_rate(faster(5, 4), 5) == pytest.approx(0.25)
+    assert slowest_thread_rate(faster(5, None), 5) == pytest.approx(0.125)
+
+
 def test_saturation_is_min_of_cores_times_per_core_and_shared():
     """n threads at per-core bandwidth b under a shared bandwidth B draw min(n b, B): with b = 10 GB/s and
     B = 25 GB/s, 1 thread 10, 2 threads 20, 3 and 4 threads 25 (saturated)."""
