@@ -10,8 +10,10 @@ clusters and thread count. `cpu_arch` turns that into the arch the engines cost 
   the operator's end, so an operator ends when its slowest thread does. With n threads each doing 1/n of the
   work, the operator proceeds at n x the slowest thread's rate, a thread's rate being its core's clock x SIMD
   pipes (relative to the reference core's: the first cluster's clock and `cpu.engine_simd_pipes`, the pipes of the
-  core the engines describe) over the threads sharing that core. So the engines become n
-  reference cores (`EngineBase.on_cores`) clocked at the reference clock x that slowest relative rate.
+  core the engines describe) over the threads sharing that core. So the engines become the
+  busy cores (`EngineBase.on_cores`, at most one per thread) clocked at the reference clock x that slowest
+  relative rate x threads / busy cores: n threads on fewer cores time-share their cycles, and the area counts
+  the cores, not the threads.
 - Bandwidth: threads draw at most per core `core_bandwidth`, per cluster `bandwidth`, per die `die_bandwidth`,
   all together `cpu.bandwidth`, and never more than the memory level itself gives. The split is static, as for
   compute: each thread streams its equal share of an operator's bytes, so the operator's memory time is its
@@ -170,12 +172,14 @@ def cpu_arch(arch: Arch) -> Arch:
     cpu = arch.cpu
     if cpu is None:
         return arch
-    clock_hz = cpu.clusters[0].clock_hz * slowest_thread_rate(cpu, cpu.threads)
+    cores = busy_cores(cpu, cpu.threads)
+    # the busy cores, not one per thread: threads beyond them time-share their cycles (n threads at the slowest
+    # thread's rate are n / cores of that rate on each core), so the area is the silicon the run occupies
+    clock_hz = cpu.clusters[0].clock_hz * slowest_thread_rate(cpu, cpu.threads) * cpu.threads / cores
     update = {"clock_hz": clock_hz, "operator_sync_s": operator_sync_seconds(cpu, cpu.threads),
               "row_split_threads": cpu.threads if cpu.operator_split == "rows" else 0}
-    engines = tuple(e.on_cores(cpu.threads).model_copy(update=update) for e in arch.engines)
+    engines = tuple(e.on_cores(cores).model_copy(update=update) for e in arch.engines)
     bandwidth = reachable_bandwidth(cpu, cpu.threads)
     # cpu None: the result is already per thread count, so costing it again does not replicate the cores twice
-    cores = busy_cores(cpu, cpu.threads)
     return arch.model_copy(update={"engines": engines, "cpu": None,
                                    "memory": tuple(_private(_capped(m, bandwidth), cores) for m in arch.memory)})

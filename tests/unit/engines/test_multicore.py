@@ -274,3 +274,12 @@ def test_activations_that_crowd_an_l1_tile_are_set_aside_to_dram_at_every_size()
         work = load_workload(root / "workloads" / "llama2-7b-decode-int8.yaml", overrides=["n_layers=2"])
         latencies.append(evaluate(arch, work, "latency").summary()["latency_s"])
     assert latencies == sorted(latencies)
+
+
+def test_threads_beyond_the_cores_add_no_area():
+    """Eight threads on the four-core Pi 5 time-share the cores: the engines are the four cores (their area four
+    cores', not eight: 0.30 mm2, where one replica per thread gave 0.53 mm2)."""
+    pi5 = Path(__file__).resolve().parents[3] / "arch_configs" / "lut" / "raspberry_pi5_tmac.yaml"
+    four, eight = (cpu_arch(load_arch(pi5, [f"cpu.threads={n}"])) for n in (4, 8))
+    assert sum(e.area_mm2(7) for e in eight.engines) == pytest.approx(sum(e.area_mm2(7) for e in four.engines))
+    assert eight.engines[0].units == four.engines[0].units == 4
