@@ -266,17 +266,15 @@ def operator_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: FpgaEn
         store = (written / engine.cores / (channel_bandwidth(engine, arch) * engine.same_efficiency)
                  * arch.engine_clock_hz(engine))
 
-    # every level is also bounded by its aggregate bandwidth; compulsory traffic is what crosses each
+    # every level is also bounded by its aggregate bandwidth: the off-chip level by the bytes the cores move
+    # through it (each core sharing a batch item reads all of its activations), the others by compulsory traffic
     traffic = compulsory_traffic(einsum, workload)
     level_floor = []
     accesses: dict[tuple[str, str, str], float] = {}
     for li, level in enumerate(arch.memory):
-        rd, wr = traffic.through(level)
+        rd, wr = (sum(work.offchip_reads.values()), written) if li == 0 else traffic.through(level)
         level_floor.append(engine.transfer_cycles(rd, wr, level, arch) / ratio)
-        if li == 0:
-            rd_bits, wr_bits = 8 * sum(work.offchip_reads.values()), 8 * written
-        else:
-            rd_bits, wr_bits = 8 * rd, 8 * wr
+        rd_bits, wr_bits = 8 * rd, 8 * wr
         for key, value in level_access_energy(arch, li, rd_bits, wr_bits).items():
             energy[key] = energy.get(key, 0.0) + value
         accesses.update(_level_accesses(einsum, workload, arch, li, work.offchip_reads, written))
