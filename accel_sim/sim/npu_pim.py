@@ -189,6 +189,11 @@ class _Coster:
             total = max(busy, engine.transfer_cycles(dram_read, dram_write, arch.level(self.m.dram), arch) / clock)
             rest_read, rest_write = cost.read_write_bytes_by_level(activation_bits).get(self.m.dram, (0.0, 0.0))
             rest = (rest_read + rest_write, float(ports.seconds(rest_read, rest_write)))  # other than weights
+            if share > 1:  # the pool's arrays split the einsum (as `busy` counts it): its cost is the pool's time
+                cycles = total * clock
+                cost = replace(cost, compute_cycles=cost.compute_cycles / share,
+                               fill_drain_cycles=cost.fill_drain_cycles / share, stall_cycles=max(0.0, cycles - compute),
+                               utilization=min(1.0, cost.utilization * cost.total_cycles / (share * cycles)))
             options.append((total, NPU if engine in self.m.arrays else engine.name, cost, busy, dram, rest))
         if not options:
             raise ConfigError(f"no NPU engine of arch '{arch.name}' can run einsum '{einsum.name}' "
