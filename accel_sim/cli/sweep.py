@@ -63,7 +63,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from rich.console import Console  # rich loads on first use: `accel-sim run` starts without it
 
     # lazy: the sweep machinery (module docstring)
-    from accel_sim.dse.executors import DaskExecutor, LocalExecutor
+    from accel_sim.dse.executors import DaskExecutor, LocalExecutor, connect_dask
     from accel_sim.dse.spec import load_sweep
     from accel_sim.dse.store import check_export_target, export_results
     from accel_sim.dse.sweep import run_sweep
@@ -72,10 +72,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for out in args.export:  # refused now, not after the whole sweep has run
         check_export_target(out)
     sweep = load_sweep(args.spec, **({"max_points": args.max_points} if args.max_points else {}))
-    executor = DaskExecutor(args.dask) if args.dask else LocalExecutor(args.workers)
-    console = Console(stderr=True)
-    outcome = run_sweep(sweep, args.store, executor=executor, resume=args.resume, overwrite=args.overwrite,
-                        progress=not args.quiet)
+    # the scheduler is reached before the store is opened: a wrong --dask leaves no store behind
+    client = connect_dask(args.dask) if args.dask else None
+    try:
+        executor = DaskExecutor(client) if client is not None else LocalExecutor(args.workers)
+        console = Console(stderr=True)
+        outcome = run_sweep(sweep, args.store, executor=executor, resume=args.resume, overwrite=args.overwrite,
+                            progress=not args.quiet)
+    finally:
+        if client is not None:
+            client.close()
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(outcome.by_status.items())) or "nothing new"
     console.print(f"{sweep.spec.name}: {outcome.total} points, {outcome.skipped} already in the store, "
                   f"{outcome.evaluated} evaluated ({statuses}) in {outcome.elapsed_s:.1f} s "

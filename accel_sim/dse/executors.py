@@ -185,14 +185,10 @@ class DaskExecutor:
 
     def map_unordered(self, fn: Callable[[T, MapperCache], R], tasks: Iterable[T]) -> Iterator[R]:
         """Results of fn(task, cache) for every task, as they finish on the cluster's workers."""
-        try:
-            # dask is an optional extra (heavy): loaded only for --dask
-            from distributed import Client, wait as dask_wait
-        except ImportError:
-            raise ConfigError("needs dask.distributed, which is not installed", key_path="--dask",
-                              fix="pip install 'accel-sim[dask]', or drop --dask to use local processes") from None
         own = isinstance(self.address, str)
-        client = _connect(Client, self.address) if own else self.address
+        client = connect_dask(self.address) if own else self.address   # refuses a missing dask as a ConfigError
+        from distributed import wait as dask_wait  # dask is an optional extra (heavy): loaded only for --dask
+
         try:
             workers = max(1, sum(client.nthreads().values()))
 
@@ -211,10 +207,17 @@ class DaskExecutor:
 CONNECT_TIMEOUT_S = 5  # a scheduler that does not answer in this time is not there (distributed's default: 30 s)
 
 
-def _connect(client_type: type, address: str) -> Any:
-    """A client of the scheduler at `address`; an unreachable or malformed address is a ConfigError (exit 2)."""
+def connect_dask(address: str) -> Any:
+    """A distributed.Client of the scheduler at `address`; dask not installed, or an unreachable or malformed
+    address, is a ConfigError (exit 2)."""
     try:
-        return client_type(address, timeout=CONNECT_TIMEOUT_S)
+        # dask is an optional extra (heavy): loaded only for --dask
+        from distributed import Client
+    except ImportError:
+        raise ConfigError("needs dask.distributed, which is not installed", key_path="--dask",
+                          fix="pip install 'accel-sim[dask]', or drop --dask to use local processes") from None
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError, ValueError) as exc:
         raise ConfigError(f"no dask scheduler answered at {address} within {CONNECT_TIMEOUT_S} s "
                           f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no reply'})",

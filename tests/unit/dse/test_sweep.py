@@ -229,6 +229,15 @@ def test_an_unreachable_dask_scheduler_is_a_config_error(tmp_path: Path, monkeyp
     assert caught.value.key_path == "--dask" and "dask scheduler" in caught.value.fix
 
 
+def test_a_wrong_dask_address_leaves_no_store_behind(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`sweep --dask notanaddress` exits 2 before the store is opened: no results.db (the bad-input corpus' case
+    used to leave an empty store in the repository's reports/ folder)."""
+    store = tmp_path / "s" / "results.db"
+    code = main(["sweep", str(SMALL), "--store", str(store), "--dask", "notanaddress", "--quiet", "--no-report"])
+    assert code == 2 and "--dask" in capsys.readouterr().err
+    assert not store.exists() and not store.parent.exists()
+
+
 def test_progress_without_a_terminal_is_log_lines(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """With stderr not a terminal (captured here) and a log interval of 0 s, every finished point writes a plain
