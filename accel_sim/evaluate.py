@@ -112,19 +112,19 @@ class Result:
         macs = instances * sum(r.cost.macs for r in self.einsums)  # what ran (NPU+PIM: each request's own context)
         einsums = {e.name: e for e in self.workload.einsums}
         ran_on: dict[str, list[Einsum]] = {}
-        bound_on: dict[str, float] = {}
+        bound_by_engine: dict[str, float] = {}
         for r in self.einsums:
             if r.einsum in einsums:
                 ran_on.setdefault(r.engine, []).append(einsums[r.einsum])
-            bound_on[r.engine] = bound_on.get(r.engine, 0.0) + r.bound.cycles
+            bound_by_engine[r.engine] = bound_by_engine.get(r.engine, 0.0) + r.bound.cycles
         # Back to back, one engine works at a time; a concurrent execution model runs them all at once, so its
         # roofline is the busiest engine's (each engine still runs its own einsums one after another).
         peaks = [e.mac_peak_on(ran_on.get(e.name, ()), self.workload) for e in self.arch.engines]
         pes = sum(peaks) if self.trace.concurrent else max(peaks)
         cycles = self.cycles
         # every per-einsum figure is one instance's: the run's cycles hold all of them
-        bound_cycles = instances * (max(bound_on.values(), default=0.0) if self.trace.concurrent
-                                    else sum(bound_on.values()))
+        bound_cycles = instances * (max(bound_by_engine.values(), default=0.0) if self.trace.concurrent
+                                    else sum(bound_by_engine.values()))
         by_bound: dict[str, float] = {}
         for r in self.einsums:
             by_bound[r.bound.kind] = by_bound.get(r.bound.kind, 0.0) + instances * r.cost.total_cycles

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.errors import InfeasibleError
+from accel_sim.spec.cost import merge_sums
 
 if TYPE_CHECKING:
     from accel_sim.spec.arch import Arch, MemoryLevel
@@ -52,6 +53,15 @@ class Bound:
     level_read_bytes: dict[str, float]   # memory level -> bytes read (the rest of level_bytes is written)
     level_cycles: dict[str, float]
     level_energy_j: dict[str, float]
+
+    def __add__(self, other: Bound) -> Bound:
+        """The bound of work run one after another (an einsum's requests, or sub-batches, each at its own sizes):
+        operations, compute cycles and every level's bytes, cycles and energy add; named as `self`."""
+        return Bound(self.einsum, self.engine, self.op, self.macs + other.macs, self.ops + other.ops,
+                     self.compute_cycles + other.compute_cycles, merge_sums(self.level_bytes, other.level_bytes),
+                     merge_sums(self.level_read_bytes, other.level_read_bytes),
+                     merge_sums(self.level_cycles, other.level_cycles),
+                     merge_sums(self.level_energy_j, other.level_energy_j))
 
     @property
     def cycles(self) -> float:

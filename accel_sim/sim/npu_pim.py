@@ -24,7 +24,9 @@ utilization, timeline) with an `NpuPimDetail` (the items run, tokens, NPU DRAM b
 """
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generator, Literal, Sequence
 
@@ -205,11 +207,15 @@ class _Coster:
         self.memo[("npu", key)] = (tensors, name, cost, busy, dram, rest)
         return name, cost, busy, dram, rest
 
-    def bound(self, einsum: Einsum, workload: Workload, engine: str) -> Bound:
-        """The roofline of `einsum` (resized to an item's sizes) on `engine`, once per shape."""
-        key = ("bound", engine, self.m.arch.shape_key(workload, einsum)[0])
+    def bound(self, einsum: Einsum, workload: Workload, resource: str) -> Bound:
+        """The roofline of `einsum` (resized to an item's sizes) on `resource` (an engine, or the array pool, whose
+        arrays share every einsum it runs: its roof is all of theirs), once per shape."""
+        key = ("bound", resource, self.m.arch.shape_key(workload, einsum)[0])
         if key not in self.memo:
-            self.memo[key] = bound_on(einsum, workload, self.m.arch, engine)
+            bound = bound_on(einsum, workload, self.m.arch, machine_engine(self.m.arch, resource))
+            if resource == NPU:
+                bound = replace(bound, compute_cycles=bound.compute_cycles / len(self.m.arrays))
+            self.memo[key] = bound
         return self.memo[key]
 
     def pim(self, einsum: Einsum, workload: Workload) -> tuple[Cost, GemvTime]:
@@ -354,10 +360,7 @@ class _CoSim:
         """`einsum` resized to a (sub-)batch on the fastest NPU engine; `reuse`: its weights are on chip."""
         e, w = resized(self.workload, einsum, sizes)
         engine, cost, busy, dram, rest = self.coster.npu(e, w)
-        bound = self.coster.bound(e, w, machine_engine(self.arch, engine))
-        if engine == NPU:  # the pool's arrays share every einsum it runs (_Coster.npu): its roof is all of theirs
-            bound = replace(bound, compute_cycles=bound.compute_cycles / len(self.m.arrays))
-        item = Item(einsum.name, layer, sb, engine, busy, *dram, e.ops, cost, engine, bound)
+        item = Item(einsum.name, layer, sb, engine, busy, *dram, e.ops, cost, engine, self.coster.bound(e, w, engine))
         if reuse:  # the weights wait on chip: the item reads them no more than the co-simulation does
             weights = frozenset(t for t, role in w.roles(e).items() if role == "weights")
             item = replace(self.without_dram(item, e, w, weights), dram_bytes=rest[0], dram_s=rest[1])
@@ -515,7 +518,9 @@ def run_npu_pim(spec: NpuPimExecution, arch: Arch, workload: Workload, objective
         done = by_einsum.get(einsum.name, [])
         cost = sum((i.cost for i in done), Cost())
         engine = machine_engine(arch, done[0].engine if done else arch.engines[0].name)
-        bound = _summed(einsum.name, [i.bound for i in done]) if done else bound_on(einsum, workload, arch, engine)
+        # the items' rooflines added up (each request or sub-batch at its own sizes, one after another)
+        bound = (replace(functools.reduce(operator.add, (i.bound for i in done)), einsum=einsum.name) if done
+                 else bound_on(einsum, workload, arch, engine))
         placed.append(Placement(einsum.name, engine, einsum.op, cost, bound))
     # live tensors get homes (a KV cache too large for every level is an error); a spill's traffic and energy are
     # charged, its time is not: the co-simulated items cost each einsum through every level that admits its tensors
@@ -524,22 +529,6 @@ def run_npu_pim(spec: NpuPimExecution, arch: Arch, workload: Workload, objective
     # the banks): a spill charged at the workload's nominal context would count the cache a second time
     charged = tuple(p if KEY_RANK in e.sizes else c for e, c, p in zip(workload.einsums, charged, placed))
     return Execution(timed_as_before(charged, tuple(placed)), trace, homes)
-
-
-def _summed(einsum: str, bounds: list[Bound]) -> Bound:
-    """One einsum's roofline as the sum of its items' (each request or sub-batch at its own sizes, one after another
-    on its engine), named for the einsum and the first item's engine."""
-    def total(field: str) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for b in bounds:
-            for level, value in getattr(b, field).items():
-                out[level] = out.get(level, 0.0) + value
-        return out
-
-    first = bounds[0]
-    return Bound(einsum, first.engine, first.op, sum(b.macs for b in bounds), sum(b.ops for b in bounds),
-                 sum(b.compute_cycles for b in bounds), total("level_bytes"), total("level_read_bytes"),
-                 total("level_cycles"), total("level_energy_j"))
 
 
 def machine_engine(arch: Arch, name: str) -> str:

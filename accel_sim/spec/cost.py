@@ -17,7 +17,8 @@ ACTIONS: tuple[str, ...] = ("read", "write", "fill", "update")
 Action = Literal["read", "write", "fill", "update"]
 
 
-def _merge(a: dict[Any, float], b: dict[Any, float]) -> dict[Any, float]:
+def merge_sums(a: dict[Any, float], b: dict[Any, float]) -> dict[Any, float]:
+    """The two dicts' values added key by key (a key in one only keeps its value)."""
     out = dict(a)
     for key, value in b.items():
         out[key] = out.get(key, 0.0) + value
@@ -59,8 +60,8 @@ class Cost:
             util = ((self.utilization * self.total_cycles + other.utilization * other.total_cycles) / cycles
                     if cycles else 0.0)
         return Cost(macs, self.compute_cycles + other.compute_cycles, self.stall_cycles + other.stall_cycles,
-                    self.fill_drain_cycles + other.fill_drain_cycles, _merge(self.accesses, other.accesses),
-                    _merge(self.energy_j, other.energy_j), util)
+                    self.fill_drain_cycles + other.fill_drain_cycles, merge_sums(self.accesses, other.accesses),
+                    merge_sums(self.energy_j, other.energy_j), util)
 
     def bytes_by_level(self, bits: Mapping[str, int]) -> dict[str, float]:
         """Bytes the access records move at each level, given each tensor's width in bits."""
