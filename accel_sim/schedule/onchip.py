@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.engines.base import skipped_directions
+from accel_sim.spec.cost import WRITE_ACTIONS
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Einsum, Workload
 
-_WRITE_ACTIONS = ("fill", "update", "write")  # as the systolic scorer counts them: bits written into a level
 
 
 def _writes_leave(arch: Arch, levels: frozenset[str] | None) -> bool:
@@ -47,7 +47,7 @@ def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase,
     writes_too = _writes_leave(arch, levels)
     levels = frozenset((arch.memory[0].name,)) if levels is None else levels
     dropped = {k: v for k, v in cost.accesses.items() if k[0] in levels and k[1] in on_chip
-               and (writes_too or k[2] not in _WRITE_ACTIONS)}
+               and (writes_too or k[2] not in WRITE_ACTIONS)}
     if not dropped:
         return cost
     kept = {k: v for k, v in cost.accesses.items() if k not in dropped}
@@ -56,7 +56,7 @@ def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase,
     for (level, tensor, action), elements in dropped.items():
         bits = elements * workload.tensor(tensor).bits
         read_e, write_e = per_bit[level]
-        key, e = ((level, "write"), write_e) if action in _WRITE_ACTIONS else ((level, "read"), read_e)
+        key, e = ((level, "write"), write_e) if action in WRITE_ACTIONS else ((level, "read"), read_e)
         energy[key] = max(0.0, energy.get(key, 0.0) - bits * e)
     before = engine.level_busy_cycles(cost, workload, arch)
     busy = cost.compute_cycles + cost.fill_drain_cycles

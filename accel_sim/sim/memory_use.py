@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.sim.placement import WRITE_ACTIONS, Home, parameter_occupancy
+from accel_sim.sim.placement import Home, parameter_occupancy
+from accel_sim.spec.cost import WRITE_ACTIONS
 from accel_sim.sim.trace import LevelUse
 from accel_sim.spec.arch import Ports
 

@@ -82,13 +82,13 @@ from accel_sim.errors import InfeasibleError
 from accel_sim.spec.arch import holds_entry
 from accel_sim.spec.fields import ACTIVATION_ROLES
 from accel_sim.spec.identity import IdentityMemo
+from accel_sim.spec.cost import WRITE_ACTIONS
 
 if TYPE_CHECKING:
     from accel_sim.sim.execution import Placement
     from accel_sim.spec.arch import Arch, MemoryLevel
     from accel_sim.spec.workload import Workload
 
-WRITE_ACTIONS = ("fill", "update", "write")  # accesses that put bits into a level (spec/cost.py)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 ACTIONS: tuple[str, ...] = ("read", "write", "fill", "update")
+WRITE_ACTIONS: tuple[str, ...] = ("fill", "update", "write")  # the actions that put bits into a level
 Action = Literal["read", "write", "fill", "update"]
 
 
