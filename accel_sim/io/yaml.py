@@ -96,8 +96,36 @@ def parse_yaml(text: str, file: str) -> YamlDoc:
         raise ConfigError("the YAML nests too deeply for the parser (hundreds of levels)", file=file,
                           fix="flatten the brackets; no configuration nests that deep") from None
     lines: dict[KeyPath, int] = {}
+    if node is not None and _expanded_values(node, 0, {}) > MAX_VALUES:
+        # counted on the composed graph, where an alias is one shared node: refused before anything is expanded
+        raise ConfigError(f"the file expands to more than {MAX_VALUES:,} values (its aliases repeat aliases)",
+                          file=file, line=node.start_mark.line + 1,
+                          fix="write the values out, or alias whole blocks only once")
     data = None if node is None else _Builder(file, lines).build(node, ())
     return YamlDoc(data, lines, file)
+
+
+def _expanded_values(node: yaml.Node, depth: int, counted: dict[int, int]) -> int:
+    """How many values `node` becomes once its aliases are expanded (memoized per shared node); a branch deeper
+    than MAX_DEPTH, or one that contains itself, counts nothing here: _Builder refuses it by its depth."""
+    if depth > MAX_DEPTH:
+        return 0
+    if id(node) in counted:
+        return counted[id(node)]
+    counted[id(node)] = 0   # a node met again inside itself (an alias holding itself) adds nothing
+    if isinstance(node, yaml.MappingNode):
+        children = [value for _, value in node.value]
+    elif isinstance(node, yaml.SequenceNode):
+        children = node.value
+    else:
+        children = []
+    total = 1
+    for child in children:
+        total += _expanded_values(child, depth + 1, counted)
+        if total > MAX_VALUES:
+            break
+    counted[id(node)] = total
+    return total
 
 
 @dataclass
@@ -108,6 +136,8 @@ class _Builder:
     lines: dict[KeyPath, int]
     values: int = 0
     merging: set[int] = field(default_factory=set)   # ids of the mappings being merged, to refuse a cycle
+    # one loader constructs every scalar: a loader per scalar cost more than the rest of the parse
+    constructor: yaml.SafeLoader = field(default_factory=lambda: yaml.SafeLoader(""))
 
     def refuse(self, node: yaml.Node, path: KeyPath, problem: str, fix: str) -> ConfigError:
         """A ConfigError at `node`'s line and `path`."""
@@ -136,7 +166,7 @@ class _Builder:
     def scalar(self, node: yaml.Node, path: KeyPath) -> Any:
         """A plain value; a tag the safe loader does not know is refused."""
         try:
-            return yaml.SafeLoader(" ").construct_object(node)
+            return self.constructor.construct_object(node)
         except yaml.YAMLError as exc:
             problem = getattr(exc, "problem", None) or str(exc)
             raise self.refuse(node, path, f"the value cannot be read: {problem}",
