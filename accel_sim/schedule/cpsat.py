@@ -28,17 +28,22 @@ __all__ = ["BufferSlot", "Placement", "Schedule", "ScheduleObjective", "Slot", "
            "schedule_problem", "solve"]
 
 
+_FIX = ("Fix: raise the on-chip level's capacity, let an outer memory level hold intermediates (inputs and outputs "
+        "in its holds), or raise execution.time_limit_s (or max_cpsat_einsums) so that CP-SAT may search longer")
+
+
 def solve(problem: Problem, objective: ScheduleObjective = "latency", *, weight: float = 0.5,
           time_limit_s: float = 5.0, seed: int = 0, addresses: bool = True) -> Schedule:
     """Schedule `problem` with CP-SAT; raises InfeasibleError naming the constraint families at fault."""
     model, v = build_model(problem, objective, weight, addresses)
     model.AddAssumptions(list(v.enabled.values()))
     guess: Schedule | None = None
+    unguessed = ""
     try:
         guess = list_schedule(problem, objective)
         add_hint(model, problem, v, guess)
-    except RuntimeError:
-        pass  # no list schedule: the solver starts from scratch
+    except RuntimeError as exc:
+        unguessed = f"; {exc}"  # no list schedule: the solver starts from scratch
     solver = make_solver(time_limit_s, seed)
     began = time.perf_counter()
     status = solver.Solve(model)
@@ -50,7 +55,7 @@ def solve(problem: Problem, objective: ScheduleObjective = "latency", *, weight:
             f"CP-SAT found no schedule in {time_limit_s:g} s of deterministic time; the list schedule is used",))
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raise InfeasibleError(f"schedule: CP-SAT found no schedule within the time limit ({time_limit_s:g} s of "
-                              f"deterministic time, status {solver.StatusName(status)}); raise the time limit")
+                              f"deterministic time, status {solver.StatusName(status)}){unguessed}. {_FIX}")
     return _extract(problem, solver, v, objective, status, wall)
 
 
@@ -101,7 +106,11 @@ def schedule_problem(problem: Problem, objective: ScheduleObjective = "latency",
                      seed: int = 0, addresses: bool = True, max_cpsat_einsums: int = 400) -> Schedule:
     """Solve `problem` with CP-SAT, or list-schedule it when it has more than `max_cpsat_einsums` einsums."""
     if len(problem.tasks) > max_cpsat_einsums and not problem.required_fusions:
-        guess = list_schedule(problem, objective)
+        try:
+            guess = list_schedule(problem, objective)
+        except RuntimeError as exc:
+            raise InfeasibleError(f"schedule: {exc} ({len(problem.tasks)} einsums exceed "
+                                  f"max_cpsat_einsums={max_cpsat_einsums}: CP-SAT not run). {_FIX}") from None
         return replace(guess, notes=guess.notes + (
             f"{len(problem.tasks)} einsums exceed max_cpsat_einsums={max_cpsat_einsums}: CP-SAT not run",))
     return solve(problem, objective, time_limit_s=time_limit_s, seed=seed, addresses=addresses)

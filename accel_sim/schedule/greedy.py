@@ -17,6 +17,16 @@ from accel_sim.schedule.model import BufferSlot, Placement, Schedule, Slot
 from accel_sim.schedule.problem import Option, Problem
 
 
+def _no_room(problem: Problem, tensor: str, size: int, room: int, live: int) -> str:
+    """Why the list schedule has nowhere for an intermediate: the on-chip room it lacks, and the backing level that
+    may not take it."""
+    backing = (f"the backing level '{problem.spill_level}' holds no intermediates" if not problem.spill_capacity_bytes
+               else f"the backing level '{problem.spill_level}' holds {problem.spill_capacity_bytes:,} bytes")
+    return (f"the list schedule has no room for tensor '{tensor}' ({size:,} bytes): the on-chip level "
+            f"'{problem.on_chip_level}' keeps {problem.capacity_bytes:,} bytes for intermediates, {room:,} of them "
+            f"beside the tiles' room, {live:,} of those possibly live when it is written, and {backing}")
+
+
 def _exclusive_load_bound(problem: Problem) -> int:
     """A lower bound on the makespan: the busiest engine counting only einsums that can run nowhere else, each at
     its shortest (with the tensors it may keep in registers)."""
@@ -126,6 +136,8 @@ def _list_schedule(problem: Problem, objective: str, held: dict[str, tuple[str, 
                 mode[b.tensor], footprint = "fused", 2 * b.tile_bytes
             elif cap is None or live + b.bytes <= cap:
                 mode[b.tensor], footprint = "on_chip", b.bytes
+            elif problem.spill_capacity_bytes is not None and b.bytes > problem.spill_capacity_bytes:
+                raise RuntimeError(_no_room(problem, b.tensor, b.bytes, cap, live))
             else:
                 mode[b.tensor], footprint = "spill", 0
             if footprint:

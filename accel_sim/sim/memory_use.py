@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.sim.placement import Home, parameter_occupancy
+from accel_sim.sim.placement import Home, parameter_occupancy, parameters
 from accel_sim.spec.cost import WRITE_ACTIONS
 from accel_sim.sim.trace import LevelUse
 from accel_sim.spec.arch import Ports
@@ -54,14 +54,16 @@ def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, 
     spilled: dict[str, float] = {}
     if homes is None:
         # the scheduler's own allocation: its on-chip buffer (the trace's capacity) and the intermediates it spilled
-        inner = [lv for lv in arch.memory if lv.name == trace.buffer_level]
-        if inner:
-            events = sorted([(b.start, b.bytes) for b in trace.buffers] + [(b.end, -b.bytes) for b in trace.buffers])
-            peak[inner[0].name] = peak.get(inner[0].name, 0.0) + float(max(np.cumsum([d for _, d in events]),
-                                                                              default=0.0))
-            spills = [b for b in trace.buffers if b.placement == "spill"]
-            spilled[inner[0].name] = float(sum(workload.tensor(b.tensor).bytes for b in spills
-                                               if b.tensor in workload.tensor_map))
+        spills = [b for b in trace.buffers if b.placement == "spill" and b.tensor in workload.tensor_map]
+        lives = _graph_io_lives(arch, workload, trace)
+        if trace.buffer_level:
+            lives.setdefault(trace.buffer_level, []).extend((b.start, b.end, b.bytes) for b in trace.buffers)
+            spilled[trace.buffer_level] = float(sum(workload.tensor(b.tensor).bytes for b in spills))
+        if trace.spill_level:
+            lives.setdefault(trace.spill_level, []).extend((b.start, b.end, workload.tensor(b.tensor).bytes)
+                                                           for b in spills)
+        for level, held in lives.items():
+            peak[level] = peak.get(level, 0.0) + _peak_of(held)
         return peak, spilled
     for home in homes:
         life = home.lifetime
@@ -69,3 +71,42 @@ def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, 
         if home.spilled:
             spilled[home.first_choice] = spilled.get(home.first_choice, 0.0) + life.bytes
     return {name: float(v.max()) for name, v in live.items()}, spilled
+
+
+def _peak_of(lives: list[tuple[float, float, float]]) -> float:
+    """Most bytes live at once among (start, end, bytes) lives; one that ends as another starts does not overlap."""
+    events = sorted([(start, size) for start, _, size in lives] + [(end, -size) for _, end, size in lives])
+    return float(max(np.cumsum([d for _, d in events]), default=0.0))
+
+
+def _graph_io_lives(arch: Arch, workload: Workload, trace: Trace) -> dict[str, list[tuple[float, float, float]]]:
+    """Per level, (start, end, bytes) of a scheduled graph's inputs (from the start to their last reader's end) and
+    outputs (from their writer's start to the makespan), parameters left out: each lives at the outermost level
+    that admits its role in the einsum that first touches it, where the schedule's options read or write it."""
+    spans: dict[str, tuple[float, float]] = {}
+    for span in trace.spans:
+        if span.kind == "einsum":
+            first, last = spans.get(span.label, (span.start, span.end))
+            spans[span.label] = (min(first, span.start), max(last, span.end))
+    produced = {e.output.tensor for e in workload.einsums}
+    read = {a.tensor for e in workload.einsums for a in e.inputs}
+    held = {name for name, _ in parameters(workload)}
+    lives: dict[str, list[tuple[float, float, float]]] = {}
+    for tensor in workload.tensors:
+        if tensor.name in held:
+            continue
+        if tensor.name not in produced:
+            ends = [spans[e.name][1] for e in workload.einsums
+                    if e.name in spans and any(a.tensor == tensor.name for a in e.inputs)]
+            life = (0.0, max(ends), tensor.bytes) if ends else None
+        elif tensor.name not in read:
+            starts = [spans[e.name][0] for e in workload.einsums if e.name in spans and e.output.tensor == tensor.name]
+            life = (min(starts), trace.makespan_cycles, tensor.bytes) if starts else None
+        else:
+            continue   # an intermediate: a buffer of the schedule
+        user = next(e for e in workload.einsums if tensor.name in workload.roles(e))
+        role = workload.roles(user)[tensor.name]
+        home = next((lv.name for lv in arch.memory if lv.admits(role, tensor.name)), None)
+        if life is not None and home is not None:
+            lives.setdefault(home, []).append(life)
+    return lives

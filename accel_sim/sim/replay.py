@@ -140,4 +140,5 @@ def replay(schedule: Schedule) -> Trace:
     return Trace("scheduled", policy, tuple(play.spans), schedule.problem.clock_hz, resources, makespan,
                  planned_cycles=float(schedule.makespan_cycles), replayed_cycles=makespan,
                  buffers=schedule.buffers, capacity_bytes=schedule.problem.capacity_bytes,
-                 buffer_level=schedule.problem.on_chip_level, notes=schedule.notes)
+                 buffer_level=schedule.problem.on_chip_level, spill_level=schedule.problem.spill_level,
+                 notes=schedule.notes)

@@ -81,6 +81,7 @@ class Trace:
     buffers: tuple[BufferSlot, ...] = ()
     capacity_bytes: int | None = None   # bytes the buffers may use: the buffer level's room
     buffer_level: str = ""              # the memory level the buffers live in (a schedule's on-chip level)
+    spill_level: str = ""               # where the schedule's spilled buffers and the graph's inputs and outputs live
     notes: tuple[str, ...] = ()
     detail: TraceDetail | None = None
     memory: tuple[LevelUse, ...] = ()   # per memory level, outer -> inner (sim/placement.py memory_use)

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from builders import SKIP_CHAIN
 
+from accel_sim.errors import InfeasibleError
 from accel_sim.evaluate import evaluate
 from accel_sim.io.einsum import parse_cascade
 from accel_sim.io.load import load_arch, load_workload
@@ -82,3 +83,28 @@ def test_an_edp_run_says_the_schedule_minimizes_the_makespan(results) -> None:
     edp = evaluate(load_arch(REPO / "arch_configs" / "tpu_v1.yaml", ["execution=scheduled"]), workload, "edp")
     assert any("minimizes the makespan" in note for note in edp.trace.notes)
     assert not any("minimizes the makespan" in note for note in results[1].trace.notes)
+
+
+def test_a_scheduled_run_reports_where_its_intermediates_and_graph_tensors_live() -> None:
+    """attention_3pass (Q, K, V, AV 128 KiB each; QK, SN, A 2 MiB; GM, SD 2 KiB) on edge_npu, whose global buffer
+    holds no outputs: every intermediate spills to DRAM, and the DRAM's peak is while SN runs, when QK, GM (its
+    inputs), SN and V (read last, by AV) are live: 2 x 2,097,152 + 2,048 + 131,072 = 4,327,424 bytes, as the
+    sequential model's homes give. On tpu_v1 the same tensors live in the Unified Buffer. Before, a scheduled run
+    reported 0 bytes at both."""
+    workload = load_workload(REPO / "workloads" / "attention_3pass.einsum.yaml")
+    for arch, level in (("edge_npu", "dram"), ("tpu_v1", "unified_buffer")):
+        for execution in ("scheduled", "sequential"):
+            run = evaluate(load_arch(REPO / "arch_configs" / f"{arch}.yaml", [f"execution={execution}"]), workload)
+            assert next(m for m in run.trace.memory if m.level == level).peak_bytes == 4_327_424, (arch, execution)
+
+
+def test_a_scheduled_intermediate_that_fits_nowhere_is_an_error_not_a_spill() -> None:
+    """tpu_v1's Weight Memory holds no intermediates, so with a 4 MiB Unified Buffer attention_3pass's 2 MiB QK, GM
+    and SN, live at once (4,196,352 bytes), have nowhere to go, as the sequential model says. Before, CP-SAT found no
+    schedule in its time and the list schedule it fell back on spilled QK and SN to the Weight Memory anyway."""
+    workload = load_workload(REPO / "workloads" / "attention_3pass.einsum.yaml")
+    arch = load_arch(REPO / "arch_configs" / "tpu_v1.yaml",
+                     ["execution=scheduled", "memory.unified_buffer.capacity=4 MiB"])
+    with pytest.raises(InfeasibleError) as info:
+        evaluate(arch, workload)
+    assert "'weight_memory' holds no intermediates" in str(info.value) and "Fix:" in str(info.value)
