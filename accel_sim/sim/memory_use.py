@@ -104,9 +104,11 @@ def _graph_io_lives(arch: Arch, workload: Workload, trace: Trace) -> dict[str, l
             life = (min(starts), trace.makespan_cycles, tensor.bytes) if starts else None
         else:
             continue   # an intermediate: a buffer of the schedule
-        user = next(e for e in workload.einsums if tensor.name in workload.roles(e))
-        role = workload.roles(user)[tensor.name]
-        home = next((lv.name for lv in arch.memory if lv.admits(role, tensor.name)), None)
-        if life is not None and home is not None:
+        if life is None:
+            continue   # a tensor only a view reads (an ONNX shape constant): no einsum touches it
+        user = next((e for e in workload.einsums if tensor.name in workload.roles(e)), None)
+        role = workload.roles(user)[tensor.name] if user is not None else ""
+        home = next((lv.name for lv in arch.memory if lv.admits(role, tensor.name)), None) if role else None
+        if home is not None:
             lives.setdefault(home, []).append(life)
     return lives

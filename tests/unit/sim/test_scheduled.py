@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from builders import SKIP_CHAIN
 
@@ -108,3 +109,24 @@ def test_a_scheduled_intermediate_that_fits_nowhere_is_an_error_not_a_spill() ->
     with pytest.raises(InfeasibleError) as info:
         evaluate(arch, workload)
     assert "'weight_memory' holds no intermediates" in str(info.value) and "Fix:" in str(info.value)
+
+
+def test_a_scheduled_onnx_graph_with_a_tensor_only_a_view_reads_runs(tmp_path: Path) -> None:
+    """A Reshape's shape constant is a graph tensor no einsum touches (ResNet-18's and MobileNetV2's dynamo exports
+    have one): the scheduled memory report leaves it out. It stopped fusemax_like's run with a StopIteration."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper   # onnx is imported lazily by the importer too
+
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["Y"]), helper.make_node("Reshape", ["Y", "shape"], ["R"]),
+         helper.make_node("Relu", ["R"], ["Z"])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, (4, 8))],
+        [helper.make_tensor_value_info("Z", TensorProto.FLOAT, (2, 16))],
+        [numpy_helper.from_array(np.ones((8, 8), np.float32), "W"),
+         numpy_helper.from_array(np.array([2, -1], np.int64), "shape")])
+    path = tmp_path / "reshape.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    workload = load_workload(path)
+    assert "shape" in workload.tensor_map
+    run = evaluate(load_arch(REPO / "arch_configs" / "fusemax_like.yaml"), workload)
+    assert run.trace.execution == "scheduled" and run.cycles > 0
