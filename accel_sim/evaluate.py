@@ -119,7 +119,9 @@ class Result:
             bound_by_engine[r.engine] = bound_by_engine.get(r.engine, 0.0) + r.bound.cycles
         # Back to back, one engine works at a time; a concurrent execution model runs them all at once, so its
         # roofline is the busiest engine's (each engine still runs its own einsums one after another).
-        peaks = [e.mac_peak_on(ran_on.get(e.name, ()), self.workload) for e in self.arch.engines]
+        # an engine's peak is per cycle of its own clock; the run's cycles are the arch clock's
+        peaks = [e.mac_peak_on(ran_on.get(e.name, ()), self.workload) * self.arch.engine_clock_hz(e)
+                 / self.arch.clock_hz for e in self.arch.engines]
         pes = sum(peaks) if self.trace.concurrent else max(peaks)
         cycles = self.cycles
         # every per-einsum figure is one instance's: the run's cycles hold all of them

@@ -204,3 +204,13 @@ def test_pipeline_stages_go_with_broadcast_delivery_only() -> None:
     with pytest.raises(ConfigError, match="describes a broadcast array") as err:
         arch_from_doc(parse_yaml(base + "pipeline_stages: 3}\n", "a.yaml"))
     assert err.value.key_path == "engines[0].pipeline_stages"
+
+
+def test_mac_utilization_counts_an_engine_clock_above_the_arch_clock() -> None:
+    """tpu_v1's MXU clocked at 1.4 GHz, twice the arch's 700 MHz, does 2 x 65,536 MACs per arch cycle: the run's MAC
+    utilization is MACs / (that x the run's arch cycles), the einsum's own figure for a one-einsum run. The summary
+    divided by the MXU's peak per arch cycle, reporting twice as much (1.83 on a compute-bound GEMM)."""
+    run = evaluate(load_arch("tpu_v1", ["engines.mxu.clock=1.4 GHz"]), gemm(64, 64, 64))
+    expected = 64 ** 3 / (2 * 256 * 256 * run.cycles)
+    assert run.summary()["mac_utilization"] == pytest.approx(expected, rel=1e-12)
+    assert run.einsums[0].cost.utilization == pytest.approx(expected, rel=1e-12)
