@@ -99,8 +99,17 @@ class Trace:
         return self.replayed_cycles / self.planned_cycles
 
     def busy_cycles(self, resource: str) -> float:
-        """Cycles `resource` (or every resource of the group `resource`, e.g. 'pim') was busy."""
-        return sum(s.end - s.start for s in self.spans if _group(s.resource) == resource or s.resource == resource)
+        """Cycles `resource` (or every resource of the group `resource`, e.g. 'pim', summed over its members) was
+        busy: a resource's overlapping spans (one einsum's fill beside the last one's drain) count once."""
+        return sum(_union_length(s) for s in self._busy_intervals(resource).values())
+
+    def _busy_intervals(self, resource: str) -> dict[str, list[tuple[float, float]]]:
+        """(start, end) of the spans of `resource`, or of each member of the group `resource`, by member."""
+        out: dict[str, list[tuple[float, float]]] = {}
+        for s in self.spans:
+            if _group(s.resource) == resource or s.resource == resource:
+                out.setdefault(s.resource, []).append((s.start, s.end))
+        return out
 
     def utilization(self) -> dict[str, float]:
         """Busy fraction of the replayed span per resource group ('pim.ch03' is in group 'pim', averaged)."""
@@ -122,9 +131,9 @@ class Trace:
         data = {}
         for g, members in groups.items():
             busy = np.zeros(bins)
-            for s in self.spans:
-                if _group(s.resource) == g:
-                    busy += np.clip(np.minimum(edges[1:], s.end) - np.maximum(edges[:-1], s.start), 0, None)
+            for intervals in self._busy_intervals(g).values():
+                for start, stop in _merged(intervals):
+                    busy += np.clip(np.minimum(edges[1:], stop) - np.maximum(edges[:-1], start), 0, None)
             data[g] = busy / (np.maximum(np.diff(edges), 1e-12) * members)
         return pd.DataFrame(data, index=pd.Index(edges[:-1], name="start_cycles"))
 
@@ -247,3 +256,19 @@ def fold_resources(spans: Iterable[tuple[str, str, float, float]]) -> tuple[list
 def _group(resource: str) -> str:
     """The group of a resource: the part before the first dot ('pim.ch03' -> 'pim')."""
     return resource.split(".")[0]
+
+
+def _merged(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """`intervals` with the overlapping ones joined, in order."""
+    out: list[tuple[float, float]] = []
+    for start, stop in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], stop))
+        else:
+            out.append((start, stop))
+    return out
+
+
+def _union_length(intervals: list[tuple[float, float]]) -> float:
+    """Length of the union of `intervals`."""
+    return sum(stop - start for start, stop in _merged(intervals))

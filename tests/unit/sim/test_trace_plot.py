@@ -27,3 +27,15 @@ def test_the_png_shows_the_folded_rows() -> None:
     gantt = fig.axes[0]
     assert [t.get_text() for t in gantt.get_yticklabels()] == ["npu", "pim.ch × 31", "pim.ch31"]
     assert len(gantt.collections) == 3  # one bar collection per row (a single span kind)
+
+
+def test_overlapping_spans_of_one_resource_count_once_in_its_utilization() -> None:
+    """Three GEMMs on one array, each 638 cycles, started 128 apart (the schedule overlaps a GEMM's fill with the
+    last one's drain), then a 85-cycle add, in a 1,092-cycle run: the array is busy from 113 to 1,092, 979 cycles,
+    0.8965 of the run. Summing the spans gave (3 x 638 + 85) / 1,092 = 1.83."""
+    spans = [Span("pe_2d", "einsum", name, start, start + 638) for name, start in (("A", 113), ("B", 241), ("C", 369))]
+    spans += [Span("pe_2d", "einsum", "S", 1007, 1092), Span("pe_1d", "einsum", "H", 0, 113)]
+    trace = Trace(execution="scheduled", policy="CP-SAT optimal", spans=tuple(spans), clock_hz=1e9,
+                  resources=("pe_1d", "pe_2d"), makespan_cycles=1092)
+    assert trace.utilization()["pe_2d"] == 979 / 1092
+    assert trace.utilization_over_time(bins=4)["pe_2d"].max() <= 1.0
