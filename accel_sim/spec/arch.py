@@ -448,6 +448,21 @@ class Arch(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _off_chip_outside_on_chip(self) -> Arch:
+        # memory is listed outer -> inner: a DRAM inside an SRAM would have every einsum fetch through the SRAM
+        # from the DRAM beneath it, a hierarchy no chip has (usually the two entries swapped)
+        on_chip = next((lv for lv in self.memory if memory_kind(lv.technology) != "off_chip"), None)
+        if on_chip is None:
+            return self
+        first = self.memory.index(on_chip)
+        for index, level in enumerate(self.memory[first + 1:], start=first + 1):
+            if memory_kind(level.technology) == "off_chip":
+                raise located(f"memory level '{level.name}' ({level.technology}, off-chip) is listed inside the "
+                              f"on-chip level '{on_chip.name}' ({on_chip.technology}), but memory is listed outer to "
+                              f"inner. Fix: list '{level.name}' before '{on_chip.name}'", "memory", index, "technology")
+        return self
+
+    @model_validator(mode="after")
     def _engines_name_levels(self) -> Arch:
         # an engine looks its levels up by name when it runs (PIM banks, GPU efficiencies, systolic pins): a name
         # the arch lacks would be a KeyError mid-run, or silently ignored
