@@ -330,8 +330,11 @@ def test_inner_level_larger_than_outer_is_rejected() -> None:
 
 
 def test_unbounded_inner_level_does_not_break_the_capacity_order() -> None:
-    """Levels without capacity are skipped by the order check (only given capacities are compared)."""
-    text = SMALL.replace("engines:", "  - {name: far, technology: DRAM, bandwidth: 10 TB/s}\nengines:")
+    """Levels without capacity are skipped by the order check (only given capacities are compared): an unbounded
+    off-chip level between a bounded one and the SRAM (an on-chip level always has a capacity, and none may hold an
+    off-chip one inside it)."""
+    text = SMALL.replace("    bandwidth: 100 GB/s\n", "    capacity: 16 GiB\n    bandwidth: 100 GB/s\n"
+                         "  - {name: far, technology: HBM2, bandwidth: 1 TB/s}\n")
     assert small(text).level("far").capacity_bytes is None
 
 
