@@ -47,8 +47,40 @@ def check_graph(einsums: Sequence[Einsum], doc: YamlDoc) -> None:
         for acc in e.inputs:
             j = writers.get(acc.tensor)
             if j is not None and j > i:
+                loop = _path(einsums, writers, i, j)
+                if loop:   # reordering cannot help: each einsum of the loop needs the one before it first
+                    steps = " -> ".join(f"einsums[{k}] '{einsums[k].output.tensor}'" for k in (*loop, i))
+                    raise error_at(doc, ("einsums", i), f"the einsums form a cycle, each reading the tensor of the "
+                                    f"one before it: {steps}", "a tensor cannot feed its own producer: break the "
+                                    "cycle by reading a tensor from outside it, or express a recurrence as one "
+                                    "einsum that reads its own previous step")
                 raise error_at(doc, ("einsums", i), f"'{e.name}' reads '{acc.tensor}', which einsums[{j}] "
                                 "writes later", f"list einsums[{j}] before einsums[{i}] (producers first)")
+
+
+def _path(einsums: Sequence[Einsum], writers: Mapping[str, int], start: int, goal: int) -> list[int]:
+    """Einsum positions from `start` to `goal` along producer -> consumer edges (each reads the one before it's
+    output), or [] if `goal` does not depend on `start`."""
+    readers: dict[int, list[int]] = {}
+    for k, e in enumerate(einsums):
+        for acc in e.inputs:
+            w = writers.get(acc.tensor)
+            if w is not None and w != k:
+                readers.setdefault(w, []).append(k)
+    came_from = {start: start}
+    frontier = [start]
+    while frontier:
+        node = frontier.pop()
+        for nxt in readers.get(node, ()):
+            if nxt not in came_from:
+                came_from[nxt] = node
+                frontier.append(nxt)
+    if goal not in came_from:
+        return []
+    path = [goal]
+    while path[-1] != start:
+        path.append(came_from[path[-1]])
+    return path[::-1]
 
 
 def check_ranks_used(einsums: Sequence[Einsum], sizes: Mapping[str, int], doc: YamlDoc) -> None:
