@@ -301,6 +301,17 @@ def pim_energy_j(engine: PimEngine, rows_opened: float, bursts_read: float, macs
             ("pim_io", "transfer"): io_bits * dram_energy_j_per_bit("HBM2")}
 
 
+def background_energy_j(engine: PimEngine, shape: GemvShape, gemvs: GemvTime, clock_hz: float) -> float:
+    """The standby energy of the channels that run the GEMVs, for as long as they run them (TN-41-01: the
+    activation and read energies above are what IDD0 and IDD4R add to it): active standby (IDD3N, a row open in
+    every bank) while the banks compute, precharge standby (IDD2N) while the vector comes in and the results go
+    out. A run that takes longer, on fewer channels, pays it for longer."""
+    channels = min(engine.channels, shape.count * max(1, engine.channels // max(shape.count, 1)))
+    p = engine.power
+    milliamp_seconds = (p.idd3n * gemvs.compute_cycles + p.idd2n * gemvs.io_cycles) / clock_hz
+    return channels * p.vdd * milliamp_seconds * 1e-3
+
+
 def pim_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: PimEngine) -> Cost:
     """Cost of a contraction run as repeated GEMVs in the banks of `engine.memory`."""
     shape = gemv_shape(einsum, workload)
@@ -314,6 +325,7 @@ def pim_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: PimEngine) 
     bursts = passes * math.ceil(matrix_bytes / engine.column_bytes)
     io_bits = passes * shape.count * (shape.k * shape.vector_bits + shape.n * shape.output_bits)
     energy = pim_energy_j(engine, rows, bursts, einsum.macs, io_bits, arch.technology_nm)
+    energy[("pim_dram", "background")] = background_energy_j(engine, shape, gemvs, arch.engine_clock_hz(engine))
     accesses = {(level.name, shape.matrix_tensor, "read"): float(passes * shape.count * shape.n * shape.k),
                 (level.name, shape.vector_tensor, "read"): float(passes * shape.count * shape.k),
                 (level.name, einsum.output.tensor, "write"): float(passes * shape.count * shape.n)}

@@ -159,3 +159,15 @@ def test_energies_follow_the_current_ordering_the_formulas_subtract() -> None:
         hbm2_pim(power=DramPower(idd0=40))   # 40 x 48 = 1920 < 55 x 34 + 40 x 14 = 2430
     energy = pim_energy_j(hbm2_pim(), rows_opened=1, bursts_read=1, macs=0, io_bits=0, node_nm=28)
     assert energy[("pim_dram", "activate")] > 0 and energy[("pim_dram", "column_read")] > 0
+
+
+def test_background_energy_is_the_standby_current_of_the_busy_channels() -> None:
+    """The 8 MiB GEMV over 32 channels: each computes 16 rounds of 150 cycles and moves the 2,048 B vector and its
+    256 B of results over its 32 B-per-cycle bus in 72 + CL 14 cycles, both stretched by refresh (3,900 / 3,640),
+    at 1 ns a cycle: 32 channels x 1.2 V x (55 mA x 2,400 + 40 mA x 86) x 3,900 / 3,640 ns = 5.572 nJ. Before, a
+    run that kept the channels busy longer paid no more energy for it."""
+    pim = hbm2_pim()
+    w = gemv(4096, 1024)
+    cost = pim.cost(w.einsums[0], w, gemv_arch(pim))
+    expected = 32 * 1.2 * (55 * 2400 + 40 * 86) * 3900 / 3640 * 1e-3 * 1e-9
+    assert cost.energy_j[("pim_dram", "background")] == pytest.approx(expected, rel=1e-12)
