@@ -128,8 +128,8 @@ class Result:
         bound_cycles = instances * (max(bound_by_engine.values(), default=0.0) if self.trace.concurrent
                                     else sum(bound_by_engine.values()))
         by_bound: dict[str, float] = {}
-        for r in self.einsums:
-            by_bound[r.bound.kind] = by_bound.get(r.bound.kind, 0.0) + instances * r.cost.total_cycles
+        for r, limiter in zip(self.einsums, self.limiters):
+            by_bound[limiter] = by_bound.get(limiter, 0.0) + instances * r.cost.total_cycles
         return {
             "arch": self.arch.name,
             "workload": self.workload.name,
@@ -163,13 +163,27 @@ class Result:
         return pd.DataFrame(self.per_einsum_records)
 
     @cached_property
+    def limiters(self) -> tuple[str, ...]:
+        """What each einsum's mapped cost waits on: 'compute' (its compute and fill/drain cycles), or the memory
+        level whose traffic keeps it busy longest when that is longer. Its roofline's kind (Placement.bound) says
+        what bounds the einsum at best; a mapping that stalls on a buffer the roofline never binds is bound there."""
+        out = []
+        for r in self.einsums:
+            engine = self.arch.engine(r.engine)
+            busy = engine.level_busy_cycles(r.cost, self.workload, self.arch)
+            level, cycles = max(busy.items(), key=lambda kv: kv[1], default=("compute", 0.0))
+            out.append(level if cycles > (r.cost.compute_cycles + r.cost.fill_drain_cycles) * (1 + 1e-9)
+                       else "compute")
+        return tuple(out)
+
+    @cached_property
     def per_einsum_records(self) -> tuple[dict[str, Any], ...]:
         """The rows of `per_einsum()` as plain dicts (the CLI writes them without importing pandas)."""
         rows = []
         bits = {t.name: t.bits for t in self.workload.tensors}
         # every row has the same energy columns (CSV): each (component, action) any einsum spends energy on
         parts = sorted({key for r in self.einsums for key in r.cost.energy_j})
-        for r in self.einsums:
+        for r, limiter in zip(self.einsums, self.limiters):
             c, b = r.cost, r.bound
             row: dict[str, Any] = {"einsum": r.einsum, "engine": r.engine, "op": r.op, "macs": c.macs,
                                    "ops": b.ops, "compute_cycles": c.compute_cycles,
@@ -178,7 +192,8 @@ class Result:
             moved = c.bytes_by_level(bits)
             row.update({f"{level.name}_bytes": moved.get(level.name, 0.0) for level in self.arch.memory})
             row.update({"bytes": b.traffic_bytes, "latency_s": c.total_cycles / self.arch.clock_hz,
-                        "energy_j": c.total_energy_j, "roofline_cycles": b.cycles, "bound": b.kind})
+                        "energy_j": c.total_energy_j, "roofline_cycles": b.cycles, "bound": limiter,
+                        "roofline_bound": b.kind})
             row.update({f"energy_{component}_{action}_j": c.energy_j.get((component, action), 0.0)
                         for component, action in parts})
             rows.append(row)
