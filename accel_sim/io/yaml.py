@@ -273,6 +273,10 @@ def config_error(exc: ValidationError, doc: YamlDoc, model: type[BaseModel], roo
     blamed = next((text for path, text in doc.overridden.items() if loc[:len(path)] == path), None)
     if blamed is not None:  # the value came from the command line, not from the file's line
         return ConfigError(f"--set '{blamed}': {problem}", file=doc.file, line=None, key_path=key_path, fix=fix)
+    # a check across fields (idd4r against idd3n) names one key; the --set that changed a sibling made it fail
+    beside = [text for path, text in doc.overridden.items() if len(loc) > 1 and path[:len(loc) - 1] == loc[:-1]]
+    if beside:
+        problem = problem.rstrip(".") + " (after " + ", ".join(f"--set '{text}'" for text in beside) + ")"
     return ConfigError(problem, file=doc.file, line=doc.line_of(loc), key_path=key_path, fix=fix)
 
 
