@@ -138,7 +138,8 @@ def lookalike_inputs(einsums: Sequence[Einsum], declared: Collection[str]) -> di
     """Tensors read but neither written nor declared whose name looks like a misspelling of a written tensor,
     each with its first reader's position and that tensor. It looks like one when the names differ only in
     case, or by one edit (one_edit_apart) and either is three characters or longer or the written tensor is
-    read by no einsum (two-letter names such as S0 and T0 are common)."""
+    read by no einsum (two-letter names such as S0 and T0 are common), or when an earlier einsum writes, by the same
+    indices, a tensor that no einsum reads."""
     written = {e.output.tensor for e in einsums}
     read = {acc.tensor for e in einsums for acc in e.inputs}
     found: dict[str, tuple[int, str]] = {}
@@ -148,6 +149,11 @@ def lookalike_inputs(einsums: Sequence[Einsum], declared: Collection[str]) -> di
                 continue
             close = [w for w in written if name.lower() == w.lower() or one_edit_apart(name, w)
                      and (min(len(name), len(w)) >= 3 or w not in read)]
+            # a name too short to judge by its spelling (Z read as Zz or Q): an output nothing reads, written
+            # earlier with the very indices this einsum reads the new name by, is what it meant
+            indices = next(acc.indices for acc in e.inputs if acc.tensor == name)
+            close += [w.output.tensor for w in einsums[:i] if w.output.tensor not in read
+                      and w.output.indices == indices]
             if close:
                 found[name] = (i, close[0])
     return found
