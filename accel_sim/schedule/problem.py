@@ -61,6 +61,8 @@ class Option:
     variants: tuple[Variant, ...] = ()
     tail_cycles: int = 0
     tile_room_bytes: int = 0   # the least room of the on-chip buffer its tiles keep their cost in (`_tile_room`)
+    # (memory port, share of its bandwidth the einsum keeps busy on average while it runs), `_with_demands`
+    link_demands: tuple[tuple[str, float], ...] = ()
 
     def variant(self, resident: frozenset[str]) -> Variant:
         """The cost with exactly the `resident` tensors in registers (the plain option when none)."""
@@ -272,6 +274,39 @@ def _with_tails(option: Option, einsum: Einsum, workload: Workload, arch: Arch, 
                    tail_cycles=_tail(engine, einsum, workload, arch, option.cost, option.cycles))
 
 
+def _with_demands(option: Option, workload: Workload, arch: Arch, engine: EngineBase) -> Option:
+    """`option` with the share of each memory port's bandwidth it keeps busy while it runs at its own pace (the
+    port's busy cycles over its own, the most of its variants'): einsums that run at once on different engines
+    share a level's ports, and the replay slows them where their shares add up past the whole (sim/replay.py). A
+    level with separate read and write ports is two ports; one seen through other ports than its own (a PIM
+    engine's banks, not the bus) is a port of its own."""
+    clock = arch.engine_clock_hz(engine)
+    bits = workload.tensor_map
+    demands: dict[str, float] = {}
+    for cycles, cost in ((option.cycles, option.cost), *((x.cycles, x.cost) for x in option.variants)):
+        if cost is None or cycles <= 0:
+            continue
+        busy = engine.level_busy_cycles(cost, workload, arch)
+        moved = cost.read_write_bytes_by_level({name: bits[name].bits for _, name, _ in cost.accesses})
+        for lv in arch.memory:
+            read, write = moved.get(lv.name, (0.0, 0.0))
+            plain = engine.transfer_cycles(read, write, lv, arch)
+            if not busy[lv.name] or not plain:
+                continue
+            ports = engine.level_ports(lv, clock)
+            port = lv.name if ports == lv.ports else f"{lv.name} via {engine.name}"
+            scale = busy[lv.name] / plain / cycles   # an engine's own efficiency at the level (a GPU's) kept
+            if ports.shared:
+                parts = {port: plain}
+            else:
+                parts = {f"{port} read": engine.transfer_cycles(read, 0.0, lv, arch),
+                         f"{port} write": engine.transfer_cycles(0.0, write, lv, arch)}
+            for name, part in parts.items():
+                if part > 0:
+                    demands[name] = max(demands.get(name, 0.0), min(1.0, float(part * scale)))
+    return replace(option, link_demands=tuple(sorted(demands.items())))
+
+
 def _tensor_graph(workload: Workload) -> tuple[dict[str, tuple[str, ...]], list[Buffer], dict[tuple[str, str], None]]:
     """The views' sources (a view aliases them), a buffer per intermediate with its consumers, and the edges."""
     # a view aliases its sources: a consumer of the view reads the tensors the view was made of
@@ -385,6 +420,8 @@ def build_problem(arch: Arch, workload: Workload, objective: str = "edp",
 
     level = _on_chip_level(arch)
     tasks = _with_tile_rooms(tasks, arch, workload, level, objective, cache)
+    tasks = [Task(t.name, tuple(_with_demands(o, workload, arch, engines[o.engine]) for o in t.options))
+             for t in tasks]
     backing = _spill_level(arch, level)
     # no outer level may hold an intermediate (tpu_v1's Weight Memory holds weights only): nothing can spill
     spill_capacity = 0 if backing is None else int(backing.room_bytes) if backing.capacity_bytes else None

@@ -6,8 +6,11 @@ ready when its producer ends; a spilled one after its write-back and read-in, wh
 level (one transfer at a time at its full bandwidth, so concurrent spills contend); a fused one after the
 producer's first tile, and the consumer cannot finish before the producer's last tile plus one of its own.
 An einsum whose engine ran another just before may start min(both pipeline tails) before that one ends
-(Slot.tail, a systolic array's skew). With no contention every einsum starts exactly as planned and the
-replayed makespan equals the schedule's;
+(Slot.tail, a systolic array's skew). Einsums that run at once share each memory port (`_Ports`): each keeps its
+share of the port busy (Option.link_demands) at its own pace, and where the shares of those running add up past
+the whole, they slow down, max-min fair (progressive filling: every einsum's pace rises together until a port it
+uses is full), so that no port moves more than its bandwidth; the schedule costed each at its own pace. With no
+contention every einsum starts exactly as planned and the replayed makespan equals the schedule's;
 contention only delays, so the replay is never shorter than the plan.
 """
 from __future__ import annotations
@@ -24,6 +27,64 @@ if TYPE_CHECKING:
     from accel_sim.schedule.problem import Buffer
 
     Process = Generator[simpy.Event, object, None]
+
+
+class _Ports:
+    """The einsums running at once and their shares of each memory port: the pace each may run at (1: its own)."""
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env = env
+        self.demands: dict[str, dict[str, float]] = {}   # running einsum -> port -> share at its own pace
+        self.pace: dict[str, float] = {}
+        self.changed = env.event()
+
+    def run(self, einsum: str, cycles: float, demands: dict[str, float]) -> Process:
+        """Run `einsum`'s `cycles` of work at the pace the ports leave it, re-paced whenever another starts or ends."""
+        env = self.env
+        if not demands:
+            yield env.timeout(cycles)
+            return
+        self._join(einsum, demands)
+        left = float(cycles)
+        while True:
+            pace, since = self.pace[einsum], env.now
+            changed = self.changed
+            finish = env.timeout(left / pace)
+            yield env.any_of([finish, changed])
+            left -= pace * (env.now - since)
+            if finish.processed or left <= 1e-9 * cycles:
+                break
+        self._leave(einsum)
+
+    def _join(self, einsum: str, demands: dict[str, float]) -> None:
+        self.demands[einsum] = demands
+        self._repace()
+
+    def _leave(self, einsum: str) -> None:
+        del self.demands[einsum]
+        del self.pace[einsum]
+        self._repace()
+
+    def _repace(self) -> None:
+        """Progressive filling: raise every unfixed einsum's pace together until a port it uses is full (or its
+        own pace, 1), fix the einsums of that port, and go on with the rest."""
+        pace: dict[str, float] = {}
+        free = {port: 1.0 for shares in self.demands.values() for port in shares}
+        while len(pace) < len(self.demands):
+            open_ = [e for e in self.demands if e not in pace]
+            level, full = 1.0, None   # pace 1: an einsum's own
+            for port, room in free.items():
+                wanted = sum(self.demands[e].get(port, 0.0) for e in open_)
+                if wanted > 0 and room / wanted < level:
+                    level, full = room / wanted, port
+            fixed = [e for e in open_ if full is None or full in self.demands[e]]
+            for e in fixed:
+                pace[e] = max(level, 1e-12)   # rounding may leave a full port a hair below zero room
+                for port, share in self.demands[e].items():
+                    free[port] -= share * level
+        self.pace = pace
+        changed, self.changed = self.changed, self.env.event()
+        changed.succeed()
 
 
 class _Replay:
@@ -47,6 +108,9 @@ class _Replay:
         self.ready: dict[tuple[str, str], simpy.Event] = {}
         self.fused_in = {s.einsum: any(self.placement[b.tensor] == "fused" for b in self.problem.inputs_of(s.einsum))
                          for s in schedule.slots}
+        self.ports = _Ports(self.env)
+        options = {(t.name, o.engine): o for t in self.problem.tasks for o in t.options}
+        self.demands = {s.einsum: dict(options[(s.einsum, s.engine)].link_demands) for s in schedule.slots}
 
     def wire_inputs(self) -> None:
         """When each consumer's input is ready: its producer's end, a spill's round trip, or a fused first tile."""
@@ -91,7 +155,7 @@ class _Replay:
     def finish(self, slot: Slot) -> Process:
         """End an einsum after its cycles, and not before its fused producers' last tile plus one of its own."""
         env = self.env
-        yield env.timeout(self.cycles[slot.einsum])
+        yield env.process(self.ports.run(slot.einsum, self.cycles[slot.einsum], self.demands[slot.einsum]))
         for b in self.problem.inputs_of(slot.einsum):
             if self.placement[b.tensor] == "fused":
                 yield self.done[b.producer]

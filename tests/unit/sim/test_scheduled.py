@@ -29,10 +29,12 @@ def results():
 
 
 def test_latency_is_the_replayed_makespan(results) -> None:
-    """The scheduled Result's cycles are the replay's makespan, which equals the schedule's (no spills on TPU v1's
-    24 MiB buffer for this MLP, so nothing contends)."""
+    """The scheduled Result's cycles are the replay's makespan, never shorter than the schedule's: nothing spills on
+    TPU v1's 24 MiB buffer for this MLP, but where the activation unit's A1 writes the Unified Buffer at its full
+    write bandwidth while H1 still writes its results there, the two share the port (sim/replay.py)."""
     _, scheduled = results
-    assert scheduled.cycles == scheduled.trace.makespan_cycles == scheduled.trace.planned_cycles
+    trace = scheduled.trace
+    assert scheduled.cycles == trace.makespan_cycles == trace.replayed_cycles >= trace.planned_cycles
 
 
 def test_never_slower_than_back_to_back(results) -> None:
@@ -130,3 +132,29 @@ def test_a_scheduled_onnx_graph_with_a_tensor_only_a_view_reads_runs(tmp_path: P
     assert "shape" in workload.tensor_map
     run = evaluate(load_arch(REPO / "arch_configs" / "fusemax_like.yaml"), workload)
     assert run.trace.execution == "scheduled" and run.cycles > 0
+
+
+SOFTMAX = """\
+name: softmax
+ranks: {m: 1000, p: 64}
+default_bits: 16
+einsums:
+  - "MX[p] = max: X[m,p]"
+  - XS[m,p] = X[m,p] - MX[p]
+  - XE[m,p] = exp(XS[m,p])
+  - SM[p] = XE[m,p]
+  - Y[m,p] = XE[m,p] / SM[p]
+"""
+
+
+def test_einsums_running_at_once_share_the_dram_bandwidth() -> None:
+    """A softmax on fusemax_like: MX (on one array) and XS (on the other) both read all of X (128,000 B) from DRAM,
+    and the run moves 256,000 B in and 128,000 B out, at least 384,000 / 456.9 = 841 cycles at 429.5 GB/s and
+    0.94 GHz. The schedule ran MX and XS at once, each at the full bandwidth: 576 cycles, the DRAM 1.46 times
+    busy. Now the replay slows einsums whose shares of a port add up past the whole (sim/replay.py)."""
+    workload = parse_cascade(parse_yaml(SOFTMAX, "<softmax>"))
+    run = evaluate(load_arch(REPO / "arch_configs" / "fusemax_like.yaml"), workload)
+    dram = next(m for m in run.trace.memory if m.level == "dram")
+    seconds = (dram.read_bytes + dram.write_bytes) / run.arch.level("dram").ports.peak_bytes_per_s
+    assert run.latency_s >= seconds * (1 - 1e-9)
+    assert dram.utilization <= 1.0 + 1e-9
