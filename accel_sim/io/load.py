@@ -12,7 +12,7 @@ from accel_sim.io.limits import MAX_ITERATION_POINTS
 from accel_sim.io.recipe import load_recipe
 from accel_sim.io.yaml import KeyPath, YamlDoc, format_key_path, load_yaml, with_overrides
 from accel_sim.spec.arch import Arch
-from accel_sim.spec.workload import Workload
+from accel_sim.spec.workload import Workload, with_distinct_operands
 
 FileKind = Literal["onnx", "einsum", "recipe", "arch", "sweep"]
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -94,7 +94,7 @@ def _bounded(workload: Workload, path: Path, doc: YamlDoc | None) -> Workload:
                           key_path=format_key_path(key) or None,
                           fix="use smaller sizes (batch, sequence length, rank sizes" +
                               (" in the --set overrides" if doc is not None and doc.overridden else "") + ")")
-    return workload
+    return with_distinct_operands(workload)
 
 
 def _read_workload(path: Path, strict: bool, overrides: Sequence[str]) -> Workload:

@@ -13,11 +13,15 @@ if TYPE_CHECKING:
 
 def evaluate_workload(workload: Workload, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every tensor of `workload`, computed einsum by einsum from `inputs` (out-of-range reads are 0)."""
-    if workload.views:
+    aliases = {v.output: v.sources[0] for v in workload.views if v.op == "alias"}   # with_distinct_operands'
+    if len(aliases) < len(workload.views):
         raise ValueError(f"workload '{workload.name}' has data-movement views (from ONNX); "
                          "numeric evaluation covers einsum cascades only")
     values = {name: np.asarray(v, dtype=float) for name, v in inputs.items()}
     for einsum in workload.einsums:
+        for alias, source in aliases.items():
+            if source in values:
+                values[alias] = values[source]
         out = workload.tensor(einsum.output.tensor)
         if einsum.recurrence_rank is None:
             identity = REDUCE_OPS[einsum.reduce][1] if einsum.reduced_ranks else 0.0

@@ -9,7 +9,7 @@ output tensor's `init` gives the value before the first step.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Literal, Mapping, TypeVar, Union
 
@@ -234,6 +234,41 @@ def rename_tensors(expr: Expr, names: Mapping[str, str]) -> Expr:
     if isinstance(expr, Call):
         return Call(expr.op, tuple(rename_tensors(a, names) for a in expr.args))
     return expr
+
+
+def with_distinct_operands(workload: Workload) -> Workload:
+    """`workload` with a contraction that reads one tensor by two different index lists (a Gram matrix,
+    X[m,k] * X[n,k]) reading the second through an alias of its own (a view, 'X~2'), so that each operand is costed
+    as its own stream: a cost's accesses and a mapping's tensors are keyed by name, and the second stream went
+    uncounted. A view is free: placement and the scheduler read its source (sim/placement.py `_sources`)."""
+    tensors = {t.name: t for t in workload.tensors}
+    added: dict[str, Tensor] = {}
+    einsums = []
+    for einsum in workload.einsums:
+        seen: dict[str, list[tuple[Affine, ...]]] = {}
+
+        def renamed(expr: Expr) -> Expr:
+            if isinstance(expr, Access):
+                forms = seen.setdefault(expr.tensor, [])
+                if expr.indices not in forms:
+                    forms.append(expr.indices)
+                k = forms.index(expr.indices)
+                if k == 0 or expr.tensor == einsum.output.tensor:
+                    return expr
+                alias = f"{expr.tensor}~{k + 1}"
+                added.setdefault(alias, replace(tensors[expr.tensor], name=alias))
+                return Access(alias, expr.indices)
+            if isinstance(expr, Call):
+                return Call(expr.op, tuple(renamed(a) for a in expr.args))
+            return expr
+
+        expr = renamed(einsum.expr) if einsum.op == "mac" else einsum.expr
+        einsums.append(einsum if expr == einsum.expr else replace(einsum, expr=expr))
+    if not added:
+        return workload
+    views = tuple(View(name, (name.rsplit("~", 1)[0],), "alias") for name in added)
+    return replace(workload, tensors=(*workload.tensors, *added.values()), einsums=tuple(einsums),
+                   views=(*workload.views, *views))
 
 
 def map_ops_of(expr: Expr) -> tuple[str, ...]:

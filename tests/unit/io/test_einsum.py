@@ -16,6 +16,8 @@ from accel_sim.io.einsum import dump_cascade, format_einsum, load_einsum_file, p
 from accel_sim.io.yaml import parse_yaml
 from accel_sim.spec.workload import MAP_OPS, Access, Affine, Call, Const, Einsum, Tensor, View, Workload
 from accel_sim.spec.numeric import evaluate_workload
+from accel_sim.evaluate import evaluate
+from accel_sim.io.load import load_arch, load_workload
 
 REPO = Path(__file__).resolve().parents[3]
 WORKLOADS = sorted((REPO / "workloads").glob("*.einsum.yaml"))
@@ -529,3 +531,22 @@ def test_tensor_dimension_named_in_lower_case_must_be_a_declared_rank() -> None:
     assert (err.key_path, err.line) == ("tensors.X.ranks[1]", 3)
     assert "names rank 'kk'" in err.problem and "declared ranks: m, k" in err.problem
     assert "did you mean 'k'" in err.fix
+
+
+def test_a_tensor_read_twice_by_different_indices_is_costed_as_two_operands(tmp_path: Path) -> None:
+    """G[m,n] = X[m,k] * X[n,k] (a Gram matrix) streams X twice through the array, once per operand, as the same GEMM
+    over two tensors does: the second read goes through an alias view X~2, so each stream is costed (edge_npu: 4,551
+    cycles and 49,152 B of global-buffer reads for both). Keyed by name, the second stream went uncounted: 3,413
+    cycles and 28,672 B. A tensor squared elementwise (X[m,k] * X[m,k]) reads each element once and keeps its name."""
+    gram, pair, square = (tmp_path / f"{n}.einsum.yaml" for n in ("gram", "pair", "square"))
+    text = "name: g\nranks: {m: 64, k: 32, n: 64}\neinsums:\n  - G[m,n] = X[m,k] * X[n,k]\n"
+    gram.write_text(text)
+    pair.write_text(text.replace("X[n,k]", "Y[n,k]"))
+    square.write_text("name: s\nranks: {m: 64, k: 32}\neinsums:\n  - S[m] = X[m,k] * X[m,k]\n")
+    arch = load_arch("edge_npu")
+    runs = [evaluate(arch, load_workload(path)) for path in (gram, pair)]
+    assert runs[0].cycles == runs[1].cycles
+    assert [m.read_bytes for m in runs[0].trace.memory] == [m.read_bytes for m in runs[1].trace.memory]
+    assert load_workload(gram).views and not load_workload(square).views
+    x = np.arange(64 * 32, dtype=float).reshape(64, 32)
+    np.testing.assert_allclose(evaluate_workload(load_workload(gram), {"X": x})["G"], x @ x.T, rtol=1e-12)
