@@ -32,7 +32,7 @@ from accel_sim.engines.base import EngineBase
 from accel_sim.engines.costing import GemmTraffic, gemm_array_traffic
 from accel_sim.engines.loopnest import gemm_view
 from accel_sim.folds import fold_count
-from accel_sim.spec.cost import Cost
+from accel_sim.spec.cost import Cost, merge_sums
 from accel_sim.spec.fields import PositiveFloat, PositiveInt
 from accel_sim.spec.workload import Einsum
 
@@ -350,12 +350,9 @@ def lut_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: LutTensorCo
         extra[li] = engine.transfer_cycles(read_bits / 8, write_bits / 8, level, arch)
         # ... and the level's accesses carry those bytes too (as activation elements), so that its reported bytes
         # and bandwidth use are what its energy and cycles were charged for
-        accesses = dict(traffic.accesses)
-        for action, bits in (("read", read_bits), ("write", write_bits)):
-            if bits:
-                key = (level.name, a_name, action)
-                accesses[key] = accesses.get(key, 0.0) + bits / a_bits
-        traffic = replace(traffic, accesses=accesses)
+        tables = {(level.name, a_name, action): bits / a_bits
+                  for action, bits in (("read", read_bits), ("write", write_bits)) if bits}
+        traffic = replace(traffic, accesses=merge_sums(traffic.accesses, tables))
     return _finish(einsum, arch, engine, compute, traffic, energy, extra)
 
 

@@ -273,13 +273,18 @@ def gemv_shape(einsum: Einsum, workload: Workload) -> GemvShape:
                      view.weight_bits, view.streamed_bits, workload.tensor(einsum.output.tensor).bits)
 
 
+def _channels_per_gemv(engine: PimEngine, shape: GemvShape) -> int:
+    """Channels one GEMV's matrix is split over: channels // count with fewer GEMVs than channels, else one."""
+    return max(1, engine.channels // max(shape.count, 1))
+
+
 def gemv_batch_cycles(engine: PimEngine, shape: GemvShape) -> GemvTime:
     """Device cycles (compute, io) and rows of all GEMVs of `shape` on one channel, dealt round-robin over them.
 
     With fewer GEMVs than channels each matrix is split over channels // count channels; otherwise each
     channel runs ceil(count / channels) GEMVs one after another. Every input vector repeats the GEMV.
     """
-    split = max(1, engine.channels // max(shape.count, 1))
+    split = _channels_per_gemv(engine, shape)
     per_channel = math.ceil(shape.count / engine.channels)
     matrix_bytes = math.ceil(shape.n / split) * shape.k * shape.matrix_bits / 8
     one = engine.channel_gemv(matrix_bytes, shape.k * shape.vector_bits / 8,
@@ -306,7 +311,7 @@ def background_energy_j(engine: PimEngine, shape: GemvShape, gemvs: GemvTime, cl
     activation and read energies above are what IDD0 and IDD4R add to it): active standby (IDD3N, a row open in
     every bank) while the banks compute, precharge standby (IDD2N) while the vector comes in and the results go
     out. A run that takes longer, on fewer channels, pays it for longer."""
-    channels = min(engine.channels, shape.count * max(1, engine.channels // max(shape.count, 1)))
+    channels = min(engine.channels, shape.count * _channels_per_gemv(engine, shape))
     p = engine.power
     milliamp_seconds = (p.idd3n * gemvs.compute_cycles + p.idd2n * gemvs.io_cycles) / clock_hz
     return channels * p.vdd * milliamp_seconds * 1e-3

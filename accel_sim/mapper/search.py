@@ -236,9 +236,9 @@ def search(space: Mapspace, objective: str = "edp", method: Method = "cpsat", ti
 
     `method`: 'cpsat' (exact local search, then the space's CP-SAT proxy when it has one, then local search from
     its solutions), 'local' (LOCAL_ROUNDS exact local-search moves and the two-step moves from the default
-    mappings; deterministic, no clock), 'exhaustive' (every mapping), 'random' (uniform samples until `time_limit_s`), 'dataflow' (only the
-    default mappings). `cache` keeps and reuses results (module docstring). Raises InfeasibleError naming the
-    constraint family and numbers when no candidate fits.
+    mappings; deterministic, no clock), 'exhaustive' (every mapping), 'random' (uniform samples until
+    `time_limit_s`), 'dataflow' (only the default mappings). `cache` keeps and reuses results (module docstring).
+    Raises InfeasibleError naming the constraint family and numbers when no candidate fits.
     """
     if objective not in ("latency", "energy", "edp"):
         raise ValueError(f"objective must be latency, energy or edp, got {objective!r}")
@@ -423,7 +423,7 @@ def _local_moves(space: Mapspace, starts: list[tuple[int, np.ndarray, np.ndarray
 
 
 def _pair_moves(space: Mapspace, d: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A default mapping's two-step moves (two ranks' options, or one's and a level's order), over every option when
+    """A mapping's two-step moves (two ranks' options, or one's and a level's order), over every option when
     there are at most PAIR_LIMIT of them, else over the options one factor move away (`Mapspace.near`), else none.
     Single moves miss what a buffer's reuse needs two of: on Eyeriss v1 (edge_npu) ResNet-50's convolutions mapped
     with single moves alone came to 2.1x the CP-SAT mapper's EDP (5.1x at worst), with these to 1.07x (1.4x)."""
@@ -551,10 +551,9 @@ def _descend(space: Mapspace, d: int, choice: np.ndarray, order: np.ndarray, off
         if not values[i] < current * (1 - 1e-12):
             if not pairs:
                 break
-            subsets = None if space.pair_count(d) <= PAIR_LIMIT else space.near(d, choice)
-            if space.pair_count(d, subsets) > PAIR_LIMIT:
+            choices, orders = _pair_moves(space, d, choice, order)   # a wider move out of the optimum
+            if not len(choices):
                 break
-            choices, orders = space.pair_neighbours(d, choice, order, subsets)   # a wider move out of the optimum
             values = offer(d, choices, orders)
             i = int(np.argmin(values))
             if not values[i] < current * (1 - 1e-12):

@@ -242,7 +242,7 @@ def with_distinct_operands(workload: Workload) -> Workload:
     as its own stream: a cost's accesses and a mapping's tensors are keyed by name, and the second stream went
     uncounted. A view is free: placement and the scheduler read its source (sim/placement.py `_sources`)."""
     tensors = {t.name: t for t in workload.tensors}
-    added: dict[str, Tensor] = {}
+    added: dict[str, tuple[Tensor, str]] = {}   # alias -> (its tensor, the tensor it aliases)
     einsums = []
     for einsum in workload.einsums:
         seen: dict[str, list[tuple[Affine, ...]]] = {}
@@ -256,7 +256,7 @@ def with_distinct_operands(workload: Workload) -> Workload:
                 if k == 0 or expr.tensor == einsum.output.tensor:
                     return expr
                 alias = f"{expr.tensor}~{k + 1}"
-                added.setdefault(alias, replace(tensors[expr.tensor], name=alias))
+                added.setdefault(alias, (replace(tensors[expr.tensor], name=alias), expr.tensor))
                 return Access(alias, expr.indices)
             if isinstance(expr, Call):
                 return Call(expr.op, tuple(renamed(a) for a in expr.args))
@@ -266,9 +266,9 @@ def with_distinct_operands(workload: Workload) -> Workload:
         einsums.append(einsum if expr == einsum.expr else replace(einsum, expr=expr))
     if not added:
         return workload
-    views = tuple(View(name, (name.rsplit("~", 1)[0],), "alias") for name in added)
-    return replace(workload, tensors=(*workload.tensors, *added.values()), einsums=tuple(einsums),
-                   views=(*workload.views, *views))
+    return replace(workload, tensors=(*workload.tensors, *(tensor for tensor, _ in added.values())),
+                   einsums=tuple(einsums),
+                   views=(*workload.views, *(View(alias, (source,), "alias") for alias, (_, source) in added.items())))
 
 
 def map_ops_of(expr: Expr) -> tuple[str, ...]:
