@@ -13,7 +13,7 @@ when the model is infeasible.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Sequence
 
 from ortools.sat.python import cp_model
 
@@ -24,6 +24,15 @@ ScheduleObjective = Literal["latency", "energy", "mix"]
 FAMILIES: tuple[str, ...] = ("precedence", "no_overlap", "placement", "capacity", "addresses", "fusion")
 _ENERGY_SCALE = 1_000_000  # the energy term is scaled so the worst case spans about this many units
 Placement = Literal["on_chip", "spill", "fused", "registers"]
+
+
+def peak_live_bytes(lives: Sequence[tuple[float, float, float]]) -> float:
+    """Most bytes live at once among (start, end, bytes) lives; one that ends as another starts does not overlap."""
+    live = peak = 0.0
+    for _, delta in sorted([(start, size) for start, _, size in lives] + [(end, -size) for _, end, size in lives]):
+        live += delta
+        peak = max(peak, live)
+    return peak
 
 
 @dataclass(frozen=True)
@@ -83,13 +92,7 @@ class Schedule:
 
     def peak_on_chip_bytes(self) -> int:
         """Largest total of on-chip bytes live at one time."""
-        events = sorted([(b.start, b.bytes) for b in self.buffers if b.bytes] +
-                        [(b.end, -b.bytes) for b in self.buffers if b.bytes], key=lambda e: (e[0], e[1]))
-        live = peak = 0
-        for _, delta in events:
-            live += delta
-            peak = max(peak, live)
-        return peak
+        return int(peak_live_bytes([(b.start, b.end, b.bytes) for b in self.buffers]))
 
 
 @dataclass

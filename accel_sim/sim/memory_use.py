@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from accel_sim.schedule.model import peak_live_bytes
 from accel_sim.sim.placement import Home, parameter_occupancy, parameters
-from accel_sim.spec.cost import WRITE_ACTIONS
 from accel_sim.sim.trace import LevelUse
 from accel_sim.spec.arch import Ports
+from accel_sim.spec.cost import WRITE_ACTIONS
 
 if TYPE_CHECKING:
     from accel_sim.sim.execution import Placement
@@ -63,7 +62,7 @@ def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, 
             lives.setdefault(trace.spill_level, []).extend((b.start, b.end, workload.tensor(b.tensor).bytes)
                                                            for b in spills)
         for level, held in lives.items():
-            peak[level] = peak.get(level, 0.0) + _peak_of(held)
+            peak[level] = peak.get(level, 0.0) + peak_live_bytes(held)
         return peak, spilled
     for home in homes:
         life = home.lifetime
@@ -71,12 +70,6 @@ def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, 
         if home.spilled:
             spilled[home.first_choice] = spilled.get(home.first_choice, 0.0) + life.bytes
     return {name: float(v.max()) for name, v in live.items()}, spilled
-
-
-def _peak_of(lives: list[tuple[float, float, float]]) -> float:
-    """Most bytes live at once among (start, end, bytes) lives; one that ends as another starts does not overlap."""
-    events = sorted([(start, size) for start, _, size in lives] + [(end, -size) for _, end, size in lives])
-    return float(max(np.cumsum([d for _, d in events]), default=0.0))
 
 
 def _graph_io_lives(arch: Arch, workload: Workload, trace: Trace) -> dict[str, list[tuple[float, float, float]]]:
@@ -91,24 +84,28 @@ def _graph_io_lives(arch: Arch, workload: Workload, trace: Trace) -> dict[str, l
     produced = {e.output.tensor for e in workload.einsums}
     read = {a.tensor for e in workload.einsums for a in e.inputs}
     held = {name for name, _ in parameters(workload)}
+    role: dict[str, str] = {}           # a tensor's role in the first einsum that touches it
+    last_read: dict[str, float] = {}    # the end of a tensor's last reader
+    first_written: dict[str, float] = {}   # the start of its writer
+    for e in workload.einsums:
+        for name, in_role in workload.roles(e).items():
+            role.setdefault(name, in_role)
+        if e.name in spans:
+            start, end = spans[e.name]
+            for a in e.inputs:
+                last_read[a.tensor] = max(last_read.get(a.tensor, end), end)
+            first_written[e.output.tensor] = min(first_written.get(e.output.tensor, start), start)
     lives: dict[str, list[tuple[float, float, float]]] = {}
     for tensor in workload.tensors:
-        if tensor.name in held:
+        if tensor.name in held or tensor.name not in role:   # a tensor only a view reads: no einsum touches it
             continue
-        if tensor.name not in produced:
-            ends = [spans[e.name][1] for e in workload.einsums
-                    if e.name in spans and any(a.tensor == tensor.name for a in e.inputs)]
-            life = (0.0, max(ends), tensor.bytes) if ends else None
-        elif tensor.name not in read:
-            starts = [spans[e.name][0] for e in workload.einsums if e.name in spans and e.output.tensor == tensor.name]
-            life = (min(starts), trace.makespan_cycles, tensor.bytes) if starts else None
+        if tensor.name not in produced and tensor.name in last_read:
+            life = (0.0, last_read[tensor.name], tensor.bytes)
+        elif tensor.name not in read and tensor.name in first_written:
+            life = (first_written[tensor.name], trace.makespan_cycles, tensor.bytes)
         else:
-            continue   # an intermediate: a buffer of the schedule
-        if life is None:
-            continue   # a tensor only a view reads (an ONNX shape constant): no einsum touches it
-        user = next((e for e in workload.einsums if tensor.name in workload.roles(e)), None)
-        role = workload.roles(user)[tensor.name] if user is not None else ""
-        home = next((lv.name for lv in arch.memory if lv.admits(role, tensor.name)), None) if role else None
+            continue   # an intermediate (a buffer of the schedule), or one whose einsums did not run
+        home = next((lv.name for lv in arch.memory if lv.admits(role[tensor.name], tensor.name)), None)
         if home is not None:
             lives.setdefault(home, []).append(life)
     return lives
