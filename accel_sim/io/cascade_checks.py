@@ -61,26 +61,15 @@ def check_graph(einsums: Sequence[Einsum], doc: YamlDoc) -> None:
 def _path(einsums: Sequence[Einsum], writers: Mapping[str, int], start: int, goal: int) -> list[int]:
     """Einsum positions from `start` to `goal` along producer -> consumer edges (each reads the one before it's
     output), or [] if `goal` does not depend on `start`."""
-    readers: dict[int, list[int]] = {}
-    for k, e in enumerate(einsums):
-        for acc in e.inputs:
-            w = writers.get(acc.tensor)
-            if w is not None and w != k:
-                readers.setdefault(w, []).append(k)
-    came_from = {start: start}
-    frontier = [start]
-    while frontier:
-        node = frontier.pop()
-        for nxt in readers.get(node, ()):
-            if nxt not in came_from:
-                came_from[nxt] = node
-                frontier.append(nxt)
-    if goal not in came_from:
+    import networkx as nx  # networkx is heavy to import: loaded only when a cascade reads a tensor written later
+
+    graph = nx.DiGraph([(w, k) for k, e in enumerate(einsums) for acc in e.inputs
+                        if (w := writers.get(acc.tensor)) is not None and w != k])
+    graph.add_nodes_from((start, goal))
+    try:
+        return nx.shortest_path(graph, start, goal)
+    except nx.NetworkXNoPath:
         return []
-    path = [goal]
-    while path[-1] != start:
-        path.append(came_from[path[-1]])
-    return path[::-1]
 
 
 def check_ranks_used(einsums: Sequence[Einsum], sizes: Mapping[str, int], doc: YamlDoc) -> None:
