@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from accel_sim.spec.workload import Einsum, Workload
 
 
-
 def _writes_leave(arch: Arch, levels: frozenset[str] | None) -> bool:
     """Whether the producer's writes of an on-chip tensor leave the `levels` too: always for registers (every
     level); at the backing level (None) unless a write-back cache still writes it out (skipped_directions)."""

@@ -194,7 +194,8 @@ class _Coster:
             if share > 1:  # the pool's arrays split the einsum (as `busy` counts it): its cost is the pool's time
                 cycles = total * clock
                 cost = replace(cost, compute_cycles=cost.compute_cycles / share,
-                               fill_drain_cycles=cost.fill_drain_cycles / share, stall_cycles=max(0.0, cycles - compute),
+                               fill_drain_cycles=cost.fill_drain_cycles / share,
+                               stall_cycles=max(0.0, cycles - compute),
                                utilization=min(1.0, cost.utilization * cost.total_cycles / (share * cycles)))
             options.append((total, NPU if engine in self.m.arrays else engine.name, cost, busy, dram, rest))
         if not options:

@@ -80,15 +80,14 @@ from accel_sim.energy.components import is_off_chip, level_energy_per_bit
 from accel_sim.engines.base import skipped_directions
 from accel_sim.errors import InfeasibleError
 from accel_sim.spec.arch import holds_entry
+from accel_sim.spec.cost import WRITE_ACTIONS
 from accel_sim.spec.fields import ACTIVATION_ROLES
 from accel_sim.spec.identity import IdentityMemo
-from accel_sim.spec.cost import WRITE_ACTIONS
 
 if TYPE_CHECKING:
     from accel_sim.sim.execution import Placement
     from accel_sim.spec.arch import Arch, MemoryLevel
     from accel_sim.spec.workload import Workload
-
 
 
 @dataclass(frozen=True)

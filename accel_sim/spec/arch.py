@@ -459,7 +459,8 @@ class Arch(BaseModel):
             if memory_kind(level.technology) == "off_chip":
                 raise located(f"memory level '{level.name}' ({level.technology}, off-chip) is listed inside the "
                               f"on-chip level '{on_chip.name}' ({on_chip.technology}), but memory is listed outer to "
-                              f"inner. Fix: list '{level.name}' before '{on_chip.name}'", "memory", index, "technology")
+                              f"inner. Fix: list '{level.name}' before '{on_chip.name}'",
+                              "memory", index, "technology")
         return self
 
     @model_validator(mode="after")
