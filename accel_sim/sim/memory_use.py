@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accel_sim.schedule.model import peak_live_bytes
 from accel_sim.sim.placement import Home, parameter_occupancy, parameters
 from accel_sim.sim.trace import LevelUse
 from accel_sim.spec.arch import Ports
@@ -52,7 +51,10 @@ def _occupancy(arch: Arch, workload: Workload, trace: Trace, homes: tuple[Home, 
     peak = {name: float(v.max()) for name, v in live.items() if v.any()}
     spilled: dict[str, float] = {}
     if homes is None:
-        # the scheduler's own allocation: its on-chip buffer (the trace's capacity) and the intermediates it spilled
+        # the scheduler's own allocation: its on-chip buffer (the trace's capacity) and the intermediates it spilled;
+        # lazy: schedule.model loads ortools, which a sequential run (homes given) never needs
+        from accel_sim.schedule.model import peak_live_bytes
+
         spills = [b for b in trace.buffers if b.placement == "spill" and b.tensor in workload.tensor_map]
         lives = _graph_io_lives(arch, workload, trace)
         if trace.buffer_level:
