@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Mapping, Sequence
 
+import numpy as np
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
@@ -329,13 +330,23 @@ class _Parser:
             inner = self.expr(node.operand)
             return Const(-inner.value) if isinstance(inner, Const) else Call("neg", (inner,))
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return Call(_BINOPS[type(node.op)], (self.expr(node.left), self.expr(node.right)))
+            return self._defined(Call(_BINOPS[type(node.op)], (self.expr(node.left), self.expr(node.right))), text)
         if isinstance(node, ast.Call):
-            return self._call(node)
+            return self._defined(self._call(node), text)
         if isinstance(node, ast.Compare):
             raise self.where.error(f"comparison '{text}' is not supported", "use lt(a, b), gt(a, b) or eq(a, b)")
         raise self.where.error(f"unsupported syntax '{text}'",
                                "use tensor accesses, numbers, + - * / ** % and map operators such as exp(...)")
+
+    def _defined(self, call: Call, text: str) -> Call:
+        """`call`, refused where it is undefined whatever its tensors hold (a division by a constant zero, a pole or
+        a constant outside the operator's domain): its cost would be counted for a result that does not exist."""
+        problem = undefined_part(call, deep=False)
+        if problem:
+            raise self.where.error(f"'{text}' {problem}",
+                                   "divide by a non-zero constant or a tensor, and give each operator constants "
+                                   "inside its domain (a positive number under sqrt, rsqrt and log)")
+        return call
 
     def _value_name(self, name: str) -> Const:
         if name == "inf":
@@ -364,6 +375,37 @@ class _Parser:
             wanted = f"{arity} operand{'s' if arity != 1 else ''}" if arity >= 0 else "at least one operand"
             raise self.where.error(f"'{op}' takes {wanted}, got {len(node.args)}", f"give '{op}' {wanted}")
         return Call(op, tuple(self.expr(a) for a in node.args))
+
+
+def _constant_value(expr: Expr) -> float | None:
+    """The value of an expression of constants only (None where it reads a tensor); FloatingPointError where an
+    operator is undefined there (a division by zero, a pole, an operand outside its domain). Overflow is a value."""
+    if isinstance(expr, Const):
+        return expr.value
+    if not isinstance(expr, Call):
+        return None
+    operands = [_constant_value(a) for a in expr.args]
+    if any(v is None for v in operands):
+        return None
+    with np.errstate(divide="raise", invalid="raise", over="ignore", under="ignore"):
+        return float(MAP_OPS[expr.op][1](*(np.float64(v) for v in operands)))
+
+
+def undefined_part(expr: Expr, deep: bool = True) -> str | None:
+    """Why `expr` (each of its calls, with `deep`) is undefined for every element whatever its tensors hold, e.g.
+    'divides by zero'; None where it is defined."""
+    if not isinstance(expr, Call):
+        return None
+    if deep:
+        inner = next((why for why in map(undefined_part, expr.args) if why), None)
+        if inner:
+            return inner
+    try:
+        divisor = _constant_value(expr.args[1]) if expr.op in ("div", "mod") else None
+        _constant_value(expr)
+    except FloatingPointError as exc:
+        return f"is undefined for every element (its operands are constants: {exc})"
+    return "divides by zero" if divisor == 0.0 else None
 
 
 # ---------------------------------------------------------------------------------------------

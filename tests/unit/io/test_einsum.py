@@ -7,12 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.signal import correlate2d
 
 from accel_sim.errors import ConfigError
-from accel_sim.io.einsum import dump_cascade, format_einsum, load_einsum_file, parse_cascade, parse_einsum
+from accel_sim.io.einsum import (dump_cascade, format_einsum, load_einsum_file, parse_cascade, parse_einsum,
+                                 undefined_part)
 from accel_sim.io.yaml import parse_yaml
 from accel_sim.spec.workload import MAP_OPS, Access, Affine, Call, Const, Einsum, Tensor, View, Workload
 from accel_sim.spec.numeric import evaluate_workload
@@ -102,7 +103,9 @@ _EXPRS = st.recursive(
 @settings(max_examples=150, deadline=None)
 @given(expr=_EXPRS, reduce=st.sampled_from(["sum", "max", "min", "prod"]))
 def test_any_expression_tree_prints_and_parses_back(expr, reduce) -> None:
-    """format_einsum then parse_einsum is the identity on random trees (precedence, signs, inf, keyword ops)."""
+    """format_einsum then parse_einsum is the identity on random trees (precedence, signs, inf, keyword ops) that
+    are defined (a constant divisor of zero or a nan constant is refused: test_undefined_constants_are_refused)."""
+    assume(undefined_part(expr) is None)
     sizes = {"m": 3, "k": 2}
     output = Access("Z", (Affine.rank("m"),))
     ranks = dict.fromkeys(output.ranks)
@@ -111,6 +114,22 @@ def test_any_expression_tree_prints_and_parses_back(expr, reduce) -> None:
     einsum = Einsum("Z", output, expr, tuple((r, sizes[r]) for r in ranks),
                     reduce if "k" in ranks else "sum")
     assert parse_einsum(format_einsum(einsum), sizes) == einsum
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("Z[m] = A[m] / 0", "divides by zero"), ("Z[m] = A[m] % (M - 3)", "divides by zero"),
+    ("Z[m] = A[m] * log(0)", "divide by zero encountered"), ("Z[m] = A[m] + sqrt(2 - 3)", "invalid value"),
+    ("Z[m] = A[m] * (inf - inf)", "invalid value")])
+def test_undefined_constants_are_refused(text, problem) -> None:
+    """An expression undefined for every element whatever A holds gets a ConfigError naming the part."""
+    with pytest.raises(ConfigError, match=problem):
+        parse_einsum(text, {"m": 3})
+
+
+def test_constants_that_overflow_or_reach_inf_are_values() -> None:
+    """exp of a large constant is inf in floating point, and max(-inf, 1) is 1: both are values, not errors."""
+    einsum = parse_einsum("Z[m] = A[m] * exp(1000) + max(-inf, 1) + A[m] / 2", {"m": 3})
+    assert einsum.output.tensor == "Z"
 
 
 def _accesses(expr):
