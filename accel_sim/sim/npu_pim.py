@@ -237,6 +237,16 @@ class _Coster:
         return cost.with_tensor_names(dict(zip(first, tensors))), time
 
 
+def on_one_channel(cost: Cost, time: GemvTime) -> Cost:
+    """A request's PIM cost as the co-simulation runs it: every GEMV in its own channel, one after another (the
+    engine's cost spreads them over the channels): the cycles are the channel's, the energy is the same (the
+    standby energy of one channel for the whole time equals that of many channels for their share of it)."""
+    total = time.compute_cycles + time.io_cycles
+    utilization = cost.utilization * cost.total_cycles / total if total else cost.utilization
+    return replace(cost, compute_cycles=time.compute_cycles, fill_drain_cycles=0.0, stall_cycles=time.io_cycles,
+                   utilization=utilization)
+
+
 # ---------------------------------------------------------------------------------------------
 # The simulation
 # ---------------------------------------------------------------------------------------------
@@ -387,8 +397,9 @@ class _CoSim:
                     start = env.now
                     yield env.timeout((time.compute_cycles + time.io_cycles) / self.arch.clock_hz)
                     self.span(channel, "einsum", einsum.name, start, sb)
-                self.items.append(Item(einsum.name, layer, sb, channel, env.now - start, 0.0, 0.0, e.ops, cost,
-                                       self.m.pim.name, self.coster.bound(e, w, self.m.pim.name)))
+                self.items.append(Item(einsum.name, layer, sb, channel, env.now - start, 0.0, 0.0, e.ops,
+                                       on_one_channel(cost, time), self.m.pim.name,
+                                       self.coster.bound(e, w, self.m.pim.name)))
             else:
                 item = self.npu_item(einsum, layer, sb, sizes, False)
                 # scores arrive by READRES and leave by GWRITE: the softmax moves no DRAM traffic

@@ -278,3 +278,19 @@ def test_an_einsum_on_the_array_pool_costs_the_pools_time() -> None:
     # the pool runs one item at a time (its arrays together): all its rows fit in the step
     assert sum(r.cost.total_cycles for r in result.einsums if r.engine == "sa0") <= result.cycles
     assert all(0.0 <= r.cost.utilization <= 1.0 for r in result.einsums)
+
+
+def test_a_pim_einsums_cycles_are_the_channel_time_the_co_simulation_gave_it() -> None:
+    """Batch 1 on the naive policy runs one thing at a time (the bus blocked while the banks compute), so the
+    einsums' cycles add up to the run's; a request's heads run one after another in its one channel, so a PIM
+    einsum's cycles are its spans there (the engine's own cost spreads the heads over the channels: 4 heads took a
+    quarter of their time before)."""
+    result = evaluate(ARCH.model_copy(update={"execution": ARCH.execution.model_copy(update={"policy": "naive"})}),
+                      small_decode(batch=1))
+    spans = {}
+    for s in result.trace.spans:
+        if s.resource.startswith("pim."):
+            spans[s.label] = spans.get(s.label, 0.0) + s.end - s.start
+    on_pim = {r.einsum: r.cost.total_cycles for r in result.einsums if r.engine == "pim"}
+    assert on_pim and on_pim == pytest.approx(spans, rel=1e-9)
+    assert sum(r.cost.total_cycles for r in result.einsums) == pytest.approx(result.cycles, rel=1e-9)
