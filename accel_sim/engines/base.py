@@ -58,6 +58,11 @@ class EngineBase(BaseModel):
         """Cycles, accesses and energy of running `einsum` on this engine within `arch`."""
         raise NotImplementedError(f"{type(self).__name__} does not define cost")
 
+    def waits_for_first_tiles(self) -> bool:
+        """Whether a cost's cycles may hold a first-tile prologue beyond its compute, fill/drain and busiest level
+        (a systolic array waits for its inputs' first tiles before its first fold: engines/costing.py)."""
+        return False
+
     def scales_with_node(self) -> bool:
         """Whether the engine's energy or area comes from the node-scaled tables (energy/model.py), so that the arch's
         technology_nm must lie in their range."""

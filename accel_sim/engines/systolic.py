@@ -199,6 +199,10 @@ class SystolicEngine(EngineBase):
         """One MAC per PE per cycle."""
         return float(self.rows * self.cols)
 
+    def waits_for_first_tiles(self) -> bool:
+        """A contraction's cycles are max(compute + fill/drain + first-tile prologue, busiest level)."""
+        return True
+
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """Fold timing of the im2col view plus loop-nest traffic of the dataflow (engines/costing.py); maps and
         reductions as elementwise work over rows x cols lanes."""

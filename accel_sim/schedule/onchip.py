@@ -10,7 +10,9 @@ cycles (compute plus fill/drain) against every level's remaining transfer cycles
 on-chip levels stay: the tensor still moves through the buffer. Where an engine's on-chip levels are write-back
 caches (a GPU's L2), the producer's writes stay at the backing level too: the cache writes the tensor out
 (`skipped_directions`, as the sequential model's routes do). The first-tile prologue of a systolic
-cost (a few hundred cycles at most) is not re-derived: a backing-bound einsum keeps none of it.
+cost (a few hundred cycles at most) is not re-derived: an einsum whose cycles are re-derived keeps none of it, and
+they are re-derived when the backing level bounded it or when the prologue did (issue 15: a prologue-bound einsum
+that kept its prologue credited to more cycles at 400 GiB/s of DRAM than the backing-bound one at 200).
 
 The same function drops a tensor at every level when it never leaves an engine's registers between the
 einsums of a chain on that engine (register residency, schedule/problem.py): the cycles are re-derived when
@@ -60,7 +62,11 @@ def on_chip_cost(cost: Cost, workload: Workload, arch: Arch, engine: EngineBase,
     before = engine.level_busy_cycles(cost, workload, arch)
     busy = cost.compute_cycles + cost.fill_drain_cycles
     total = cost.total_cycles
-    if total > busy and max(before[name] for name in levels if name in before) >= total * (1 - 1e-9):
+    bound_by_dropped = max(before[name] for name in levels if name in before) >= total * (1 - 1e-9)
+    # a prologue sets the cycles when neither compute nor any level does: dropped like a backing-bound one's, or a
+    # slower backing level (which makes the einsum backing-bound) would credit to fewer cycles than a faster one
+    bound_by_prologue = engine.waits_for_first_tiles() and total > max([busy, *before.values()]) * (1 + 1e-9)
+    if total > busy and (bound_by_dropped or bound_by_prologue):
         total = max([busy, *engine.level_busy_cycles(replace(cost, accesses=kept), workload, arch).values()])
     utilization = cost.utilization * cost.total_cycles / total if total > 0 else cost.utilization
     return replace(cost, stall_cycles=total - busy, accesses=kept, energy_j=energy,

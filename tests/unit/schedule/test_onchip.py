@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from accel_sim.io.load import load_arch
+from accel_sim.io.load import load_arch, load_workload
 from accel_sim.schedule.cpsat import solve
 from accel_sim.schedule.problem import build_problem
 from accel_sim.spec.arch import Arch
@@ -87,3 +87,20 @@ def test_a_write_back_cache_still_writes_the_intermediate_out() -> None:
     assert ("hbm", "Y", "read") not in consumed.accesses and ("hbm", "X", "read") in produced.accesses
     scratch = build_problem(arch(), chain())
     assert not [key for task in scratch.tasks for key in task.options[0].cost.accesses if key[:2] == ("dram", "Y")]
+
+
+def test_a_slower_backing_level_never_credits_an_option_to_fewer_cycles() -> None:
+    """fusemax_like's mlp under the latency objective at 400 and 200 GiB/s of DRAM (each einsum keeps its mapping).
+    H2 on the 2-D array: compute 512 + fill/drain 510 cycles; at 400 GiB/s its first tiles' 430 cycles set its
+    1,452, at 200 GiB/s DRAM's 2,008 does. Credited, the backing-bound one dropped its prologue (1,147.5: W2 alone
+    over DRAM) and the prologue-bound one kept it (1,452), so the slower DRAM gave the shorter schedule (3,152 vs
+    3,292 cycles, both optimal; found by a probe). Now both drop it: 1,022 at 400 GiB/s (compute and fill/drain)."""
+    work = load_workload(REPO / "workloads" / "mlp.einsum.yaml")
+    fast, slow = (build_problem(load_arch(REPO / "arch_configs" / "fusemax_like.yaml",
+                                          [f"memory.dram.bandwidth={bandwidth}"]), work, "latency")
+                  for bandwidth in ("400 GiB/s", "200 GiB/s"))
+    assert fast.task("H2").options[0].cycles == 1022 and slow.task("H2").options[0].cycles == 1148
+    for task in fast.tasks:
+        for o in task.options:
+            assert o.cycles <= next(x for x in slow.task(task.name).options if x.engine == o.engine).cycles
+    assert solve(fast, time_limit_s=2.0).makespan_cycles <= solve(slow, time_limit_s=2.0).makespan_cycles
