@@ -241,7 +241,7 @@ def on_one_channel(cost: Cost, time: GemvTime) -> Cost:
     """A request's PIM cost as the co-simulation runs it: every GEMV in its own channel, one after another (the
     engine's cost spreads them over the channels): the cycles are the channel's, the energy is the same (the
     standby energy of one channel for the whole time equals that of many channels for their share of it)."""
-    total = time.compute_cycles + time.io_cycles
+    total = time.cycles
     utilization = cost.utilization * cost.total_cycles / total if total else cost.utilization
     return replace(cost, compute_cycles=time.compute_cycles, fill_drain_cycles=0.0, stall_cycles=time.io_cycles,
                    utilization=utilization)
