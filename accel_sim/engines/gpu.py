@@ -47,9 +47,11 @@ panels, A ceil(N / BN) and B ceil(M / BM) times). With a real L2 (tens of MiB) t
 bandwidth, the level's peak (its ports) times `bandwidth_efficiency` for that level (cited microbenchmarks).
 
 A kernel then takes max(compute, every level's transfer time) plus what its ends expose, charged as fill/drain:
-`launch_overhead` (the gap between back-to-back kernels on the GPU timeline), one `memory_latency` before the
-first wave's operands arrive, and the output tiles of the last CTA-time (T - (ceil(T / SMs) - 1) x SMs CTAs, at
-most one per SM) draining at the achievable bandwidth of the output's outermost level after its last MAC (earlier
+the gap between back-to-back kernels on the GPU timeline (`launch_overhead` when the host launches each kernel,
+`graph_launch_overhead` with `launch: graph`, kernels replayed from a CUDA graph), a GEMM kernel's fixed set-up
+and teardown that the CTA tiles do not describe (`gemm_setup`: barriers and descriptors, retiring the grid;
+measured per config), one `memory_latency` before the first wave's operands arrive, and the output tiles of the
+last CTA-time (T - (ceil(T / SMs) - 1) x SMs CTAs, at most one per SM) draining at the achievable bandwidth of the output's outermost level after its last MAC (earlier
 epilogues overlap other CTAs' main loops, the more so the higher the occupancy). A GEMV (M = 1) or a
 KV-cache read is thus bandwidth-bound at the achievable HBM bandwidth.
 
@@ -57,8 +59,11 @@ Maps and reductions (norms, softmax, residual adds, cache writes) run on the CUD
 lane instruction per operator (an add of a product is one fused multiply-add) and the reduction's step, on
 `cuda_ops_per_sm` lanes per SM at the widest tensor's width, and one SFU instruction per special function (exp,
 log, rsqrt, division) on `special_ops_per_sm` SFUs; the two pipes issue side by side, so the slower sets the pace.
-They run against their compulsory traffic at the achievable bandwidths. With `fuse_elementwise` (the default: TensorRT-LLM, LMDeploy and torch.compile fuse
-these into neighbouring kernels) they pay no launch of their own.
+They run against their compulsory traffic at the achievable bandwidths. With `fuse_elementwise: true` (the
+default: TensorRT-LLM and LMDeploy fold them into neighbouring GEMM kernels' prologues and epilogues) they pay no
+launch of their own; with `false` each is a kernel; with `chains` a chain of them feeding one another is one kernel,
+launched by the one whose inputs come from GEMMs or the graph's inputs (torch.compile's inductor: pointwise and
+reduction ops fused into Triton kernels between cuBLAS calls, e.g. a residual add with the next RMSNorm).
 
 Energy comes from the board's power: at its sustained tensor peak a GPU draws its TDP, so a MAC costs
 (TDP - static power) / (SMs x MACs per SM per cycle x clock x eff) and a CUDA-core operation
@@ -179,9 +184,16 @@ class GpuEngine(EngineBase):
     max_threads_per_sm: PositiveInt = 2048
     base_registers: int = Field(32, ge=0)   # registers per thread besides accumulators (an assumption; see docs)
     multicast: PositiveInt = 1              # CTAs of a cluster along M sharing one load of a B panel
+    # the gap between back-to-back kernels: each launched by the host (eager) or replayed from a CUDA graph
+    launch: Literal["eager", "graph"] = "eager"
     launch_overhead_s: Seconds = Field(0.0, alias="launch_overhead")
+    graph_launch_overhead_s: Seconds | None = Field(None, alias="graph_launch_overhead")
+    # a tensor-core GEMM kernel's fixed start and finish beyond the CTA-tile model (module docstring)
+    gemm_setup_s: Seconds = Field(0.0, alias="gemm_setup")
     memory_latency_cycles: int = Field(0, ge=0, alias="memory_latency")  # device-memory load latency, SM cycles
-    fuse_elementwise: bool = True
+    # maps and reductions: folded into neighbouring GEMM kernels (true), one kernel each (false), or one kernel per
+    # chain of them feeding one another ("chains": torch.compile's inductor between cuBLAS calls)
+    fuse_elementwise: bool | Literal["chains"] = True
     tdp_w: Watts = Field(alias="tdp")
     static_power_w: Watts = Field(0.0, alias="static_power")
     # where TDP was drawn: the energy of a MAC is set there, so a design with fewer SMs or a lower clock does not
@@ -207,14 +219,25 @@ class GpuEngine(EngineBase):
                                  f"achievable fraction of the peak, e.g. 0.9")
         return pairs
 
-    @field_validator("launch_overhead_s", mode="after")
+    @field_validator("launch_overhead_s", "graph_launch_overhead_s", "gemm_setup_s", mode="after")
     @classmethod
-    def _launch_takes_microseconds(cls, seconds: float) -> float:
-        if seconds > MAX_LAUNCH_OVERHEAD_S:
-            raise ValueError(f"launch_overhead of {seconds:g} s is longer than any kernel launch (microseconds; at "
+    def _launch_takes_microseconds(cls, seconds: float | None, info: Any) -> float | None:
+        if seconds is not None and seconds > MAX_LAUNCH_OVERHEAD_S:
+            key = cls.model_fields[info.field_name].alias
+            raise ValueError(f"{key} of {seconds:g} s is longer than any kernel launch (microseconds; at "
                              f"most {MAX_LAUNCH_OVERHEAD_S:g} s here). Fix: give the gap between back-to-back "
                              f"kernels with its unit, e.g. '4 us'")
         return seconds
+
+    @field_validator("fuse_elementwise", mode="before")
+    @classmethod
+    def _fusion_mode(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() not in {"chains", "true", "false", "yes", "no", "on",
+                                                                     "off", "1", "0"}:
+            raise ValueError(f"fuse_elementwise is {value!r}. Fix: give true (maps and reductions folded into the "
+                             f"GEMM kernels), false (one kernel each) or chains (one kernel per chain, as "
+                             f"torch.compile's inductor makes)")
+        return value
 
     @field_validator("base_registers", mode="after")
     @classmethod
@@ -244,6 +267,10 @@ class GpuEngine(EngineBase):
                           f"({self.smem_per_sm_bytes:,.0f} B): a CTA runs on one SM and takes its shared memory "
                           f"there. Fix: give the most one CTA may take (227 KiB on the H100, 163 KiB on the A100)",
                           "shared_memory_per_cta")
+        if self.launch == "graph" and self.graph_launch_overhead_s is None:
+            raise located("launch is 'graph' but the engine gives no graph_launch_overhead, the gap between kernels "
+                          "replayed from a CUDA graph. Fix: give it with its unit (about 1 us on an H100: "
+                          "validation/gpu_measure.py --launch measures it), or set launch: eager", "launch")
         if 1 not in self.splits:
             raise ValueError("splits must include 1 (no split-K). Fix: e.g. [1, 2, 4, 8]")
         if not self.tiles:
@@ -270,6 +297,20 @@ class GpuEngine(EngineBase):
             if width >= bits:
                 return rate
         return self.cuda_ops_per_sm[-1][1]
+
+    def kernel_gap_s(self) -> float:
+        """Seconds between back-to-back kernels: the eager launch overhead, or the CUDA graph replay's gap."""
+        if self.launch == "graph" and self.graph_launch_overhead_s is not None:
+            return self.graph_launch_overhead_s
+        return self.launch_overhead_s
+
+    def launches_kernel(self, einsum: Einsum, workload: Workload) -> bool:
+        """Whether a map or reduction pays a kernel launch of its own (`fuse_elementwise`): with "chains", unless an
+        input comes from another map or reduction, whose kernel it joins."""
+        if self.fuse_elementwise == "chains":
+            return not any(source.op != "mac" for access in einsum.inputs if access.tensor != einsum.output.tensor
+                           for source in workload.source_einsums.get(access.tensor, ()))
+        return not self.fuse_elementwise
 
     def tensor_sustained(self) -> float:
         """The fraction of the tensor peak a main loop sustains: `tensor_efficiency` times the issued instruction
@@ -357,7 +398,8 @@ class GpuEngine(EngineBase):
         else:
             cost = _fastest(GpuMapspace(einsum, workload, arch, self, resident=resident))
         if any(a.tensor in resident for a in einsum.inputs):
-            launch = self.launch_overhead_s * arch.clock_hz
+            # the fused kernel started (and set up) once, with the einsum that produced the resident tensor
+            launch = (self.kernel_gap_s() + (self.gemm_setup_s if einsum.op == "mac" else 0.0)) * arch.clock_hz
             cost = replace(cost, fill_drain_cycles=max(0.0, cost.fill_drain_cycles - launch))
         return cost
 

@@ -246,7 +246,8 @@ def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str,
     drain = (0.0 if out_level is None else
              engine.transfer_cycles(0.0, drain_bytes, arch.memory[out_level], arch)
              / engine.level_efficiency(arch.memory[out_level].name))
-    launch = engine.launch_overhead_s * arch.clock_hz + engine.memory_latency_cycles * to_arch + drain
+    launch = ((engine.kernel_gap_s() + engine.gemm_setup_s) * arch.clock_hz
+              + engine.memory_latency_cycles * to_arch + drain)
     total = busy + launch
     seconds = total / arch.clock_hz
 
@@ -384,7 +385,7 @@ def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engi
             if level.keeps(traffic.roles[tensor], tensor):
                 accesses[(level.name, tensor, "write")] = nbytes * 8 / bits[tensor]
     busy = max([compute, *level_cycles])
-    launch = 0.0 if engine.fuse_elementwise else engine.launch_overhead_s * arch.clock_hz
+    launch = engine.kernel_gap_s() * arch.clock_hz if engine.launches_kernel(einsum, workload) else 0.0
     total = busy + launch
     energy[("static", "leakage")] = engine.static_power_w * total / arch.clock_hz
     return Cost(macs=einsum.macs, compute_cycles=compute, stall_cycles=busy - compute, fill_drain_cycles=launch,

@@ -538,6 +538,26 @@ class Workload:
                 seen.setdefault(self.shape_key(e)[0], [e, 0])[1] += 1
         return [(e, count) for e, count in seen.values()]
 
+    @cached_property
+    def source_einsums(self) -> dict[str, tuple[Einsum, ...]]:
+        """Tensor name -> the einsums whose outputs reach it, through any chain of views (none for an input)."""
+        by_output = {e.output.tensor: e for e in self.einsums}
+        view_sources = {v.output: v.sources for v in self.views}
+        out: dict[str, tuple[Einsum, ...]] = {}
+
+        def sources(tensor: str) -> tuple[Einsum, ...]:
+            if tensor not in out:
+                out[tensor] = ()   # a view cycle (never built by the importers) ends here rather than recursing
+                if tensor in by_output:
+                    out[tensor] = (by_output[tensor],)
+                else:
+                    out[tensor] = tuple(e for src in view_sources.get(tensor, ()) for e in sources(src))
+            return out[tensor]
+
+        for t in self.tensors:
+            sources(t.name)
+        return out
+
     def producers(self) -> dict[str, str]:
         """Tensor name -> name of the einsum or view that writes it."""
         out = {e.output.tensor: e.name for e in self.einsums}

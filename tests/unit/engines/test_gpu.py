@@ -5,6 +5,7 @@ read back from the model.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +42,9 @@ def test_square_fp16_gemm_on_h100_is_peak_times_efficiency_times_wave_quantizati
     - nothing stalls: L2 serves A 16 times, B 32 / 2 (multicast) = 16 times and C once (33 x 32 MiB) in
       1,107,296,256 / 9.37e12 x 1.83e9 = 216,259 cycles; A + B (64 MiB) exceed the 50 MiB L2, so waves of
       11 x 12 CTAs read A ceil(16 / 12) = 2 and B ceil(32 / 11) = 3 times from HBM: 6 x 32 MiB in 130,927 cycles;
-    - fill/drain: the 4 us launch (7,320 cycles), 400 cycles of memory latency and the last wave's 116 output tiles
-      (116 x 128 x 256 x 2 B = 7,602,176 B) draining at 0.84 x 3.35 TB/s: 4,943.6 cycles."""
+    - fill/drain: the 4 us eager launch (7,320 cycles), the GEMM kernel's 0.82 us set-up (1,500.6 cycles), 400
+      cycles of memory latency and the last wave's 116 output tiles (116 x 128 x 256 x 2 B = 7,602,176 B) draining
+      at 0.84 x 3.35 TB/s: 4,943.6 cycles."""
     arch = _with_tiles(H100, CtaTile(m=128, n=256, k=64, stages=4, warps=8))
     w = gemm(4096, 4096, 4096, bits=16, out_bits=16)
     cost = evaluate(arch, w, "latency").einsums[0].cost
@@ -50,7 +52,7 @@ def test_square_fp16_gemm_on_h100_is_peak_times_efficiency_times_wave_quantizati
     assert cost.compute_cycles == pytest.approx(compute, rel=1e-12)
     assert cost.stall_cycles == 0
     drain = 116 * 128 * 256 * 2 / (3.35e12 * 0.84) * 1.83e9
-    assert cost.fill_drain_cycles == pytest.approx(4e-6 * 1.83e9 + 400 + drain, rel=1e-12)
+    assert cost.fill_drain_cycles == pytest.approx((4e-6 + 0.82e-6) * 1.83e9 + 400 + drain, rel=1e-12)
     main_loop_tflops = 2 * 4096**3 / (cost.compute_cycles / 1.83e9) / 1e12
     peak_tflops = 132 * 2048 * 2 * 1.83e9 / 1e12
     assert peak_tflops == pytest.approx(989.4, rel=1e-3)
@@ -363,3 +365,70 @@ def test_fewer_registers_or_less_shared_memory_never_speed_a_gemm_up(m: int, n: 
         except InfeasibleError:
             cycles.append(np.inf)
     assert cycles[1] >= cycles[0] * (1 - 1e-12)
+
+
+def test_a_graph_replay_takes_the_graph_gap_and_a_gemm_kernel_its_set_up() -> None:
+    """H100 config: eager kernels start 4 us apart, kernels replayed from a CUDA graph 1.20 us ([ML]); a GEMM kernel
+    adds its 0.82 us set-up either way, a map does not. 4096^3 fp16: eager - graph = (4 - 1.20) us x 1.83 GHz =
+    5,124 cycles; unfused exp over 1 Mi elements: fill/drain 4 us (7,320 cycles) eager, 1.20 us (2,196) graph."""
+    eager, graph = load_arch(H100), load_arch(H100, ["engines.sm.launch=graph"])
+    w = gemm(4096, 4096, 4096, bits=16, out_bits=16)
+    gemm_eager = evaluate(eager, w, "latency").einsums[0].cost
+    gemm_graph = evaluate(graph, w, "latency").einsums[0].cost
+    assert gemm_eager.fill_drain_cycles - gemm_graph.fill_drain_cycles == pytest.approx(2.8e-6 * 1.83e9, rel=1e-9)
+    no_setup = load_arch(H100, ["engines.sm.launch=graph", "engines.sm.gemm_setup=0 us"])
+    gemm_bare = evaluate(no_setup, w, "latency").einsums[0].cost
+    assert gemm_graph.fill_drain_cycles - gemm_bare.fill_drain_cycles == pytest.approx(0.82e-6 * 1.83e9, rel=1e-9)
+    exp = elementwise_exp(2**20, bits=16)
+    for arch, gap in ((eager, 4e-6), (graph, 1.20e-6)):
+        engine = arch.engines[0].model_copy(update={"fuse_elementwise": False})
+        assert engine.cost(exp.einsums[0], exp, arch).fill_drain_cycles == pytest.approx(gap * 1.83e9, rel=1e-12)
+
+
+def test_graph_launch_without_its_gap_is_a_config_error() -> None:
+    """The A100 config measured no graph gap: asking for graph replay names the missing key and the fix."""
+    with pytest.raises(ConfigError, match="graph_launch_overhead") as error:
+        load_arch(A100, ["engines.sm.launch=graph"])
+    assert error.value.key_path == "engines[0].launch"
+
+
+CHAIN = """
+name: chains
+ranks: {m: 256, n: 256, k: 256}
+default_bits: 16
+tensors:
+  W: {kind: weight}
+  V: {kind: weight}
+einsums:
+  - Y[m,n] = A[m,k] * W[k,n]
+  - Z[m,n] = exp(Y[m,n])
+  - R[m,n] = Z[m,n] + Y[m,n]
+  - S[m,k] = R[m,n] * V[n,k]
+  - T[m,k] = S[m,k] + A[m,k]
+"""
+
+
+@pytest.mark.parametrize(("fuse", "launching"), [(True, set()), (False, {"Z", "R", "T"}), ("chains", {"Z", "T"})])
+def test_maps_pay_a_launch_per_kernel_their_fusion_makes(tmp_path: Path, fuse: object, launching: set[str]) -> None:
+    """GEMM, exp, add, GEMM, add: folded into the GEMMs (true) no map launches; unfused (false) each does; as
+    inductor fuses them ("chains"), exp starts a kernel (fed by a GEMM), the add fed by exp joins it, and the last
+    add, fed by a GEMM and an input, starts its own. A map's fill/drain is its launch alone."""
+    path = tmp_path / "chains.einsum.yaml"
+    path.write_text(CHAIN)
+    work = load_workload(path)
+    arch = load_arch(H100, ["engines.sm.launch=graph", f"engines.sm.fuse_elementwise={str(fuse).lower()}"])
+    engine = arch.engines[0]
+    paid = {e.output.tensor: engine.cost(e, work, arch).fill_drain_cycles for e in work.einsums if e.op != "mac"}
+    assert paid == {name: pytest.approx(1.20e-6 * 1.83e9 if name in launching else 0.0, abs=1e-9) for name in paid}
+
+
+def test_the_h100_kernel_start_constants_follow_from_its_launch_measurement() -> None:
+    """[ML]: graph_launch_overhead is the 1-element add's graph time (a kernel the model charges its gap only), and
+    gemm_setup is the one-CTA 64^3 GEMM's graph time less what the model charges that GEMM without a set-up;
+    each to the 0.01 us the config gives."""
+    rows = {r["name"]: r for r in json.loads((ROOT / "validation" / "gpu_measured_h100.json").read_text())["launch"]}
+    engine = load_arch(H100).engines[0]
+    assert engine.graph_launch_overhead_s == pytest.approx(rows["add_1_element"]["graph_s"], abs=0.005e-6)
+    bare = load_arch(H100, ["engines.sm.launch=graph", "engines.sm.gemm_setup=0 us"])
+    modelled = evaluate(bare, gemm(64, 64, 64, bits=16, out_bits=16), "latency").latency_s
+    assert engine.gemm_setup_s == pytest.approx(rows["matmul_64x64x64"]["graph_s"] - modelled, abs=0.01e-6)
