@@ -154,3 +154,12 @@ def skipped_directions(arch: Arch) -> tuple[str, ...]:
     producer's writes only where every engine's on-chip levels are scratchpads, since a write-back cache
     (`EngineBase.writes_back_through_caches`: a GPU's L2) still writes its dirty lines out."""
     return ("read",) if any(e.writes_back_through_caches() for e in arch.engines) else ("read", "write")
+
+
+def width_weighted_mac_peak(engine: EngineBase, einsums: Sequence[Einsum], workload: Workload) -> float:
+    """The MAC rate at the contractions' operand widths (`roof_per_cycle`), weighted by their MACs: the rate at which
+    they would all run in the time their MACs take at full use; peak_macs_per_cycle when there are none."""
+    contractions = [e for e in einsums if e.op == "mac" and e.macs > 0]
+    if not contractions:
+        return engine.peak_macs_per_cycle()
+    return sum(e.macs for e in contractions) / sum(e.macs / engine.roof_per_cycle(e, workload) for e in contractions)

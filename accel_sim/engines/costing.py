@@ -195,11 +195,11 @@ def systolic_cost_of(einsum: Einsum, workload: Workload, arch: Arch, engine: Sys
         energy[(level.name, "write")] = energy.get((level.name, "write"), 0.0) + float(scores.level_energy_j[i, li, 1])
     total = float(scores.total_cycles[i])
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
-    pes = engine.rows * engine.cols
+    peak = engine.roof_per_cycle(einsum, workload)   # MACs a cycle at the operands' widths
     return Cost(macs=einsum.macs, compute_cycles=float(scores.compute_cycles[i]),
                 stall_cycles=float(scores.stall_cycles[i]), fill_drain_cycles=float(scores.fill_drain_cycles[i]),
                 accesses=accesses, energy_j=energy,
-                utilization=einsum.macs / (pes * total * (1 / clock_ratio)) if total > 0 else 0.0)
+                utilization=einsum.macs / (peak * total * (1 / clock_ratio)) if total > 0 else 0.0)
 
 
 def systolic_resident_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
@@ -286,7 +286,8 @@ def systolic_prepare(einsum: Einsum, workload: Workload, arch: Arch, engine: Sys
     roles = gemm_roles(einsum, workload.tensor_map)
     return PreparedBatch(array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch, dataflow,
                                         engine.accumulator_width_bits),
-                         systolic_timing(einsum, engine, roles, batch, dataflow))
+                         systolic_timing(einsum, engine, roles, batch, dataflow,
+                                         engine.operand_passes(einsum, workload)))
 
 
 def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase,

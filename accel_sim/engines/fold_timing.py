@@ -47,24 +47,26 @@ class FoldTiming:
     """Folds of B candidates on the array (arrays of shape (B,), engine clock)."""
 
     folds: np.ndarray
-    temporal: np.ndarray          # T: streamed extent per fold
+    temporal: np.ndarray          # T: cycles the streamed extent takes per fold (its elements x operand passes)
     cycles_per_fold: np.ndarray   # one fold on its own: T plus fill and drain
 
 
 def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch: MappingBatch,
-                    dataflow: np.ndarray) -> FoldTiming:
-    """Folds, temporal extent T per fold and cycles per fold of each candidate, at the engine clock.
+                    dataflow: np.ndarray, passes: int = 1) -> FoldTiming:
+    """Folds, streamed cycles T per fold and cycles per fold of each candidate, at the engine clock.
 
     The time role's loops at the innermost level stream through the array (T per fold); every other loop
     starts a new fold. The ranks an axis unrolls are consumed in their im2col-flattened order, so when their
     tile loops sit at one level the axis folds ceil(prod of their sizes / axis size) times (SCALE-Sim's
-    count) instead of the product of the per-rank tile counts.
+    count) instead of the product of the per-rank tile counts. Operands wider than the multipliers take
+    `passes` cycles a MAC (`SystolicEngine.operand_passes`), so each streamed element holds the array that long.
     """
     flow_masks = role_masks(einsum, roles, batch.rank_names)                       # (3 dataflows, 3, R)
     masks = flow_masks[dataflow]                                                     # (B, 3, R)
     per_rank = batch.temporal.prod(axis=1)                                           # (B, R)
-    t = np.where(masks[:, 2], batch.temporal[:, -1, :], 1).prod(axis=1)
-    folds = np.where(masks[:, 0] | masks[:, 1], 1, per_rank).prod(axis=1) // t
+    streamed = np.where(masks[:, 2], batch.temporal[:, -1, :], 1).prod(axis=1)
+    folds = np.where(masks[:, 0] | masks[:, 1], 1, per_rank).prod(axis=1) // streamed
+    t = streamed * passes
     nonunit = batch.temporal > 1
     for place in (0, 1):
         folds = folds * axis_folds(einsum, engine, flow_masks, dataflow, batch, place, (per_rank, nonunit))[0]

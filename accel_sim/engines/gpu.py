@@ -81,7 +81,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from accel_sim.engines.base import EngineBase
+from accel_sim.engines.base import EngineBase, width_weighted_mac_peak
 from accel_sim.engines.gpu_kernel import MAX_REGISTERS_PER_THREAD, elementwise_kernel_cost, gemm_problem
 from accel_sim.engines.gpu_mapspace import GpuMapspace
 from accel_sim.spec.arch import LevelReference
@@ -365,10 +365,7 @@ class GpuEngine(EngineBase):
     def mac_peak_on(self, einsums: Sequence[Einsum], workload: Workload) -> float:
         """The dense rate at the contractions' widths, weighted by their MACs (the rate at which they would all run
         in the time their MACs take at full use): peak_macs_per_cycle when there are none."""
-        contractions = [e for e in einsums if e.op == "mac" and e.macs > 0]
-        if not contractions:
-            return self.peak_macs_per_cycle()
-        return sum(e.macs for e in contractions) / sum(e.macs / self.roof_per_cycle(e, workload) for e in contractions)
+        return width_weighted_mac_peak(self, einsums, workload)
 
     def cost(self, einsum: Einsum, workload: Workload, arch: Arch) -> Cost:
         """A contraction as the fastest of the CTA tiles and splits (what cuBLAS's heuristic aims at); a map or

@@ -226,6 +226,10 @@ class GpuMapspace:
         """The mapping states the grid and the tile."""
         return ()
 
+    def mac_cycles(self) -> int:
+        """One: a width's tensor-core rate is the engine's rate table (`mac_rate`), not passes."""
+        return 1
+
     def infeasible(self, searched: bool) -> InfeasibleError:
         """No CTA tile runs: name the per-CTA limit (shared memory, registers, threads) that excludes them."""
         p = self.problem

@@ -41,6 +41,12 @@ above hold with the load taking 1 cycle instead of R and the skew `pipeline_stag
 (`load_cycles`, `skew_cycles`): a fold costs T + S (os) or 1 + S + T (ws/is), and a double-buffered (pipelined)
 run of F folds one fold plus (F - 1) * max(T, 1).
 
+Operands wider than the multipliers (`operand_bits`) take several passes: each MAC of a-bit and w-bit operands
+takes ceil(a / operand_bits) x ceil(w / operand_bits) cycles, so T above counts each streamed element that many
+times (TPU v1's 8-bit MXU runs 8 x 16-bit products at half speed and 16 x 16-bit at quarter speed: Jouppi et al.,
+ISCA 2017, sec. 2). The tensors carry widths, not number formats, so a 16-bit float on an integer array is timed
+as a 16-bit integer.
+
 A tensor that stays in the PE registers between two einsums of a chain on this array (`resident_cost`, chosen
 by the graph scheduler) is never loaded into or drained out of the array: its folds run back to back behind
 one skew, F * T + R + C - 2, and it moves through no memory level.
@@ -52,8 +58,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from accel_sim.engines.base import EngineBase
+from accel_sim.engines.base import EngineBase, width_weighted_mac_peak
 from accel_sim.engines.costing import elementwise_cost, systolic_cost, systolic_pe_area_mm2, systolic_resident_cost
+from accel_sim.engines.loopnest import gemm_operands
 from accel_sim.engines.systolic_mapspace import SystolicMapspace, systolic_mapspace
 from accel_sim.energy.tables import DEFAULT_INT_ACCUMULATOR_BITS
 from accel_sim.folds import Buffering, Dataflow
@@ -63,6 +70,8 @@ from accel_sim.spec.mapspace import MapperSpec, pins_for
 from accel_sim.spec.workload import MAP_OPS, Einsum, map_ops_of
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
@@ -100,7 +109,7 @@ class SystolicEngine(EngineBase):
     rows: PositiveInt
     cols: PositiveInt
     dataflow: Dataflow | Literal["any"] = "ws"  # "any": the mapper chooses the dataflow per einsum
-    operand_bits: PositiveInt = 8  # multiplier width the PEs are built for (sets area; energy follows the tensors)
+    operand_bits: PositiveInt = 8  # multiplier width: sets area, and the passes wider operands take (docstring)
     # the PEs' arithmetic: int (fixed point: Eyeriss, DianNao) or fp; None: energy.components.dtype_of_bits's rule
     # (integers up to 8 bits, floats from 16)
     number: Literal["int", "fp"] | None = None
@@ -198,6 +207,23 @@ class SystolicEngine(EngineBase):
     def peak_macs_per_cycle(self) -> float:
         """One MAC per PE per cycle."""
         return float(self.rows * self.cols)
+
+    def operand_passes(self, einsum: Einsum, workload: Workload) -> int:
+        """Cycles a PE takes per MAC of the contraction's operands: ceil(a / operand_bits) x ceil(w / operand_bits)
+        (module docstring); 1 for operands no wider than the multipliers."""
+        a_access, w_access = gemm_operands(einsum, workload.tensor_map)
+        a_bits, w_bits = (workload.tensor_map[access.tensor].bits for access in (a_access, w_access))
+        return -(-a_bits // self.operand_bits) * -(-w_bits // self.operand_bits)
+
+    def roof_per_cycle(self, einsum: Einsum, workload: Workload) -> float:
+        """A contraction's rate at its operands' widths (rows x cols over the passes); others as peak_per_cycle."""
+        if einsum.op == "mac":
+            return self.peak_per_cycle(einsum) / self.operand_passes(einsum, workload)
+        return self.peak_per_cycle(einsum)
+
+    def mac_peak_on(self, einsums: Sequence[Einsum], workload: Workload) -> float:
+        """The rate at the contractions' operand widths, weighted by their MACs (`width_weighted_mac_peak`)."""
+        return width_weighted_mac_peak(self, einsums, workload)
 
     def waits_for_first_tiles(self) -> bool:
         """A contraction's cycles are max(compute + fill/drain + first-tile prologue, busiest level)."""

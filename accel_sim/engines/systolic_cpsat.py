@@ -189,9 +189,10 @@ def buffer_capacity(model: cp_model.CpModel, space: SystolicSpace, d: int, x: li
 
 
 def array_cycles(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list, engine: SystolicEngine,
-                 arch: Arch, ref_cycles: float, cap: int | None = None) -> cp_model.IntVar:
-    """Temporal iterations plus fill/drain per fold (folds = iterations / streamed rows), in proxy units; with a
-    double-buffered stationary operand, max(iterations, folds x rows). Each part is at most `cap`."""
+                 arch: Arch, ref_cycles: float, cap: int | None = None, passes: int = 1) -> cp_model.IntVar:
+    """Temporal iterations (each `passes` cycles: operands wider than the multipliers) plus fill/drain per fold
+    (folds = iterations / streamed rows), in proxy units; with a double-buffered stationary operand,
+    max(iterations, folds x rows). Each part is at most `cap`."""
     total_c, time_c = [], []
     for r, opts in enumerate(space.options[d]):
         total_c.append(_log_round(opts[:, 1:].prod(axis=1)))
@@ -201,7 +202,7 @@ def array_cycles(model: cp_model.CpModel, space: SystolicSpace, d: int, x: list,
     total, lo, hi = _linear(x, total_c)
     folds, flo, fhi = _linear(x, [t - s for t, s in zip(total_c, time_c)])
     scale = ratio * UNIT / ref_cycles
-    iterations = _exp_of(model, total, lo, hi, scale, cap=cap)
+    iterations = _exp_of(model, total, lo, hi, scale * passes, cap=cap)
     cycles = model.new_int_var(0, 2**50, "")
     if engine.stationary_buffering == "double":
         # pipelined folds (engines/systolic.py hidden_fold_cycles): each fold costs max(T, load), so the array takes
@@ -323,7 +324,8 @@ def _model(space: SystolicSpace, d: int, einsum: Einsum, workload: Workload, arc
     x = choose_options(model, space, d)
     pe_count(model, space, d, x)
     tiles = buffer_capacity(model, space, d, x, einsum, workload, arch)
-    cycles = array_cycles(model, space, d, x, engine, arch, ref_cycles, caps[0])
+    cycles = array_cycles(model, space, d, x, engine, arch, ref_cycles, caps[0],
+                          engine.operand_passes(einsum, workload))
     level_time, energy = traffic(model, space, d, x, tiles, workload, arch, engine, ref_cycles, ref_energy, caps)
     latency = model.new_int_var(0, 2**50, "latency")
     model.add(latency >= cycles)

@@ -245,6 +245,10 @@ class SystolicMapspace:
         """Candidate `i` as a Cost."""
         return systolic_cost_of(self.einsum, self.workload, self.arch, self.engine, scores, i)
 
+    def mac_cycles(self) -> int:
+        """Cycles a PE takes per MAC of this einsum's operands (`SystolicEngine.operand_passes`)."""
+        return self.engine.operand_passes(self.einsum, self.workload)
+
     def layout(self, candidates: Candidates, i: int) -> tuple[AxisLayout, ...]:
         """The axes whose folds the timing counts im2col-flattened (`fold_timing.axis_folds`): their ranks packed
         ceil(prod of sizes / folds) per fold, not the per-rank spatial factors of the mapping."""

@@ -100,6 +100,7 @@ class SearchResult:
     score: float
     stats: SearchStats
     layout: tuple[AxisLayout, ...] = ()
+    mac_cycles: int = 1   # cycles the innermost MAC takes (`Mapspace.mac_cycles`)
 
 
 @dataclass(frozen=True)
@@ -346,7 +347,8 @@ def _search(space: Mapspace, objective: str, method: str, time_limit_s: float, s
     result = SearchResult(candidates.mappings.mapping(i), space.label(int(candidates.group[i])),
                           space.cost_of(candidates, scores, i), best.score,
                           SearchStats(method, best.scored, space.size() if method != "dataflow" else len(seeds),
-                                      wall_s=time.perf_counter() - start, **extra), space.layout(candidates, i))
+                                      wall_s=time.perf_counter() - start, **extra), space.layout(candidates, i),
+                          space.mac_cycles())
     keep = candidates.rows(slice(i, i + 1))
     if not space.pinned:  # re-scored with the winner: a reuse is never worse than the default cost either
         keep = Candidates.concat([keep, seeds])
@@ -494,7 +496,7 @@ def _rescore(cached: _Cached, space: Mapspace, objective: str, tensors: tuple[st
     return SearchResult(candidates.mappings.mapping(i), space.label(int(candidates.group[i])),
                         space.cost_of(candidates, scores, i), float(values[i]),
                         SearchStats(old.method, len(candidates), old.space_size, wall_s=time.perf_counter() - start,
-                                    reused=True), space.layout(candidates, i))
+                                    reused=True), space.layout(candidates, i), space.mac_cycles())
 
 
 def _implied_starts(space: Mapspace, seeds: Candidates) -> list[tuple[int, np.ndarray, np.ndarray]]:
@@ -639,5 +641,6 @@ def loop_nest_text(result: SearchResult, arch: Arch) -> str:
             if f > 1:
                 lines.append(f"{indent}| parallel-for {rank} in [0:{f}) on {axis}")
                 indent += "  "
-    lines.append(f"{indent}<< MAC, {result.variant} >>")
+    passes = f" x {result.mac_cycles} cycles (operands wider than the multipliers)" if result.mac_cycles > 1 else ""
+    lines.append(f"{indent}<< MAC{passes}, {result.variant} >>")
     return "\n".join(lines)

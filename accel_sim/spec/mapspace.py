@@ -255,6 +255,10 @@ class Mapspace(Protocol):
         per-rank factors (empty: the mapping says it all)."""
         ...
 
+    def mac_cycles(self) -> int:
+        """Cycles the innermost MAC takes (operands wider than the multipliers take several passes; else 1)."""
+        ...
+
     def infeasible(self, searched: bool) -> InfeasibleError:
         """The error naming the constraint family at fault when no candidate fits."""
         ...

@@ -54,6 +54,35 @@ def test_small_gemm_cycles_by_hand_compute_bound() -> None:
     assert cost.utilization == pytest.approx(512 / (16 * 72.48))
 
 
+@pytest.mark.parametrize(("a_bits", "w_bits", "passes"), [(8, 8, 1), (8, 16, 2), (16, 8, 2), (16, 16, 4), (4, 8, 1)])
+def test_operands_wider_than_the_multipliers_take_passes(a_bits: int, w_bits: int, passes: int) -> None:
+    """The 8 x 8 x 8 GEMM on the 4 x 4 array of 8-bit PEs at 100 B/cycle (above: compute 32, fill/drain 40): each
+    MAC of a-bit and w-bit operands takes ceil(a / 8) x ceil(w / 8) cycles (TPU v1 runs 8 x 16-bit products at
+    half speed, 16 x 16-bit at quarter speed: Jouppi et al., ISCA 2017, sec. 2), so compute is 32 x passes; the
+    fill and drain of the 4 folds, 40, do not change; utilization is against the rate at those widths."""
+    arch = two_level_arch(dram_gbps=100)
+    base = gemm(8, 8, 8)
+    widths = {"A": a_bits, "W": w_bits}
+    w = Workload(base.name, tuple(Tensor(t.name, t.ranks, t.shape, widths.get(t.name, t.bits), t.kind)
+                                  for t in base.tensors), base.einsums)
+    engine = arch.engine("mxu")
+    cost = engine.cost(w.einsums[0], w, arch)
+    assert engine.operand_passes(w.einsums[0], w) == passes
+    assert (cost.compute_cycles, cost.fill_drain_cycles) == (32 * passes, 40)
+    assert engine.roof_per_cycle(w.einsums[0], w) == 16 / passes
+    assert cost.utilization == pytest.approx(512 / (16 / passes * cost.total_cycles))
+
+
+def test_wider_multipliers_run_16_bit_operands_faster_on_tpu_v1() -> None:
+    """A compute-bound 16-bit GEMM (256 x 4096 x 4096, fp16 as the zoo's default width) on tpu_v1: with its 8-bit
+    MXU each MAC takes 4 cycles; rebuilt with 16-bit multipliers the same array takes 1, so the compute cycles
+    fall 4x and the design's answer moves with its operand_bits."""
+    work = gemm(256, 4096, 4096, bits=16)
+    narrow = evaluate(load_arch("tpu_v1"), work, "latency").einsums[0].cost
+    wide = evaluate(load_arch("tpu_v1", ["engines.mxu.operand_bits=16"]), work, "latency").einsums[0].cost
+    assert narrow.compute_cycles == pytest.approx(4 * wide.compute_cycles)
+
+
 def test_tiny_sram_streams_operands_fold_by_fold() -> None:
     """When SRAM cannot hold an operand whole, it is re-fetched fold by fold: DRAM reads exceed its size."""
     w = gemm(64, 64, 64)

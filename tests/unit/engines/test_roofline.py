@@ -16,8 +16,9 @@ from accel_sim.spec.workload import Workload
 
 def make_arch(*, dram_gbps: float = 100.0, sram_gbps: float = 1000.0, rows: int = 16, cols: int = 16,
               lanes: int = 64, engine_clock: str | None = None, dram_holds=("weights", "activations")) -> Arch:
-    """A 1 GHz test arch: so bytes/cycle = GB/s, and cycles are easy to check by hand."""
-    systolic = {"name": "mxu", "kind": "systolic", "rows": rows, "cols": cols}
+    """A 1 GHz test arch: so bytes/cycle = GB/s, and cycles are easy to check by hand; 16-bit PEs, so int8 and
+    fp16 contractions alike take one MAC a cycle."""
+    systolic = {"name": "mxu", "kind": "systolic", "rows": rows, "cols": cols, "operand_bits": 16}
     if engine_clock:
         systolic["clock"] = engine_clock
     return Arch.model_validate({

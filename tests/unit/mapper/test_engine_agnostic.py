@@ -151,6 +151,9 @@ class ToySpace:
     def layout(self, candidates: Candidates, i: int) -> tuple:
         return ()
 
+    def mac_cycles(self) -> int:
+        return 1
+
     def infeasible(self, searched: bool) -> InfeasibleError:
         return InfeasibleError(f"no tile of '{self.einsum.name}' fits {BUFFER_BYTES} bytes. Fix: a larger buffer")
 

@@ -25,8 +25,9 @@ def _printed(text: str) -> tuple[int, dict[str, list[tuple[str, int, int | None]
 
 @pytest.mark.parametrize("arch_name, packs", [("tpu_v1", False), ("edge_npu", True)])
 def test_printed_loops_and_spatial_extents_are_the_costed_ones(arch_name: str, packs: bool) -> None:
-    """ResNet-18's contractions, mapped for EDP and for energy: the printed temporal loops multiply to the compute
-    cycles the cost counted (folds x streamed rows, engine clock), every axis holds at most its PEs, and an axis
+    """ResNet-18's contractions, mapped for EDP and for energy: the printed temporal loops times the printed cycles
+    per MAC (4 on tpu_v1: ResNet-18's 16-bit operands on its 8-bit multipliers, Jouppi et al. sec. 2; 1 on
+    edge_npu's 16-bit PEs) multiply to the compute cycles the cost counted (folds x streamed rows, engine clock), every axis holds at most its PEs, and an axis
     the cost packs (im2col-flattened, fewer folds than the per-rank tiles) prints the flattened extent that many
     folds need: ceil(prod of its ranks' sizes / folds). Before the fix, the per-rank factors were printed (e.g.
     3 channels on the rows, or 128 of 256 filters on the columns and a second tile loop), whose loops multiply
@@ -42,7 +43,10 @@ def test_printed_loops_and_spatial_extents_are_the_costed_ones(arch_name: str, p
             result = search(engine.mapspace(einsum, workload, arch), objective, "local")
             trips, axes = _printed(loop_nest_text(result, arch))
             engine_cycles = result.cost.compute_cycles * arch.engine_clock_hz(engine) / arch.clock_hz
-            assert trips == pytest.approx(engine_cycles), (einsum.name, objective)
+            assert trips * result.mac_cycles == pytest.approx(engine_cycles), (einsum.name, objective)
+            passes = {"tpu_v1": 4, "edge_npu": 1}[arch_name]
+            assert result.mac_cycles == passes
+            assert ("x 4 cycles" in loop_nest_text(result, arch)) == (passes == 4)
             for axis, entries in axes.items():
                 assert math.prod(extent for _, extent, _ in entries) <= {"rows": engine.rows, "cols": engine.cols}[axis]
                 for ranks, extent, folds in entries:

@@ -49,8 +49,9 @@ def test_spatial_choices_are_divisors_plus_the_even_uneven_split() -> None:
 
 def test_implied_mapping_timing_equals_scalesim_folds() -> None:
     """The scorer's fold timing for the dataflow-implied mapping of a conv equals fold_plan on its im2col view
-    (SCALE-Sim's flattened folds, Samajdar et al. ISPASS 2020): M = P*Q, N = K, K = C*R*S."""
-    w, arch = conv(3, 6, 9, 3, 2), two_level_arch(rows=4, cols=4)
+    (SCALE-Sim's flattened folds, Samajdar et al. ISPASS 2020): M = P*Q, N = K, K = C*R*S. 8-bit operands on the
+    8-bit PEs: one MAC a cycle, as SCALE-Sim times every operand."""
+    w, arch = conv(3, 6, 9, 3, 2, bits=8), two_level_arch(rows=4, cols=4)
     e = w.einsums[0]
     batch, flows = implied_batch(e, w, arch, arch.engine("mxu"))
     s = systolic_scores(e, w, arch, arch.engine("mxu"), batch, flows)

@@ -90,7 +90,7 @@ def test_resident_output_folds_run_behind_one_skew() -> None:
                    {"name": "sram", "technology": "SRAM",
                     "capacity": "16 MiB", "bandwidth": "100 TB/s", "read_energy_per_bit": "1 pJ"}],
         "engines": [{"name": "sa", "kind": "systolic", "rows": 256, "cols": 256, "dataflow": "any",
-                     "pe_registers": "32 B"}]})
+                     "pe_registers": "32 B", "operand_bits": 16}]})
     engine = fast.engines[0]
     cost = engine.resident_cost(workload.einsums[0], workload, fast, frozenset({"Z"}))
     assert (cost.compute_cycles, cost.fill_drain_cycles) == (256, 510)
