@@ -43,17 +43,19 @@ block of gn tile columns, a B panel for every block of gm tile rows (swizzled ra
 ceil(ceil(N / BN) / gn) times, B ceil(ceil(M / BM) / gm) times. A block shares a panel only while the cache holds
 what its CTAs have in flight, `stages` K-slices of each panel: (gm x BM x a + gn x BN x b) x BK x stages bits; a
 cache smaller than that shrinks gm and gn in proportion until it fits (one CTA at worst: every CTA fetches its own
-panels, A ceil(N / BN) and B ceil(M / BM) times). With a real L2 (tens of MiB) this never binds. Every level moves its bytes at its achievable
-bandwidth, the level's peak (its ports) times `bandwidth_efficiency` for that level (cited microbenchmarks).
+panels, A ceil(N / BN) and B ceil(M / BM) times). With a real L2 (tens of MiB) this never binds. Every level
+moves its bytes at its achievable bandwidth, the level's peak (its ports) times `bandwidth_efficiency` for that
+level (cited microbenchmarks).
 
 A kernel then takes max(compute, every level's transfer time) plus what its ends expose, charged as fill/drain:
 the gap between back-to-back kernels on the GPU timeline (`launch_overhead` when the host launches each kernel,
 `graph_launch_overhead` with `launch: graph`, kernels replayed from a CUDA graph), a GEMM kernel's fixed set-up
 and teardown that the CTA tiles do not describe (`gemm_setup`: barriers and descriptors, retiring the grid;
 measured per config), one `memory_latency` before the first wave's operands arrive, and the output tiles of the
-last CTA-time (T - (ceil(T / SMs) - 1) x SMs CTAs, at most one per SM) draining at the achievable bandwidth of the output's outermost level after its last MAC (earlier
-epilogues overlap other CTAs' main loops, the more so the higher the occupancy). A GEMV (M = 1) or a
-KV-cache read is thus bandwidth-bound at the achievable HBM bandwidth.
+last CTA-time (T - (ceil(T / SMs) - 1) x SMs CTAs, at most one per SM) draining at the achievable bandwidth of
+the output's outermost level after its last MAC (earlier epilogues overlap other CTAs' main loops, the more so
+the higher the occupancy). A GEMV (M = 1) or a KV-cache read is thus bandwidth-bound at the achievable HBM
+bandwidth.
 
 Maps and reductions (norms, softmax, residual adds, cache writes) run on the CUDA cores: per iteration point one
 lane instruction per operator (an add of a product is one fused multiply-add) and the reduction's step, on
