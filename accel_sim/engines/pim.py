@@ -55,7 +55,7 @@ class DramTiming(BaseModel):
     tRP: PositiveInt = 14
     tRAS: PositiveInt = 34
     CL: PositiveInt = 14
-    tCCD_S: PositiveInt = 1
+    tCCD_S: PositiveInt = 1   # kept for DRAMsim3 configs: all-bank COMPs revisit the same banks, so tCCD_L paces them
     tCCD_L: PositiveInt = 2
     tRRD_S: PositiveInt = 4
     tRRD_L: PositiveInt = 6
@@ -165,9 +165,11 @@ class PimEngine(EngineBase):
         banks = self.banks if banks is None else banks
         gangs = math.ceil(banks / self.bank_groups)
         t = self.timing
-        # a gang is `bank_groups` ACTs at once: at most four ACTs per tFAW, ACTs tRRD_S apart otherwise
+        # a gang is `bank_groups` ACTs at once: at most four ACTs per tFAW, ACTs tRRD_S apart otherwise; the next
+        # gang opens rows in the same bank groups again, at least tRRD_L after this one's
         per_gang = max(t.tFAW * self.bank_groups / 4, self.bank_groups * t.tRRD_S) if self.bank_groups <= 4 \
             else t.tFAW * math.ceil(self.bank_groups / 4)
+        per_gang = max(per_gang, t.tRRD_L)
         return int(math.ceil((gangs - 1) * per_gang))
 
     def round_cycles(self, bursts: int | None = None, banks: int | None = None) -> int:

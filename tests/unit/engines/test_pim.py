@@ -66,6 +66,12 @@ def test_trrd_limits_gangs_when_tfaw_is_short() -> None:
     assert hbm2_pim(timing=DramTiming(tFAW=8)).activation_cycles() == 48
 
 
+def test_trrd_l_spaces_gangs_that_reopen_the_same_bank_groups() -> None:
+    """Each gang opens a row in every bank group, so the next gang's ACT to bank group 0 waits tRRD_L after this
+    one's: with tRRD_L 40 above tFAW 30 and 4 x tRRD_S 16, gangs are 40 apart, 3 x 40 = 120."""
+    assert hbm2_pim(timing=DramTiming(tRRD_L=40)).activation_cycles() == 120
+
+
 def test_channel_round_and_refresh() -> None:
     """16 KiB on one channel is one round (90 + 46 + 14 = 150); GWRITE 256 B + READRES 32 B over 32 B/cycle
     plus CL 14 = 23; refresh stretches both by tREFI / (tREFI - tRFC) = 3900 / 3640."""
