@@ -190,7 +190,7 @@ class GpuEngine(EngineBase):
     launch: Literal["eager", "graph"] = "eager"
     launch_overhead_s: Seconds = Field(0.0, alias="launch_overhead")
     graph_launch_overhead_s: Seconds | None = Field(None, alias="graph_launch_overhead")
-    # a tensor-core GEMM kernel's fixed start and finish beyond the CTA-tile model (module docstring)
+    # a GEMM kernel's fixed start and finish beyond the CTA-tile model (module docstring; measured on cuBLAS's)
     gemm_setup_s: Seconds = Field(0.0, alias="gemm_setup")
     memory_latency_cycles: int = Field(0, ge=0, alias="memory_latency")  # device-memory load latency, SM cycles
     # maps and reductions: folded into neighbouring GEMM kernels (true), one kernel each (false), or one kernel per
