@@ -177,3 +177,19 @@ def test_background_energy_is_the_standby_current_of_the_busy_channels() -> None
     cost = pim.cost(w.einsums[0], w, gemv_arch(pim))
     expected = 32 * 1.2 * (55 * 2400 + 40 * 86) * 3900 / 3640 * 1e-3 * 1e-9
     assert cost.energy_j[("pim_dram", "background")] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("field", [f for f in DramTiming.model_fields if f != "tCCD_S"])
+def test_every_timing_parameter_the_model_reads_moves_a_gemv(field: str) -> None:
+    """Each DRAM timing parameter, raised well past the others (to 40 cycles above the largest of them, tREFI's
+    interval kept longer than tRFC), changes a 4096 x 4096 GEMV's cost on the device: a parameter a config can set
+    must move the answer. tCCD_S alone is not read (all-bank COMPs revisit the same banks: tCCD_L paces them)."""
+    base = DramTiming()
+    raised = {field: max(base.model_dump().values()) + 40}
+    if field == "tRFC":
+        raised["tREFI"] = raised[field] * 10   # refresh then takes a tenth of the time, not 260 / 3900
+    pim, changed = hbm2_pim(), hbm2_pim(timing=DramTiming(**raised))
+    work = gemv(4096, 4096)
+    before = pim.cost(work.einsums[0], work, gemv_arch(pim))
+    after = changed.cost(work.einsums[0], work, gemv_arch(changed))
+    assert (after.total_cycles, after.total_energy_j) != (before.total_cycles, before.total_energy_j)
