@@ -336,14 +336,16 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
 
 
 def vector_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: VectorEngine) -> Cost:
-    """An elementwise/reduction einsum on SIMD lanes: ops / lanes cycles against compulsory traffic."""
+    """An elementwise/reduction einsum on SIMD lanes: ops / lanes cycles against compulsory traffic, data wider than
+    a lane taking several (`VectorEngine.element_passes`)."""
+    lanes = engine.lanes / engine.element_passes(einsum, workload)
     if einsum.op == "mac":
-        return elementwise_cost(einsum, workload, arch, engine, engine.lanes, einsum.macs)
-    return elementwise_cost(einsum, workload, arch, engine, engine.lanes,
+        return elementwise_cost(einsum, workload, arch, engine, lanes, einsum.macs)
+    return elementwise_cost(einsum, workload, arch, engine, lanes,
                             einsum.iteration_points if engine.chained_ops else einsum.ops)
 
 
-def elementwise_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase, lanes: int,
+def elementwise_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase, lanes: float,
                      ops: float) -> Cost:
     """`ops` lane-cycles of work spread over `lanes` lanes of `engine`, against the einsum's compulsory traffic."""
     compute = ops / lanes * arch.clock_hz / arch.engine_clock_hz(engine)

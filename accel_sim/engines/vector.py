@@ -7,12 +7,14 @@ from pydantic import Field
 
 from accel_sim.energy import dtype_mac_area_mm2, regfile_area_mm2
 from accel_sim.energy.components import dtype_of_bits
-from accel_sim.engines.base import EngineBase
+from accel_sim.engines.base import EngineBase, width_weighted_mac_peak
 from accel_sim.engines.costing import vector_cost
 from accel_sim.spec.fields import Bytes, PositiveInt
 from accel_sim.spec.workload import Einsum
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.cost import Cost
     from accel_sim.spec.workload import Workload
@@ -23,7 +25,8 @@ class VectorEngine(EngineBase):
 
     kind: Literal["vector"]
     lanes: PositiveInt
-    lane_bits: PositiveInt = 16  # datapath width of one lane (fp16 unless the design says otherwise)
+    lane_bits: PositiveInt = 16  # datapath width of one lane (fp16 unless the design says otherwise); wider data
+    # spans several lanes (`element_passes`)
     # the lanes' arithmetic: int (fixed point) or fp; None: energy.components.dtype_of_bits's rule
     number: Literal["int", "fp"] | None = None
     contractions: bool = True    # a SIMD core also multiply-accumulates; a fixed-function activation unit does not
@@ -39,6 +42,21 @@ class VectorEngine(EngineBase):
         if einsum.op == "mac":
             return float(self.lanes) if self.contractions else 0.0
         return self.lanes * einsum.ops / einsum.iteration_points if self.chained_ops else float(self.lanes)
+
+    def element_passes(self, einsum: Einsum, workload: Workload) -> int:
+        """Lane-cycles per element: data wider than a lane (`lane_bits`) spans ceil(width / lane_bits) lanes, as
+        a SIMD register holds half as many 32-bit elements as 16-bit ones; the width is the einsum's widest
+        tensor. Narrower data is not packed (one element a lane)."""
+        widest = max(workload.tensor_map[t].bits for t in {a.tensor for a in (*einsum.inputs, einsum.output)})
+        return -(-widest // self.lane_bits)
+
+    def roof_per_cycle(self, einsum: Einsum, workload: Workload) -> float:
+        """peak_per_cycle at the einsum's widths (`element_passes`)."""
+        return self.peak_per_cycle(einsum) / self.element_passes(einsum, workload)
+
+    def mac_peak_on(self, einsums: Sequence[Einsum], workload: Workload) -> float:
+        """The MAC rate at the contractions' widths, weighted by their MACs (`width_weighted_mac_peak`)."""
+        return width_weighted_mac_peak(self, einsums, workload)
 
     def on_cores(self, cores: int) -> VectorEngine:
         """The SIMD lanes of `cores` cores."""

@@ -122,6 +122,21 @@ def test_vector_cost_is_ops_over_lanes_against_traffic() -> None:
     assert cost.accesses[("dram", "X", "read")] == 4096
 
 
+@pytest.mark.parametrize(("bits", "cycles"), [(8, 512), (16, 512), (32, 1024), (64, 2048)])
+def test_data_wider_than_a_lane_spans_several(bits: int, cycles: int) -> None:
+    """exp over 4096 values on 8 lanes of 16 bits at 10 TB/s (traffic never binds): one value a lane a cycle up to
+    16 bits (512 cycles; 8-bit data is not packed two to a lane), a 32-bit value spans 2 lanes (1,024), a 64-bit
+    one 4 (2,048), as a SIMD register holds half as many 32-bit elements as 16-bit ones; utilization is against
+    the rate at that width, so it stays 1."""
+    arch = two_level_arch(dram_gbps=10_000)
+    e = Einsum("exp", Access("Y", (R("i"),)), Call("exp", (Access("X", (R("i"),)),)), {"i": 4096})
+    w = Workload("exp", (Tensor("X", ("I",), (4096,), bits), Tensor("Y", ("I",), (4096,), bits)), (e,))
+    cost = arch.engine("vec").cost(e, w, arch)
+    assert cost.compute_cycles == pytest.approx(cycles)
+    assert cost.utilization == pytest.approx(1.0)
+    assert arch.engine("vec").roof_per_cycle(e, w) == 8 * 512 / cycles
+
+
 def test_llama_decode_projection_on_tpu_by_hand() -> None:
     """Llama-2-7B decode q_proj on TPU v1: a 1x4096x4096 GEMV with int8 weights (the fp16 model's 13.2 GB of
     weights outgrow the 8 GiB Weight Memory; workloads/llama2-7b-decode-int8.yaml).
