@@ -28,6 +28,12 @@ def fold_count(extent: Count, size: Count | int) -> Count:
     return -(-extent // size)
 
 
+def multiplier_passes(a_bits: int, b_bits: int, multiplier_bits: int) -> int:
+    """Passes a multiplier built for `multiplier_bits`-bit operands makes per product of wider ones: each operand
+    splits into ceil(bits / multiplier_bits) pieces and every pair of pieces is one pass."""
+    return fold_count(a_bits, multiplier_bits) * fold_count(b_bits, multiplier_bits)
+
+
 def fold_cycles(temporal: IntArray, load: IntArray | int, skew: IntArray | int,
                 output_stationary: IntArray | bool) -> IntArray:
     """One fold on its own: T plus the skew (os), or the stationary tile's load, T and the skew (ws/is). A systolic

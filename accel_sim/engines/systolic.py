@@ -63,7 +63,7 @@ from accel_sim.engines.costing import elementwise_cost, systolic_cost, systolic_
 from accel_sim.engines.loopnest import gemm_operands
 from accel_sim.engines.systolic_mapspace import SystolicMapspace, systolic_mapspace
 from accel_sim.energy.tables import DEFAULT_INT_ACCUMULATOR_BITS
-from accel_sim.folds import Buffering, Dataflow
+from accel_sim.folds import Buffering, Dataflow, multiplier_passes
 from accel_sim.spec.arch import LevelReference
 from accel_sim.spec.fields import SPEC_CONFIG, Bytes, PositiveFloat, PositiveInt, located
 from accel_sim.spec.mapspace import MapperSpec, pins_for
@@ -213,7 +213,7 @@ class SystolicEngine(EngineBase):
         (module docstring); 1 for operands no wider than the multipliers."""
         a_access, w_access = gemm_operands(einsum, workload.tensor_map)
         a_bits, w_bits = (workload.tensor_map[access.tensor].bits for access in (a_access, w_access))
-        return -(-a_bits // self.operand_bits) * -(-w_bits // self.operand_bits)
+        return multiplier_passes(a_bits, w_bits, self.operand_bits)
 
     def roof_per_cycle(self, einsum: Einsum, workload: Workload) -> float:
         """A contraction's rate at its operands' widths (rows x cols over the passes); others as peak_per_cycle."""

@@ -9,6 +9,7 @@ from accel_sim.energy import dtype_mac_area_mm2, regfile_area_mm2
 from accel_sim.energy.components import dtype_of_bits
 from accel_sim.engines.base import EngineBase, width_weighted_mac_peak
 from accel_sim.engines.costing import vector_cost
+from accel_sim.folds import fold_count
 from accel_sim.spec.fields import Bytes, PositiveInt
 from accel_sim.spec.workload import Einsum
 
@@ -48,7 +49,7 @@ class VectorEngine(EngineBase):
         a SIMD register holds half as many 32-bit elements as 16-bit ones; the width is the einsum's widest
         tensor. Narrower data is not packed (one element a lane)."""
         widest = max(workload.tensor_map[t].bits for t in {a.tensor for a in (*einsum.inputs, einsum.output)})
-        return -(-widest // self.lane_bits)
+        return fold_count(widest, self.lane_bits)
 
     def roof_per_cycle(self, einsum: Einsum, workload: Workload) -> float:
         """peak_per_cycle at the einsum's widths (`element_passes`)."""

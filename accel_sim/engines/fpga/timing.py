@@ -18,7 +18,7 @@ from accel_sim.engines.fpga.kernels import kernel_of, kernel_time
 from accel_sim.engines.loopnest import GemmView, gemm_view
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.errors import InfeasibleError
-from accel_sim.folds import fold_count
+from accel_sim.folds import fold_count, multiplier_passes
 from accel_sim.spec.cost import Cost
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def unit_for(engine: FpgaEngine, m: int) -> tuple[str, Parallelism]:
 
 def passes(engine: FpgaEngine, a_bits: int, b_bits: int) -> int:
     """Passes through chains built for mac_bits when an operand is wider (each splits into mac_bits pieces)."""
-    return fold_count(a_bits, engine.mac_bits) * fold_count(b_bits, engine.mac_bits)
+    return multiplier_passes(a_bits, b_bits, engine.mac_bits)
 
 
 @dataclass(frozen=True)
