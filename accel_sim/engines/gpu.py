@@ -234,8 +234,10 @@ class GpuEngine(EngineBase):
     @field_validator("fuse_elementwise", mode="before")
     @classmethod
     def _fusion_mode(cls, value: object) -> object:
-        if isinstance(value, str) and value.strip().lower() not in {"chains", "true", "false", "yes", "no", "on",
-                                                                     "off", "1", "0"}:
+        if isinstance(value, str) and value.strip().lower() == "chains":
+            return "chains"
+        if isinstance(value, str) and value.strip().lower() not in {"true", "false", "yes", "no", "on", "off", "1",
+                                                                     "0"}:
             raise ValueError(f"fuse_elementwise is {value!r}. Fix: give true (maps and reductions folded into the "
                              f"GEMM kernels), false (one kernel each) or chains (one kernel per chain, as "
                              f"torch.compile's inductor makes)")

@@ -432,3 +432,8 @@ def test_the_h100_kernel_start_constants_follow_from_its_launch_measurement() ->
     bare = load_arch(H100, ["engines.sm.launch=graph", "engines.sm.gemm_setup=0 us"])
     modelled = evaluate(bare, gemm(64, 64, 64, bits=16, out_bits=16), "latency").latency_s
     assert engine.gemm_setup_s == pytest.approx(rows["matmul_64x64x64"]["graph_s"] - modelled, abs=0.01e-6)
+
+
+def test_fusion_mode_words_are_case_blind() -> None:
+    """'Chains' as written in a YAML file is the chains mode, not a failed boolean."""
+    assert load_arch(H100, ["engines.sm.fuse_elementwise=Chains"]).engines[0].fuse_elementwise == "chains"
