@@ -139,7 +139,8 @@ _H100_POWER = ("the config's tensor efficiency (0.794 of the 1830 MHz peak) was 
                "and power_w), where 4,096 dense fp16 FLOP per SM per clock x 132 SMs makes 657-762 TFLOPS. The engine "
                "has one clock and no power limit, so the clock a board's power limit sets (which differs between "
                "boards, cooling and data) is not modelled. FP8 GEMMs (8,192 FLOP per SM per clock) hold 1,224-1,314 "
-               "TFLOPS at 1080-1275 MHz and 691-701 W, the 1,168-1,379 those clocks allow, where ours gives 1,502-1,564")
+               "TFLOPS at 1080-1275 MHz and 691-701 W, the 1,168-1,379 those clocks allow, where ours gives "
+               "1,502-1,564")
 
 # the measured GEMMs outside 15 %: power-limited long ones (ours faster), and on the H200 its shortest skinny one
 _H100_GAPS = {**{shape: _H100_POWER for shape in ((6144, 6144, 6144), (8192, 8192, 8192), (12288, 12288, 12288),

@@ -25,15 +25,15 @@ def _printed(text: str) -> tuple[int, dict[str, list[tuple[str, int, int | None]
 
 @pytest.mark.parametrize("arch_name, packs", [("tpu_v1", False), ("edge_npu", True)])
 def test_printed_loops_and_spatial_extents_are_the_costed_ones(arch_name: str, packs: bool) -> None:
-    """ResNet-18's contractions, mapped for EDP and for energy: the printed temporal loops times the printed cycles
-    per MAC (4 on tpu_v1: ResNet-18's 16-bit operands on its 8-bit multipliers, Jouppi et al. sec. 2; 1 on
-    edge_npu's 16-bit PEs) multiply to the compute cycles the cost counted (folds x streamed rows, engine clock), every axis holds at most its PEs, and an axis
-    the cost packs (im2col-flattened, fewer folds than the per-rank tiles) prints the flattened extent that many
-    folds need: ceil(prod of its ranks' sizes / folds). Before the fix, the per-rank factors were printed (e.g.
-    3 channels on the rows, or 128 of 256 filters on the columns and a second tile loop), whose loops multiply
-    to more folds than were costed. An axis packs only when per-rank factors cannot reach the flattened count:
-    on tpu_v1's 256 x 256 array they always do for ResNet-18 (C x 3 x 3 = 576, 1,152, 2,304, 4,608 in 3, 5, 9,
-    18 folds: c = 64 with s = 3, 26 with r = s = 3, 256, 256; K a multiple of 64), on edge_npu not."""
+    """ResNet-18's contractions, mapped for EDP and for energy: the printed temporal loops times the printed cycles per
+    MAC (4 on tpu_v1: ResNet-18's 16-bit operands on its 8-bit multipliers, Jouppi et al. sec. 2; 1 on edge_npu's
+    16-bit PEs) multiply to the compute cycles the cost counted (folds x streamed rows, engine clock), every axis
+    holds at most its PEs, and an axis the cost packs (im2col-flattened, fewer folds than the per-rank tiles) prints
+    the flattened extent that many folds need: ceil(prod of its ranks' sizes / folds). Before the fix, the per-rank
+    factors were printed (e.g. 3 channels on the rows, or 128 of 256 filters on the columns and a second tile loop),
+    whose loops multiply to more folds than were costed. An axis packs only when per-rank factors cannot reach the
+    flattened count: on tpu_v1's 256 x 256 array they always do for ResNet-18 (C x 3 x 3 = 576, 1,152, 2,304, 4,608
+    in 3, 5, 9, 18 folds: c = 64 with s = 3, 26 with r = s = 3, 256, 256; K a multiple of 64), on edge_npu not."""
     arch = load_arch(arch_name)
     engine = next(e for e in arch.engines if e.kind == "systolic")
     workload = build("resnet18")
