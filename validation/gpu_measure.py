@@ -5,7 +5,7 @@ engine checked against GPU figures it was not tuned to).
 This script is not part of the package or the suite: it runs once on a machine with the GPU and PyTorch (CUDA),
 and its JSON output is committed as data with the command that produced it (the `command` and `device` fields).
 Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode | --fp8 | --launch | --prefill |
-     --compiled-prefill]
+     --compiled-prefill | --power]
 (--quick: tiny sizes, for a dry run on a CPU; the others: only those rows, below)
 
 What is timed, and how:
@@ -40,6 +40,12 @@ What is timed, and how:
   projection, the SiLU-gated FFN; logits for every position, as workloads/llama2-7b-prefill.yaml), plain PyTorch
   ops captured in one CUDA graph per (batch, seq) and replayed: the GPU's time for the kernel sequence.
   `--compiled-prefill`: the same with each decoder layer compiled by torch.compile (as `--compiled-decode`).
+- Board power under sustained load (`--power`): each kernel run back to back for several seconds while
+  nvidia-smi samples board power, SM clock and its clock-event reasons every 50 ms; the work done over the window
+  (CUDA events) gives the rate, the samples after the first second the steady power and clock. Idle first (the
+  static power), then fp16 GEMMs (random normal and all-zero operands: the board's power follows the bits that
+  toggle), an FP8 GEMM, a device-to-device copy and a GEMV; and one GEMM's first 20 ms after 5 s idle (a burst,
+  before the power limiter acts).
 """
 from __future__ import annotations
 
@@ -68,6 +74,7 @@ def arguments() -> argparse.Namespace:
     only.add_argument("--launch", action="store_true", help="only the per-kernel launch costs")
     only.add_argument("--prefill", action="store_true", help="only the Llama-2-7B prefill rows")
     only.add_argument("--compiled-prefill", action="store_true", help="only the compiled Llama-2-7B prefill rows")
+    only.add_argument("--power", action="store_true", help="only the board power and clock under sustained loads")
     return parser.parse_args()
 
 
@@ -482,6 +489,146 @@ def launch_costs(out_path: str) -> None:
         json.dump({"device": device_info(), "launch": rows}, f, indent=1)
 
 
+SAMPLER = """
+import sys, time, pynvml
+pynvml.nvmlInit()
+h = pynvml.nvmlDeviceGetHandleByIndex(0)
+reasons = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \\
+    pynvml.nvmlDeviceGetCurrentClocksThrottleReasons
+while True:
+    row = [time.time(), pynvml.nvmlDeviceGetPowerUsage(h) / 1e3,
+           pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+           pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
+           pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU), reasons(h)]
+    print(",".join(str(v) for v in row), flush=True)
+    time.sleep(0.05)
+"""
+SAMPLE_FIELDS = ("time", "power_w", "sm_clock_mhz", "memory_clock_mhz", "temperature_c", "clock_event_reasons")
+SW_POWER_CAP = 0x4   # NVML's clocks-event reason bit: the software power limiter holds the clock down
+
+
+class PowerSampler:
+    """NVML read every 50 ms by a child process (no GIL shared with the launches): time, board power, SM and
+    memory clocks, temperature and the clock-event reasons; `window` summarises the samples between two
+    time.time() stamps."""
+
+    def __init__(self) -> None:
+        self.out = open("/tmp/nvml_samples.csv", "w+")   # noqa: SIM115  (read back at the end)
+        self.proc = subprocess.Popen([sys.executable, "-c", SAMPLER], stdout=self.out, stderr=subprocess.PIPE,
+                                     text=True) if DEVICE == "cuda" else None
+
+    def window(self, start: float, end: float, skip_s: float = 1.0) -> dict:
+        """Median, mean, min and max of each field over [start + skip_s, end], the samples' count, and the
+        fraction of them with the software power cap holding the clock."""
+        self.out.flush()
+        self.out.seek(0)
+        rows = []
+        for line in self.out.read().splitlines():
+            try:
+                values = [float(v) for v in line.split(",")]
+            except ValueError:
+                continue
+            if len(values) == len(SAMPLE_FIELDS) and start + skip_s <= values[0] <= end:
+                rows.append(dict(zip(SAMPLE_FIELDS, values)))
+        self.out.seek(0, 2)
+        summary: dict = {"samples": len(rows)}
+        if rows:
+            for field in SAMPLE_FIELDS[1:-1]:
+                values = [row[field] for row in rows]
+                summary[field] = {"median": statistics.median(values), "mean": statistics.fmean(values),
+                                  "min": min(values), "max": max(values)}
+            summary["power_capped_fraction"] = statistics.fmean(
+                1.0 if int(row["clock_event_reasons"]) & SW_POWER_CAP else 0.0 for row in rows)
+        return summary
+
+    def stop(self) -> str:
+        """End the sampling process; what it said on stderr (an NVML error, if any)."""
+        if not self.proc:
+            return ""
+        self.proc.terminate()
+        return self.proc.communicate(timeout=10)[1][-2000:]
+
+
+def sustained(call, work: float, seconds: float) -> dict:
+    """`call` back to back for about `seconds`: wall window, calls, and the work (FLOPs or bytes) per second over
+    the whole window by CUDA events."""
+    call()
+    sync()
+    t0 = time.perf_counter()
+    call()
+    sync()
+    once = max(time.perf_counter() - t0, 1e-6)
+    reps = max(3, int(seconds / once))
+    start = time.time()
+    if DEVICE != "cuda":
+        for _ in range(reps):
+            call()
+        stop = time.time()
+        elapsed = stop - start
+    else:
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        for _ in range(reps):
+            call()
+        end.record()
+        end.synchronize()
+        stop = time.time()
+        elapsed = begin.elapsed_time(end) / 1e3
+    return {"start": start, "end": stop, "calls": reps, "s_per_call": elapsed / reps, "rate": work * reps / elapsed}
+
+
+def power_rows(out_path: str) -> None:
+    """`--power`: steady board power, SM clock and rate of sustained kernels (module docstring); the JSON gets
+    only these rows ('power')."""
+    seconds = 0.2 if QUICK else 4.0
+    n = 256 if QUICK else 8192
+    sampler = PowerSampler()
+    result = {"device": device_info(), "power": []}
+
+    def record(name: str, row: dict, unit: str) -> None:
+        time.sleep(0.2)   # the sampler's last readings of the window reach its file
+        row.update(name=name, unit=unit, board=sampler.window(row["start"], row["end"],
+                                                               skip_s=0.0 if "burst" in name else 1.0))
+        result["power"].append(row)
+        board = row["board"]
+        log("power", name, f"{row['rate'] / 1e12:.1f} T{unit}", board.get("samples"),
+            {k: round(board[k]["median"]) for k in ("power_w", "sm_clock_mhz") if k in board},
+            board.get("power_capped_fraction"))
+        with open(out_path, "w") as f:
+            json.dump(result, f, indent=1)
+
+    time.sleep(1 if QUICK else 5)
+    idle_start = time.time()
+    time.sleep(seconds)
+    record("idle", {"start": idle_start, "end": time.time(), "rate": 0.0}, "none")
+    burst = fp16_matmul(n, n, n)
+    burst()
+    sync()
+    time.sleep(1 if QUICK else 5)
+    row = sustained(burst, 2 * n**3, 0.02)
+    record(f"fp16 gemm {n}^3 burst: first 20 ms after 5 s idle", row, "flop/s")
+    for name, call, work, unit in (
+            (f"fp16 gemm {n}^3 randn", burst, 2 * n**3, "flop/s"),
+            (f"fp16 gemm {n}^3 zeros", (lambda a=torch.zeros(n, n, device=DEVICE, dtype=HALF): torch.matmul(a, a)),
+             2 * n**3, "flop/s"),
+            (f"fp16 gemm {n // 2}^3 randn", fp16_matmul(n // 2, n // 2, n // 2), 2 * (n // 2)**3, "flop/s"),
+            (f"fp16 gemm 512x{n * 3 // 2}x{n * 3 // 2} randn", fp16_matmul(512, n * 3 // 2, n * 3 // 2),
+             2 * 512 * (n * 3 // 2)**2, "flop/s"),
+            (f"fp8 gemm {n}^3 randn", fp8_matmul(n, n, n) if DEVICE == "cuda" else burst, 2 * n**3, "flop/s")):
+        record(name, sustained(call, work, seconds), unit)
+        time.sleep(0 if QUICK else 2)
+    src = torch.randn((2**30 if not QUICK else 2**20) // 2, device=DEVICE, dtype=HALF)
+    dst = torch.empty_like(src)
+    record("copy 1 GiB", sustained(lambda: dst.copy_(src), 2 * src.numel() * 2, seconds), "byte/s")
+    x = torch.randn(1, n * 2, device=DEVICE, dtype=HALF)
+    w = torch.randn(n * 2, n * 2, device=DEVICE, dtype=HALF)
+    record(f"gemv {n * 2}x{n * 2}", sustained(lambda: torch.matmul(x, w), w.numel() * 2, seconds), "byte/s")
+    result["sampler_stderr"] = sampler.stop()
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=1)
+    log("done", result["sampler_stderr"])
+
+
 def compiled_decode(out_path: str) -> None:
     """`--compiled-decode`: the decode step with each decoder layer compiled by torch.compile (inductor fuses the
     norms, rotary and activations into a few Triton kernels, as gpt-fast does), in one CUDA graph per
@@ -515,6 +662,9 @@ def main() -> None:
         return
     if ARGS.prefill or ARGS.compiled_prefill:
         prefills(out_path, compiled=ARGS.compiled_prefill)
+        return
+    if ARGS.power:
+        power_rows(out_path)
         return
     result = {"device": device_info()}
     log(result["device"])
