@@ -44,8 +44,8 @@ What is timed, and how:
   nvidia-smi samples board power, SM clock and its clock-event reasons every 50 ms; the work done over the window
   (CUDA events) gives the rate, the samples after the first second the steady power and clock. Idle first (the
   static power), then fp16 GEMMs (random normal and all-zero operands: the board's power follows the bits that
-  toggle), an FP8 GEMM, a device-to-device copy and a GEMV; and one GEMM's first 20 ms after 5 s idle (a burst,
-  before the power limiter acts).
+  toggle), an FP8 GEMM, a device-to-device copy and a GEMV, the same two on 16 MiB that stays in L2 (no HBM
+  traffic); and one GEMM's first 20 ms after 5 s idle (a burst, before the power limiter acts).
 """
 from __future__ import annotations
 
@@ -623,6 +623,17 @@ def power_rows(out_path: str) -> None:
     x = torch.randn(1, n * 2, device=DEVICE, dtype=HALF)
     w = torch.randn(n * 2, n * 2, device=DEVICE, dtype=HALF)
     record(f"gemv {n * 2}x{n * 2}", sustained(lambda: torch.matmul(x, w), w.numel() * 2, seconds), "byte/s")
+    # the same kernels on operands that stay in L2 (16 MiB): the on-chip path and the SMs' share without HBM
+    x_l2 = torch.randn(1, n // 2, device=DEVICE, dtype=HALF)
+    w_l2 = torch.randn(n // 2, n // 4, device=DEVICE, dtype=HALF)
+    src_l2 = torch.randn(2**22, device=DEVICE, dtype=HALF)   # 8 MiB read, 8 MiB written
+    dst_l2 = torch.empty_like(src_l2)
+    calls = 200   # microsecond kernels: replayed from a CUDA graph, back to back, not launched one by one
+    for name, call, work in ((f"gemv {n // 2}x{n // 4} (L2-resident)", lambda: torch.matmul(x_l2, w_l2),
+                              w_l2.numel() * 2),
+                             ("copy 8 MiB (L2-resident)", lambda: dst_l2.copy_(src_l2), 2 * src_l2.numel() * 2)):
+        replay = capture(call, calls).replay if DEVICE == "cuda" else call
+        record(name, sustained(replay, work * (calls if DEVICE == "cuda" else 1), seconds), "byte/s")
     result["sampler_stderr"] = sampler.stop()
     with open(out_path, "w") as f:
         json.dump(result, f, indent=1)
