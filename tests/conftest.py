@@ -26,3 +26,21 @@ SHARED_MODELS = REPO.parent / "shared" / "models"
 def _run_from_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
     """CLI paths in tests are relative to the repository root."""
     monkeypatch.chdir(REPO)
+
+
+# pytest.approx keeps an absolute tolerance of 1e-12 even when only `rel` is given, so any two energies in
+# picojoules or times in nanoseconds compare equal (a MAC energy of 1.765 pJ passed as 1.598 pJ at rel=1e-9).
+# Here a comparison is relative unless it gives `abs` itself; an expected exact zero keeps pytest's default.
+_pytest_approx = pytest.approx
+
+
+def _relative_approx(expected: object, rel: float | None = None, abs: float | None = None,  # noqa: A002
+                     nan_ok: bool = False) -> object:
+    """pytest.approx with no absolute tolerance unless asked for (or the expected value is exactly zero)."""
+    if abs is None and not (isinstance(expected, (int, float)) and expected == 0):
+        abs = 0.0  # noqa: A001
+        rel = 1e-6 if rel is None else rel   # pytest's default, which it drops once `abs` is given
+    return _pytest_approx(expected, rel=rel, abs=abs, nan_ok=nan_ok)
+
+
+pytest.approx = _relative_approx
