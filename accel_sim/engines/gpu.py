@@ -67,11 +67,28 @@ launch of their own; with `false` each is a kernel; with `chains` a chain of the
 launched by the one whose inputs come from GEMMs or the graph's inputs (torch.compile's inductor: pointwise and
 reduction ops fused into Triton kernels between cuBLAS calls, e.g. a residual add with the next RMSNorm).
 
-Energy comes from the board's power: at its sustained tensor peak a GPU draws its TDP, so a MAC costs
-(TDP - static power) / (SMs x MACs per SM per cycle x clock x eff) and a CUDA-core operation
-(TDP - static power) / (SMs x lanes x clock), the SMs and clock being those the TDP is drawn at (`tdp_at`, the
-datasheet's: a design with fewer SMs or a lower clock spends the same per operation, not more); static power is
-charged for the whole kernel time, and every memory level's bits at its per-bit energies (pinned in the configs).
+Energy comes from the board's power. A config that measured it gives `mac_energy`: the energy of a dense MAC at one
+operand width, from the board power under a sustained GEMM less the static power and the memory levels' share, over
+its MAC rate; other tensor widths spend the same power per tensor core, so a MAC costs that energy x the rate at the
+measured width / the rate at its own (an FP8 MAC about half an FP16 one on Hopper: measured all-in, 1.03 pJ vs
+1.92). Without one, the TDP stands in: at its sustained tensor peak a GPU draws its TDP, so a MAC costs (TDP - static
+power) / (SMs x MACs per SM per cycle x clock x eff). A CUDA-core instruction costs (TDP - static power) / (SMs x
+lanes x clock) at the width it issues at (a fused multiply-add is one instruction; an SFU instruction is charged as
+one, for want of a cited SFU figure). Both use the SMs and clock the TDP is drawn at (`tdp_at`, the datasheet's: a
+design with fewer SMs or a lower clock spends the same per operation, not more); static power is charged for the
+whole kernel time, and every memory level's bits at its per-bit energies (pinned in the configs).
+
+Power limit. A board never draws more than its TDP for long: NVIDIA's software power cap lowers the SM clock until
+it does (measured on the H100 and H200: a long fp16 GEMM on random operands holds 700 W at 1,305-1,410 MHz, where
+the first 20 ms ran near 1,980 MHz; validation/gpu_measured_h100.json, `power`). A kernel therefore takes at least
+its dynamic energy (MACs, operations and memory bits) over TDP - static power; where that is longer than its time
+at the configured clock, the main loop runs slower by the difference (counted as compute cycles). The limiter
+averages power over milliseconds, longer than most kernels, so the bound covers the kernel's whole time, its
+launch gap and set-up included: a short kernel spends part of its time near idle. Kernels in a mixed sequence
+are each held to the limit on their own (a high-power kernel does not borrow from a low-power neighbour, as the
+limiter's average lets it). A config without a measured `mac_energy` has no power limit: its TDP-derived MAC
+energy draws exactly the TDP at the sustained peak by construction, so it cannot say by how much a kernel would
+exceed it (its tensor efficiency, calibrated on a sustained GEMM, holds whatever clock that ran at).
 """
 from __future__ import annotations
 
@@ -87,8 +104,8 @@ from accel_sim.engines.base import EngineBase, width_weighted_mac_peak
 from accel_sim.engines.gpu_kernel import MAX_REGISTERS_PER_THREAD, elementwise_kernel_cost, gemm_problem
 from accel_sim.engines.gpu_mapspace import GpuMapspace
 from accel_sim.spec.arch import LevelReference
-from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, Fraction, Hertz, PositiveInt, Seconds, SquareMillimetres,
-                                   Watts, located)
+from accel_sim.spec.fields import (SPEC_CONFIG, Bytes, Fraction, Hertz, Joules, PositiveInt, Seconds,
+                                   SquareMillimetres, Watts, located)
 from accel_sim.spec.mapspace import MapperSpec
 from accel_sim.spec.workload import Einsum
 
@@ -124,6 +141,15 @@ class TdpPoint(BaseModel):
 
     sms: PositiveInt
     clock_hz: Hertz = Field(alias="clock")
+
+
+class MacEnergyPoint(BaseModel):
+    """A measured energy per dense tensor-core MAC at one operand width (module docstring, "Power limit")."""
+
+    model_config = SPEC_CONFIG
+
+    bits: PositiveInt
+    energy_j: Joules = Field(alias="energy")
 
 
 class CtaTile(BaseModel):
@@ -201,6 +227,9 @@ class GpuEngine(EngineBase):
     # where TDP was drawn: the energy of a MAC is set there, so a design with fewer SMs or a lower clock does not
     # spend more per MAC (None: the configured SMs and clock)
     tdp_at: TdpPoint | None = None
+    # measured energy of a dense MAC at one width (board power under a sustained GEMM, less static power and the
+    # memory levels' share, over its MAC rate); None: derived from the TDP at the sustained tensor peak
+    mac_energy: MacEnergyPoint | None = None
     datapath_area_mm2: SquareMillimetres = Field(alias="area")  # the die less the memory levels listed in the arch
     tiles: tuple[CtaTile, ...] = DEFAULT_TILES
     splits: tuple[PositiveInt, ...] = DEFAULT_SPLITS
@@ -275,6 +304,10 @@ class GpuEngine(EngineBase):
             raise located("launch is 'graph' but the engine gives no graph_launch_overhead, the gap between kernels "
                           "replayed from a CUDA graph. Fix: give it with its unit (about 1 us on an H100: "
                           "validation/gpu_measure.py --launch measures it), or set launch: eager", "launch")
+        if self.mac_energy and not self.mac_rate(self.mac_energy.bits)[1]:
+            raise located(f"mac_energy is given at {self.mac_energy.bits} bits, a width the tensor cores do not run "
+                          f"(tensor_macs_per_sm lists {[bits for bits, _ in self.tensor_macs_per_sm]}). Fix: give "
+                          f"the energy at a listed width, e.g. bits: 16", "mac_energy", "bits")
         if 1 not in self.splits:
             raise ValueError("splits must include 1 (no split-K). Fix: e.g. [1, 2, 4, 8]")
         if not self.tiles:
@@ -334,15 +367,28 @@ class GpuEngine(EngineBase):
         return (self.tdp_at.sms, self.tdp_at.clock_hz) if self.tdp_at else (self.sms, clock_hz)
 
     def mac_energy_j(self, operand_bits: int, clock_hz: float) -> float:
-        """Joules per MAC: the dynamic power at the sustained peak (TDP less static) over that MAC rate, both at
-        the TDP's SMs and clock (`tdp_at`)."""
+        """Joules per MAC: the measured `mac_energy` carried to this width at equal power per tensor core, else the
+        dynamic power at the sustained peak (TDP less static) over that MAC rate, both at the TDP's SMs and clock
+        (`tdp_at`)."""
         rate, tensor = self.mac_rate(operand_bits)
+        if self.mac_energy and tensor:
+            return self.mac_energy.energy_j * self.mac_rate(self.mac_energy.bits)[0] / rate
         sms, clock = self._tdp_sms_and_clock(clock_hz)
         sustained = sms * rate * clock * (self.tensor_efficiency if tensor else 1.0)
         return (self.tdp_w - self.static_power_w) / sustained
 
+    def power_limited_cycles(self, dynamic_energy_j: np.ndarray | float, arch_clock_hz: float) -> np.ndarray | float:
+        """Arch cycles below which a kernel of this dynamic energy would draw more than the TDP: the power limiter
+        lowers the SM clock until static power plus dynamic energy over time meets it; 0 (no limit) without a
+        measured `mac_energy`, whose TDP-derived stand-in draws the TDP at the sustained peak by construction
+        (module docstring)."""
+        if self.mac_energy is None:
+            return 0.0 * dynamic_energy_j
+        return dynamic_energy_j / (self.tdp_w - self.static_power_w) * arch_clock_hz
+
     def op_energy_j(self, bits: int, clock_hz: float) -> float:
-        """Joules per CUDA-core operation: the dynamic power over the lanes' peak rate at the TDP's SMs and clock."""
+        """Joules per CUDA-core instruction: the dynamic power over the lanes' peak rate at the TDP's SMs and
+        clock."""
         sms, clock = self._tdp_sms_and_clock(clock_hz)
         return (self.tdp_w - self.static_power_w) / (sms * self.lane_rate(bits) * clock)
 

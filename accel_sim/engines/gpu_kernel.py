@@ -236,6 +236,10 @@ def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str,
     read_bytes, write_bytes = _level_bytes(p, keeps, a_reads, b_reads, tile_a, tile_b, partial)
     level_cycles = np.stack([engine.transfer_cycles(read_bytes[:, li], write_bytes[:, li], level, arch)
                              / engine.level_efficiency(level.name) for li, level in enumerate(arch.memory)], axis=1)
+    mac_energy = padded_macs * engine.mac_energy_j(p.operand_bits, clock)
+    level_energy = np.stack([sum(level_access_energy(arch, li, read_bytes[:, li] * 8,
+                                                     write_bytes[:, li] * 8).values())
+                             for li in range(len(arch.memory))], axis=1)
     busy = np.maximum(compute, level_cycles.max(axis=1))
     # exposed at the ends: the first wave waits one memory latency for its first operands, the output tiles of the
     # last CTA-time (at most one CTA per SM, as `compute` counts them) drain to the output's outermost keeper after
@@ -248,14 +252,16 @@ def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str,
              / engine.level_efficiency(arch.memory[out_level].name))
     launch = ((engine.kernel_gap_s() + engine.gemm_setup_s) * arch.clock_hz
               + engine.memory_latency_cycles * to_arch + drain)
+    # above its power limit the board lowers the SM clock: the main loop issues slower until the kernel's dynamic
+    # energy over its whole time (ends included: the limiter averages over milliseconds) meets the limit
+    throttled = np.maximum(busy + launch, engine.power_limited_cycles(mac_energy + level_energy.sum(axis=1),
+                                                                      arch.clock_hz)) - (busy + launch)
+    compute = compute + throttled
+    busy = busy + throttled
     total = busy + launch
     seconds = total / arch.clock_hz
 
-    mac_energy = padded_macs * engine.mac_energy_j(p.operand_bits, clock)
     static_energy = engine.static_power_w * seconds
-    level_energy = np.stack([sum(level_access_energy(arch, li, read_bytes[:, li] * 8,
-                                                     write_bytes[:, li] * 8).values())
-                             for li in range(len(arch.memory))], axis=1)
     energy = mac_energy + static_energy + level_energy.sum(axis=1)
     return KernelScores(total, energy, fits, compute, busy - compute, np.broadcast_to(launch, total.shape).astype(float), occ, ctas, waves,
                         ctas / (waves * slots), padded_macs.astype(float), a_reads, b_reads,
@@ -346,13 +352,19 @@ def issued_ops(expr: Expr) -> tuple[int, int]:
     return lane - (1 if fused else 0), special
 
 
-def elementwise_cycles_per_point(einsum: Einsum, engine: GpuEngine, bits: int) -> float:
-    """SM cycles per iteration point: the lane instructions (and the reduction's step) over the CUDA lanes and the
-    special functions over the SFUs, two pipes that run side by side (the slower one sets the pace); at least one
-    lane instruction per point (a copy)."""
+def instructions_per_point(einsum: Einsum) -> tuple[int, int]:
+    """(lane instructions, SFU instructions) per iteration point: the expression's (`issued_ops`), the reduction's
+    step, and at least one lane instruction (a copy)."""
     lane, special = issued_ops(einsum.expr)
     lane += 1 if einsum.reduced_ranks else 0
-    return max(max(lane, 1) / engine.lane_rate(bits), special / engine.special_ops_per_sm)
+    return max(lane, 1), special
+
+
+def elementwise_cycles_per_point(einsum: Einsum, engine: GpuEngine, bits: int) -> float:
+    """SM cycles per iteration point: the lane instructions over the CUDA lanes and the special functions over the
+    SFUs, two pipes that run side by side (the slower one sets the pace)."""
+    lane, special = instructions_per_point(einsum)
+    return max(lane / engine.lane_rate(bits), special / engine.special_ops_per_sm)
 
 
 def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: GpuEngine,
@@ -360,7 +372,6 @@ def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engi
     """Operator applications over every CUDA lane against the compulsory traffic at achievable bandwidths, plus a
     launch unless fused (module docstring); `resident` tensors stay in the SMs (a fused kernel) and move through
     no level."""
-    out_bits = workload.tensor(einsum.output.tensor).bits
     width = max(workload.tensor(t).bits for t in {a.tensor for a in (*einsum.inputs, einsum.output)})
     clock = arch.engine_clock_hz(engine)
     lanes = engine.sms * engine.lane_rate(width)
@@ -370,7 +381,11 @@ def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engi
     traffic = replace(traffic, read_bytes={t: b for t, b in traffic.read_bytes.items() if t not in resident},
                       write_bytes={t: b for t, b in traffic.write_bytes.items() if t not in resident})
     accesses: dict[tuple[str, str, str], float] = {}
-    energy: dict[tuple[str, str], float] = {("cuda_cores", "op"): einsum.ops * engine.op_energy_j(out_bits, clock)}
+    # an instruction issued costs the lanes' energy per instruction (a fused multiply-add is one, not two), at the
+    # width it issues at, so a map at the lanes' full rate draws the power their energy was set from, no more
+    energy: dict[tuple[str, str], float] = {
+        ("cuda_cores", "op"): einsum.iteration_points * sum(instructions_per_point(einsum))
+        * engine.op_energy_j(width, clock)}
     level_cycles = []
     bits = {t.name: t.bits for t in workload.tensors}
     for li, level in enumerate(arch.memory):
@@ -386,6 +401,9 @@ def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engi
                 accesses[(level.name, tensor, "write")] = nbytes * 8 / bits[tensor]
     busy = max([compute, *level_cycles])
     launch = engine.kernel_gap_s() * arch.clock_hz if engine.launches_kernel(einsum, workload) else 0.0
+    throttled = max(0.0, float(engine.power_limited_cycles(sum(energy.values()), arch.clock_hz)) - busy - launch)
+    compute += throttled   # the power limiter's lower SM clock (kernel_scores)
+    busy += throttled
     total = busy + launch
     energy[("static", "leakage")] = engine.static_power_w * total / arch.clock_hz
     return Cost(macs=einsum.macs, compute_cycles=compute, stall_cycles=busy - compute, fill_drain_cycles=launch,

@@ -194,6 +194,7 @@ BytesPerSecond = Annotated[float, BeforeValidator(_si("bandwidth")),
 Hertz = Annotated[float, BeforeValidator(_si("frequency")), AfterValidator(_positive("Hz", "'700 MHz'")),
                   AfterValidator(_within(1, MAX_HZ, "Hz"))]
 JoulesPerBit = Annotated[float, BeforeValidator(_si("energy", per_bit=True)), AfterValidator(_non_negative)]
+Joules = Annotated[float, BeforeValidator(_si("energy")), AfterValidator(_positive("J", "'1.8 pJ'"))]
 Seconds = Annotated[float, BeforeValidator(_si("time")), AfterValidator(_non_negative)]
 Watts = Annotated[float, BeforeValidator(_si("power")), AfterValidator(_non_negative)]
 SquareMillimetres = Annotated[float, BeforeValidator(_area_mm2), AfterValidator(_positive("mm^2", "'331 mm2'"))]

@@ -15,7 +15,7 @@ GPU_TARGETS = {key: target for key, target in TARGETS.items() if key.startswith(
 
 def _group(key: str) -> str:
     """GEMM (GEMV among them), attention, decode or prefill, from a GPU row's quantity."""
-    for word, group in (("GEMM", "gemm"), ("GEMV", "gemm"), ("FlashAttention", "attention"), ("decode", "decode"),
+    for word, group in (("board power", "power"), ("GEMM", "gemm"), ("GEMV", "gemm"), ("FlashAttention", "attention"), ("decode", "decode"),
                         ("prefill", "prefill")):
         if word in key:
             return group
@@ -24,9 +24,10 @@ def _group(key: str) -> str:
 
 def test_gpu_targets_are_15_percent_on_kernels_and_20_on_decode() -> None:
     """Issue 18's targets: GEMM and attention within 15 %, decode within 20 %, and prefill, the other whole step,
-    as decode."""
+    as decode; a board's power under a kernel within issue 17's 25 % for power."""
+    tolerance = {"decode": 0.20, "prefill": 0.20, "power": 0.25}
     assert {key: target.tolerance for key, target in GPU_TARGETS.items()} == \
-        {key: 0.20 if _group(key) in ("decode", "prefill") else 0.15 for key in GPU_TARGETS}
+        {key: tolerance.get(_group(key), 0.15) for key in GPU_TARGETS}
 
 
 def test_each_group_on_each_gpu_has_rows_that_must_be_met() -> None:

@@ -32,8 +32,16 @@ def _with_tiles(path: Path, *tiles: CtaTile, splits: tuple[int, ...] = (1,)):  #
     return arch.model_copy(update={"engines": (engine,)})
 
 
+def _without_power_limit(arch):  # noqa: ANN001,ANN202 - an Arch
+    """`arch` with its GPU engine's measured mac_energy removed: TDP-derived MAC energy and no power limit, the
+    board of a short run (the first milliseconds, before the limiter lowers the clock)."""
+    engine = arch.engines[0].model_copy(update={"mac_energy": None})
+    return arch.model_copy(update={"engines": (engine,)})
+
+
 def test_square_fp16_gemm_on_h100_is_peak_times_efficiency_times_wave_quantization() -> None:
-    """4096^3 fp16 on the H100 with CUTLASS's Hopper tile 128 x 256 x 64, 4 stages (config [CU]):
+    """4096^3 fp16 on the H100, before its power limit acts (`_without_power_limit`), with CUTLASS's Hopper tile
+    128 x 256 x 64, 4 stages (config [CU]):
     - occupancy 1: shared memory 4 x (128 + 256) x 64 x 2 B = 196,608 B per CTA (228 KiB per SM holds one);
       registers 256 threads x (128 x 256 / 256 + 32) x 4 B = 163,840 B (256 KiB holds one);
     - 32 x 16 = 512 CTAs over 132 SMs: ceil(512 / 132) = 4 waves, wave quantization 512 / 528 = 0.9697;
@@ -45,7 +53,7 @@ def test_square_fp16_gemm_on_h100_is_peak_times_efficiency_times_wave_quantizati
     - fill/drain: the 4 us eager launch (7,320 cycles), the GEMM kernel's 0.82 us set-up (1,500.6 cycles), 400
       cycles of memory latency and the last wave's 116 output tiles (116 x 128 x 256 x 2 B = 7,602,176 B) draining
       at 0.84 x 3.35 TB/s: 4,943.6 cycles."""
-    arch = _with_tiles(H100, CtaTile(m=128, n=256, k=64, stages=4, warps=8))
+    arch = _without_power_limit(_with_tiles(H100, CtaTile(m=128, n=256, k=64, stages=4, warps=8)))
     w = gemm(4096, 4096, 4096, bits=16, out_bits=16)
     cost = evaluate(arch, w, "latency").einsums[0].cost
     compute = 4 * 128 * 256 * 4096 / (2048 * 0.794)
@@ -57,6 +65,56 @@ def test_square_fp16_gemm_on_h100_is_peak_times_efficiency_times_wave_quantizati
     peak_tflops = 132 * 2048 * 2 * 1.83e9 / 1e12
     assert peak_tflops == pytest.approx(989.4, rel=1e-3)
     assert main_loop_tflops == pytest.approx(peak_tflops * 0.794 * 512 / 528, rel=1e-12)
+
+
+def test_the_power_limit_holds_a_long_gemm_to_its_energy_over_tdp_less_static() -> None:
+    """The same kernel under the H100's 700 W limit (config [MP]): its dynamic energy is
+    - MACs: 4096^3 x 1.765 pJ = 0.121290 J;
+    - HBM: A twice and B three times (5 x 32 MiB read) and C once (32 MiB written): 201,326,592 B x 8 x 3.28 pJ =
+      5.2828 mJ;
+    - L2: A 16 times and B 16 times served to the CTAs (1,073,741,824 B read), filled with the 5 x 32 MiB from HBM
+      and C written once (201,326,592 B): 1,275,068,416 B x 8 x 0.643 pJ = 6.5590 mJ;
+    together 0.133131 J, which at 700 - 72.37 W takes 212.12 us (388,174 cycles at 1.83 GHz), longer than the
+    unthrottled 330,156 + 14,164 cycles: the main loop stretches to fill it, stalls stay 0, and the board's power
+    over the kernel is its TDP."""
+    arch = _with_tiles(H100, CtaTile(m=128, n=256, k=64, stages=4, warps=8))
+    result = evaluate(arch, gemm(4096, 4096, 4096, bits=16, out_bits=16), "latency")
+    cost = result.einsums[0].cost
+    dynamic = 4096**3 * 1.765e-12 + 201_326_592 * 8 * 3.28e-12 + 1_275_068_416 * 8 * 0.643e-12
+    assert cost.total_cycles == pytest.approx(dynamic / (700 - 72.37) * 1.83e9, rel=1e-9)
+    assert cost.stall_cycles == 0
+    assert cost.compute_cycles > 4 * 128 * 256 * 4096 / (2048 * 0.794)
+    assert result.energy_j / result.latency_s == pytest.approx(700, rel=1e-9)
+
+
+def test_the_h100_mac_energy_follows_from_its_power_measurement() -> None:
+    """[MP]: the fp16 8192^3 GEMM held 4 s draws 698.8 W at 1.686 ms a call; less the config's 72.37 W static
+    power and what this model's kernel for it moves through HBM and L2, over its 8192^3 MACs, is the config's
+    mac_energy, to the 0.001 pJ it gives."""
+    row = next(r for r in json.loads((ROOT / "validation" / "gpu_measured_h100.json").read_text())["power"]
+               if r["name"] == "fp16 gemm 8192^3 randn")
+    arch = load_arch(H100, ["engines.sm.launch=graph"])
+    energy = evaluate(arch, gemm(8192, 8192, 8192, bits=16, out_bits=16), "latency").summary()["energy_by_component_j"]
+    dynamic = (row["board"]["power_w"]["median"] - 72.37) * row["s_per_call"]
+    per_mac = (dynamic - energy["hbm"] - energy["l2"]) / 8192**3
+    assert arch.engines[0].mac_energy.energy_j == pytest.approx(per_mac, abs=0.001e-12)
+
+
+def test_a_measured_mac_energy_carries_to_other_widths_at_equal_power_per_tensor_core() -> None:
+    """The H100's tensor cores run 4,096 FP8 and 2,048 FP16 MACs per SM per cycle: at the same power an FP8 MAC
+    costs half the measured 1.765 pJ FP16 one, 0.8825 pJ (measured all-in under the power limit: 1.03 vs 1.92 pJ)."""
+    engine = load_arch(H100).engines[0]
+    assert engine.mac_energy_j(16, 1.83e9) == pytest.approx(1.765e-12, rel=1e-12)
+    assert engine.mac_energy_j(8, 1.83e9) == pytest.approx(0.8825e-12, rel=1e-12)
+
+
+def test_a_gpu_without_a_measured_mac_energy_is_not_power_limited() -> None:
+    """The A100 config measured no MAC energy: its TDP-derived one draws the TDP at the sustained peak by
+    construction, so no kernel is held to it (a 4096^3 GEMM's compute cycles are its main loop's alone)."""
+    arch = load_arch(A100)
+    assert arch.engines[0].power_limited_cycles(1.0, arch.clock_hz) == 0
+    limited = load_arch(H100).engines[0]
+    assert limited.power_limited_cycles(1.0, 1.83e9) == pytest.approx(1.83e9 / (700 - 72.37), rel=1e-12)
 
 
 def test_an_older_instruction_family_issues_at_its_fraction_of_the_tensor_rate() -> None:
@@ -232,11 +290,11 @@ def test_a_mac_costs_the_tdp_points_energy_whatever_the_sms_and_clock(change: li
     (700 - 72.37 W) / (132 x 2,048 x 0.794 x 1.83e9 MAC/s) = 1.598 pJ there, and still costs that on a design with
     half the SMs or half the clock (which only runs longer and pays more static energy); deriving it from the
     configured SMs and clock doubled it on both."""
-    arch = load_arch(H100, change)
+    arch = _without_power_limit(load_arch(H100, change))
     per_mac = (700 - 72.37) / (132 * 2048 * 0.794 * 1.83e9)
     assert arch.engines[0].mac_energy_j(16, arch.engine_clock_hz(arch.engines[0])) == pytest.approx(per_mac, rel=1e-9)
     result = evaluate(arch, gemm(4096, 4096, 4096, bits=16, out_bits=16), "latency")
-    base = evaluate(load_arch(H100), gemm(4096, 4096, 4096, bits=16, out_bits=16), "latency")
+    base = evaluate(_without_power_limit(load_arch(H100)), gemm(4096, 4096, 4096, bits=16, out_bits=16), "latency")
     assert result.energy_j >= base.energy_j
 
 
@@ -261,6 +319,26 @@ def test_lane_and_sfu_instructions_per_point() -> None:
     assert issued_ops(Call("exp", (Call("sub", (x, y)),))) == (1, 1)
     assert issued_ops(Call("add", (Call("mul", (x, y)), z))) == (1, 0)
     assert issued_ops(Call("div", (x, y))) == (0, 1)
+
+
+def test_a_map_pays_per_instruction_issued_and_at_the_lanes_full_rate_draws_no_more_than_the_tdp() -> None:
+    """The H100's CUDA-core instruction costs (700 - 72.37 W) / (132 SMs x 256 fp16 lanes x 1.83 GHz) = 10.15 pJ at
+    16 bits. Y = exp(X) over 2^24 fp16 points issues one lane instruction (the copy every point needs) and one SFU
+    instruction a point: 2 x 2^24 x 10.15 pJ. A fused multiply-add, X * X + Y, is one instruction a point, charged
+    once (it was charged as its two operators), so at the lanes' full rate it draws the power its energy was set
+    from and the power limit does not slow it."""
+    from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
+
+    arch = load_arch(H100)
+    per_instruction = (700 - 72.37) / (132 * 256 * 1.83e9)
+    exp = evaluate(arch, elementwise_exp(2**24), "latency").einsums[0].cost
+    assert exp.energy_j[("cuda_cores", "op")] == pytest.approx(2 * 2**24 * per_instruction, rel=1e-9)
+    x, y = (Access(t, (Affine.rank("i"),)) for t in "XY")
+    fma = Einsum("fma", Access("Z", (Affine.rank("i"),)), Call("add", (Call("mul", (x, x)), y)), {"i": 2**24})
+    work = Workload("fma", tuple(Tensor(t, ("I",), (2**24,), 16) for t in "XYZ"), (fma,))
+    cost = evaluate(arch, work, "latency").einsums[0].cost
+    assert cost.energy_j[("cuda_cores", "op")] == pytest.approx(2**24 * per_instruction, rel=1e-9)
+    assert cost.compute_cycles == pytest.approx(2**24 / (132 * 256), rel=1e-9)
 
 
 def test_fused_attention_keeps_scores_and_probabilities_on_chip() -> None:
