@@ -437,7 +437,11 @@ class GpuEngine(EngineBase):
     def resident_cost(self, einsum: Einsum, workload: Workload, arch: Arch, resident: frozenset[str]) -> Cost | None:
         """The einsum inside a fused kernel: the `resident` tensors move through no memory level, and an einsum
         that reads one runs in its producer's kernel, so it pays no launch of its own. None where a contraction
-        reads a resident tensor whose tile many CTAs would share (`_shares_tiles`): no kernel fuses that."""
+        reads a resident tensor whose tile many CTAs would share (`_shares_tiles`), and where an einsum reduces a
+        resident GEMM output across more CTA tiles than one (`_reduces_across_ctas`): no kernel fuses either."""
+        if any(a.tensor in resident and self._reduces_across_ctas(einsum, a.ranks, workload.source_einsums[a.tensor])
+               for a in einsum.inputs):
+            return None
         if einsum.op != "mac":
             cost = elementwise_kernel_cost(einsum, workload, arch, self, resident)
         elif any(a.tensor in resident and self._shares_tiles(einsum, a.ranks) for a in einsum.inputs):
@@ -459,6 +463,18 @@ class GpuEngine(EngineBase):
         widest = max(max(tile.m, tile.n) for tile in self.tiles)
         lacking = [rank for rank in einsum.output.ranks if rank not in operand_ranks]
         return math.prod(einsum.sizes[rank] for rank in lacking) > widest
+
+    def _reduces_across_ctas(self, einsum: Einsum, operand_ranks: tuple[str, ...],
+                             producers: tuple[Einsum, ...]) -> bool:
+        """Whether an einsum reduces a GEMM's output over more of the ranks it reduces than the widest CTA tile side:
+        the producer's CTAs each hold one tile of those ranks in their own SM, so the sum or maximum would cross
+        CTAs, which one kernel cannot do without writing its tiles out. FlashAttention's row maximum spans one key
+        block (64 or 128 keys) of its scores: one CTA; a softmax over all 2,048 keys of unfused scores: many."""
+        if not any(producer.op == "mac" for producer in producers):
+            return False   # maps and reductions are laid out by rows to match their consumer
+        widest = max(max(tile.m, tile.n) for tile in self.tiles)
+        reduced = [rank for rank in einsum.reduced_ranks if rank in operand_ranks]
+        return math.prod(einsum.sizes[rank] for rank in reduced) > widest
 
     def writes_back_through_caches(self) -> bool:
         """The L2 is a write-back cache (NVIDIA A100/H100 whitepapers, "L2 cache"): a kernel's output that the next

@@ -354,6 +354,25 @@ def test_fused_attention_keeps_scores_and_probabilities_on_chip() -> None:
     assert launches == ["BQK"]
 
 
+def test_a_softmax_over_more_keys_than_a_cta_tile_cannot_run_in_the_score_gemms_kernel() -> None:
+    """The row maximum of unfused scores (the zoo's three-pass softmax, here over 512 keys) reduces a GEMM's output
+    across more key columns than any CTA tile holds (256 at most): the CTAs that made those tiles each keep theirs,
+    so no kernel fuses the reduction. FlashAttention's running maximum reduces one key block (128 keys) of its
+    scores, inside the CTA that made them; and the exp that reads the scores element by element may fuse."""
+    arch = load_arch(H100)
+    engine = arch.engines[0]
+    zoo = load_workload(ROOT / "workloads" / "llama2-7b-prefill.yaml",
+                        overrides=["seq_len=512", "n_layers=1", "vocab=0",
+                                   "lm_head=false"])
+    by_name = {e.name: e for e in zoo.einsums}
+    scores = frozenset({"L0.attn.scores"})
+    assert engine.resident_cost(by_name["L0.attn.softmax_max"], zoo, arch, scores) is None
+    assert engine.resident_cost(by_name["L0.attn.softmax_exp"], zoo, arch, scores) is not None
+    flash = load_workload(ROOT / "workloads" / "flash_attention.einsum.yaml")
+    lm = next(e for e in flash.einsums if e.name == "LM")
+    assert engine.resident_cost(lm, flash, arch, frozenset({"BQK"})) is not None
+
+
 @pytest.mark.parametrize("value", ["nan", "high", ".nan", ".inf", "true", "0", "1.5", "-0.5"])
 def test_tensor_efficiency_is_a_number_in_the_unit_interval(value: str) -> None:
     """A word, NaN, infinity, a boolean or a number outside (0, 1] is a located config error, not a TypeError."""
