@@ -63,17 +63,6 @@ _GPU_MEASURED_PREFILL = ("issue 18: the decode target of 20 % for the other end-
                          "measured on this workplace's H100 SXM5 80GB and H200 SXM 141GB with torch.compile'd layers "
                          "in a CUDA graph (validation/gpu_measure.py --compiled-prefill); the pass's kernels only, "
                          "so nothing outside the model is in the figure")
-_PREFILL_ATTENTION = ("workloads/llama2-7b-prefill.yaml's attention is the zoo's, the three-pass form an ONNX export "
-                      "gives: S = QK^T and the softmax's probabilities go through HBM, and the causal mask is added "
-                      "over the whole s x s square, where torch's SDPA runs causal FlashAttention (scores in "
-                      "registers and shared memory, the masked half of the square skipped). At 4,096 tokens ours "
-                      "spends 101 of 194 ms (H100) and 71 of 161 ms (H200) in attention; FlashAttention's causal "
-                      "work there, 4 x 32 heads x 4,096^2 x 128 / 2 FLOP a layer over 32 layers (4.4 TFLOP), takes "
-                      "about 13 ms at the 350 TFLOPs/s measured for it here (the FlashAttention-2 rows); our GEMMs "
-                      "and the rest take 93 and 90 ms, against the measured passes' 104 and 100 ms less those 13. At "
-                      "2,048 tokens attention is 26 of 72 ms (H100) and 18 of 63 ms (H200). The zoo "
-                      "has no fused-attention form of a transformer; the FA2 rows run the one-pass cascade "
-                      "(workloads/flash_attention.einsum.yaml) for that reason")
 _VERSUS_GPU = ("issue 18 item 5: a seed paper's ratio over a GPU within 20 %, the decode target of issue 18: both "
                "sides are decode throughput, and each side's model is held to 15-20 % of its own published figure "
                "(neupims, flightllm and gpu rows)")
@@ -169,8 +158,6 @@ _MEASURED_GEMMS = [*((s, s, s) for s in (1024, 2048, 3072, 4096, 6144, 8192, 122
 _MEASURED_GEMVS = ((4096, 12288), (4096, 4096), (4096, 22016), (11008, 4096), (4096, 32000), (8192, 8192),
                    (16384, 16384))
 _MEASURED_PREFILLS = ((1, 128), (1, 512), (1, 1024), (1, 2048), (1, 4096), (4, 512), (8, 512))
-# (batch, tokens) outside 20 %: attention
-_PREFILL_GAPS = {"H100": {(1, 2048), (1, 4096)}, "H200": {(1, 2048), (1, 4096)}}
 _MEASURED_DECODES = ((1, 64), (1, 384), (8, 64), (16, 64), (32, 64), (64, 64), (1, 1024), (1, 4095), (8, 1024),
                      (16, 4095), (32, 2048))
 
@@ -190,8 +177,7 @@ def _measured_targets(label: str) -> dict[str, Target]:
         **{f"gpu: {label} Llama-2-7B decode b{b} kv{kv} (tokens/s, torch.compile, measured here)":
            _t(0.20, _GPU_MEASURED_DECODE) for b, kv in _MEASURED_DECODES},
         **{f"gpu: {label} Llama-2-7B prefill b{b} s{n} (tokens/s, torch.compile, measured here)":
-           _t(0.20, _GPU_MEASURED_PREFILL, _PREFILL_ATTENTION if (b, n) in _PREFILL_GAPS[label] else None)
-           for b, n in _MEASURED_PREFILLS},
+           _t(0.20, _GPU_MEASURED_PREFILL) for b, n in _MEASURED_PREFILLS},
         **{f"gpu: {label} GEMM {precision}{m}x{n}x{k} sustained 4 s (TFLOPS, measured here)": _t(0.15, _GPU_SUSTAINED)
            for precision, m, n, k in _SUSTAINED_GEMMS[label]},
         f"gpu: {label} board power, GEMV 16384x16384 sustained (W, measured here)":

@@ -36,13 +36,14 @@ class GraphBuilder:
     views: list[View] = field(default_factory=list)
 
     def tensor(self, name: str, ranks: tuple[str, ...], shape: tuple[int, ...], bits: int,
-               kind: TensorKind = "activation") -> str:
-        """Declare a tensor (names must be unique) and return its name."""
+               kind: TensorKind = "activation", init: float | None = None) -> str:
+        """Declare a tensor (names must be unique; `init`: a running reduction's starting value) and return its
+        name."""
         if name in self.tensors:
             raise ValueError(f"zoo generator declared tensor '{name}' twice")
         if len(ranks) != len(shape):
             raise ValueError(f"tensor '{name}': {len(ranks)} ranks but {len(shape)} dimensions")
-        self.tensors[name] = Tensor(name, tuple(ranks), tuple(int(s) for s in shape), int(bits), kind)
+        self.tensors[name] = Tensor(name, tuple(ranks), tuple(int(s) for s in shape), int(bits), kind, init)
         return name
 
     def einsum(self, name: str, output: Access, expr: Expr, sizes: Mapping[str, int], reduce: str = "sum") -> str:

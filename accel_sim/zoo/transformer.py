@@ -16,6 +16,14 @@ Conventions, stated once:
 * Causal attention computes the full P x M score matrix, as the ONNX exports do, and adds a constant mask
   (0 / -inf) before the softmax; softmax is the 3-pass cascade max, sub+exp, sum, div with the
   1/sqrt(head_dim) scale folded into the exp pass (softmax(c*s) = exp(c*(s - max s)) / sum, c > 0).
+  ``attention: flash`` writes it instead as FlashAttention's 1-pass cascade (FuseMax's, as
+  workloads/flash_attention.einsum.yaml): keys in blocks of ``attention_block`` (default FlashAttention-2's key
+  block, 128 keys at head dim 64 or less, else 64, or the largest divisor of the keys below it), a running
+  maximum, sum and weighted sum of V per block, rescaled as the maximum grows, and one division at the end; the
+  scores and the running statistics are 32-bit (FlashAttention-2's accumulators and softmax registers), the
+  probabilities at ``act_bits`` for the second GEMM. The same numbers come out (the mask included: a causal
+  FlashAttention kernel skips the masked blocks, which a rectangular cascade cannot; it computes and masks them).
+  Whether the blocks stay on chip is the execution model's choice (``execution: scheduled`` fuses them).
 * Every parameter tensor (matrices, embeddings, norm scales, biases) is kind "weight" at ``weight_bits`` (the
   token embedding and LM head at ``vocab_bits`` when given);
   activations and the RoPE/mask tables (kind "constant") are at ``act_bits``.
@@ -67,6 +75,8 @@ class TransformerSpec:
     pooler: bool = False                               # BERT pooler: tanh(W x[CLS] + b)
     bias: bool = False                                 # linear layers carry biases (GPT-3, BERT)
     causal: bool = True                                # decoder (causal mask) or encoder
+    attention: Literal["unfused", "flash"] = "unfused"  # 3-pass softmax, or FlashAttention's 1-pass cascade
+    attention_block: int | None = None                 # flash: keys per block; None: FlashAttention-2's
     n_experts: int = 0                                 # MoE experts per layer; 0: dense FFN
     top_k: int = 2                                     # experts per token (MoE only)
     expert_ffn_dim: int | None = None                  # expert FFN hidden size; None: ffn_dim
@@ -101,7 +111,8 @@ def _bad(key: str, problem: str, fix: str) -> ConfigError:
 def check_transformer(spec: TransformerSpec) -> None:
     """Raise ConfigError (key path = the parameter) for values no transformer can have."""
     for key in ("d_model", "n_layers", "n_heads", "ffn_dim", "max_positions", "batch", "seq_len", "top_k",
-                "weight_bits", "act_bits", "kv_bits", "n_kv_heads", "head_dim", "expert_ffn_dim", "vocab_bits"):
+                "weight_bits", "act_bits", "kv_bits", "n_kv_heads", "head_dim", "expert_ffn_dim", "vocab_bits",
+                "attention_block"):
         value = getattr(spec, key)
         if value is not None and value < 1:
             raise _bad(key, f"{key} must be a positive integer, got {value}", f"set {key} to 1 or more")
@@ -147,6 +158,14 @@ def check_transformer(spec: TransformerSpec) -> None:
                         f"{spec.max_positions:,} positions (max_positions)",
                    f"keep {key} within the context ({key} at most {spec.max_positions - (last - getattr(spec, key))}"
                    f"), or set beyond_context: true to model a context extension")
+    if spec.attention_block is not None and spec.attention != "flash":
+        raise _bad("attention_block", "attention_block sets the key block of FlashAttention's cascade, but attention "
+                   "is unfused", "set attention: flash, or leave attention_block out")
+    keys = spec.kv_len + 1 if spec.phase == "decode" else spec.seq_len
+    if spec.attention_block is not None and keys % spec.attention_block:
+        raise _bad("attention_block", f"a key block of {spec.attention_block} does not divide the {keys} keys "
+                   "attended", f"choose a divisor of {keys}, or leave attention_block out (the largest divisor up "
+                   "to FlashAttention-2's block)")
     if spec.beyond_context and spec.positional == "learned":
         raise _bad("beyond_context", "a learned position table cannot be extended past its rows",
                    "set beyond_context: false, or raise max_positions")
@@ -154,7 +173,8 @@ def check_transformer(spec: TransformerSpec) -> None:
 
 def workload_name(spec: TransformerSpec) -> str:
     """E.g. 'llama2-7b-decode-b1-kv1024' or 'bert-base-b1-s128' (encoders have one phase), '-w4a16kv16'
-    appended when any width differs from 16, '-vocab16' when the vocabulary matrices' differs from the weights'."""
+    appended when any width differs from 16, '-vocab16' when the vocabulary matrices' differs from the weights',
+    '-flash' for FlashAttention's cascade."""
     length = f"kv{spec.kv_len}" if spec.phase == "decode" else f"s{spec.seq_len}"
     phase = f"{spec.phase}-" if spec.causal else ""
     name = f"{spec.name}-{phase}b{spec.batch}-{length}"
@@ -162,6 +182,8 @@ def workload_name(spec: TransformerSpec) -> str:
         name += f"-w{spec.weight_bits}a{spec.act_bits}kv{spec.kv_bits}"
     if spec.vocab_bits not in (None, spec.weight_bits):
         name += f"-vocab{spec.vocab_bits}"
+    if spec.attention == "flash":
+        name += "-flash"
     return name
 
 
@@ -355,6 +377,23 @@ def _attention(g: GraphBuilder, spec: TransformerSpec, dims: _Dims, a: str, x: s
             g.einsum(f"{a}.{name}_cache_write", at(cache, "b", "h", aff(spec.kv_len, p=1), "e"),
                      at(new, *k_ranks), _sizes(dims, "bhpe"))
         k, v = f"{a}.k_cache", f"{a}.v_cache"
+    if spec.attention == "flash":
+        context = _flash_attention(g, spec, dims, a, q, k, v, tables)
+    else:
+        context = _softmax_attention(g, spec, dims, a, q, k, v, tables)
+    out = g.tensor(f"{a}.out", BPD, (B, P, D), A)
+    g.contract(f"{a}.o_proj", at(out, *BPD), at(context, *q_ranks), at(wo, "h", "g", "e", "d"),
+               _sizes(dims, "bpdhge"))
+    bias = g.tensor(f"{a}.o_proj.bias", ("d",), (D,), W, "weight") if spec.bias else None
+    return out, bias
+
+
+def _softmax_attention(g: GraphBuilder, spec: TransformerSpec, dims: _Dims, a: str, q: str, k: str, v: str,
+                       tables: dict[str, str]) -> str:
+    """Scores, the 3-pass softmax and the weighted sum of V (module docstring); returns the context tensor."""
+    A = spec.act_bits
+    B, P, M, H, G, E = dims.B, dims.P, dims.M, dims.H, dims.G, dims.E
+    q_ranks, q_shape = ("b", "h", "g", "p", "e"), (B, H, G, P, E)
     s_ranks, s_shape, row = ("b", "h", "g", "p", "m"), (B, H, G, P, M), ("b", "h", "g", "p")
     bhgpm = _sizes(dims, "bhgpm")
     scores = g.tensor(f"{a}.scores", s_ranks, s_shape, A)
@@ -375,11 +414,82 @@ def _attention(g: GraphBuilder, spec: TransformerSpec, dims: _Dims, a: str, x: s
     context = g.tensor(f"{a}.context", q_ranks, q_shape, A)
     g.contract(f"{a}.pv", at(context, *q_ranks), at(probs, *s_ranks), at(v, "b", "h", "m", "e"),
                _sizes(dims, "bhgpem"))
-    out = g.tensor(f"{a}.out", BPD, (B, P, D), A)
-    g.contract(f"{a}.o_proj", at(out, *BPD), at(context, *q_ranks), at(wo, "h", "g", "e", "d"),
-               _sizes(dims, "bpdhge"))
-    bias = g.tensor(f"{a}.o_proj.bias", ("d",), (D,), W, "weight") if spec.bias else None
-    return out, bias
+    return context
+
+
+FLASH_KEY_BLOCK = {64: 128, 128: 64}   # FlashAttention-2's Bc on sm80 by head dim (flash_fwd_launch_template.h)
+STATE_BITS = 32                        # FlashAttention-2's scores and softmax statistics: fp32 registers
+
+
+def flash_key_block(spec: TransformerSpec, keys: int, head_dim: int) -> int:
+    """Keys per block of the flash cascade: `attention_block`, else FlashAttention-2's block for the head dim
+    (128 up to 64, else 64), or the largest divisor of `keys` below it."""
+    if spec.attention_block is not None:
+        return spec.attention_block
+    block = FLASH_KEY_BLOCK[64] if head_dim <= 64 else FLASH_KEY_BLOCK[128]
+    return max(d for d in range(1, min(block, keys) + 1) if keys % d == 0)
+
+
+def _flash_attention(g: GraphBuilder, spec: TransformerSpec, dims: _Dims, a: str, q: str, k: str, v: str,
+                     tables: dict[str, str]) -> str:
+    """FlashAttention's 1-pass cascade over key blocks (module docstring); returns the context tensor."""
+    A, S = spec.act_bits, STATE_BITS
+    B, P, M, H, G, E = dims.B, dims.P, dims.M, dims.H, dims.G, dims.E
+    M0 = flash_key_block(spec, M, E)
+    M1 = M // M0
+    key = aff(mb=M0, mk=1)
+    sizes = {"b": B, "h": H, "g": G, "mb": M1, "mk": M0, "p": P}   # a block's keys
+    with_e = {**sizes, "e": E}
+    per_block = {"b": B, "h": H, "g": G, "mb": M1, "p": P}          # one value per block and query
+    block, stat = ("b", "h", "g", "mb", "mk", "p"), ("b", "h", "g", "mb", "p")
+    block_shape, stat_shape = (B, H, G, M1, M0, P), (B, H, G, M1, P)
+    running, running_shape = ("b", "h", "g", "mb", "p"), (B, H, G, M1 + 1, P)
+    scale = 1.0 / math.sqrt(E)  # scaled dot-product attention, folded into the exponentials as in the 3-pass form
+
+    def state(name: str, init: float) -> str:
+        return g.tensor(f"{a}.{name}", running, running_shape, S, init=init)
+
+    def before(name: str) -> Access:
+        return at(name, "b", "h", "g", "mb", "p")
+
+    def after(name: str) -> Access:
+        return at(name, "b", "h", "g", aff(1, mb=1), "p")
+
+    scores = g.tensor(f"{a}.scores", block, block_shape, S)
+    g.contract(f"{a}.qk", at(scores, *block), at(q, "b", "h", "g", "p", "e"), at(k, "b", "h", key, "e"),
+               {**with_e})
+    logits: Expr = at(scores, *block)
+    if "mask" in tables:
+        logits = call("add", logits, at(tables["mask"], "p", key))
+    block_max = g.tensor(f"{a}.block_max", stat, stat_shape, S)
+    g.einsum(f"{a}.softmax_block_max", at(block_max, *stat), logits, sizes, reduce="max")
+    row_max = state("row_max", -math.inf)
+    g.einsum(f"{a}.softmax_running_max", after(row_max), call("max", before(row_max), at(block_max, *stat)),
+             per_block)
+    probs = g.tensor(f"{a}.probs", block, block_shape, A)
+    g.einsum(f"{a}.softmax_exp", at(probs, *block),
+             call("exp", call("mul", call("sub", logits, after(row_max)), scale)), sizes)
+    block_sum = g.tensor(f"{a}.block_sum", stat, stat_shape, S)
+    g.einsum(f"{a}.softmax_block_sum", at(block_sum, *stat), at(probs, *block), sizes)
+    block_pv = g.tensor(f"{a}.block_pv", ("b", "h", "g", "e", "mb", "p"), (B, H, G, E, M1, P), S)
+    g.contract(f"{a}.pv", at(block_pv, "b", "h", "g", "e", "mb", "p"), at(probs, *block),
+               at(v, "b", "h", key, "e"), with_e)
+    rescale = g.tensor(f"{a}.rescale", stat, stat_shape, S)
+    g.einsum(f"{a}.softmax_rescale", at(rescale, *stat),
+             call("exp", call("mul", call("sub", before(row_max), after(row_max)), scale)), per_block)
+    row_sum = state("row_sum", 0.0)
+    g.einsum(f"{a}.softmax_running_sum", after(row_sum),
+             call("add", at(block_sum, *stat), call("mul", before(row_sum), at(rescale, *stat))), per_block)
+    acc_ranks = ("b", "h", "g", "e", "mb", "p")
+    acc = g.tensor(f"{a}.row_pv", acc_ranks, (B, H, G, E, M1 + 1, P), S, init=0.0)
+    g.einsum(f"{a}.pv_running", at(acc, "b", "h", "g", "e", aff(1, mb=1), "p"),
+             call("add", at(block_pv, *acc_ranks), call("mul", at(acc, *acc_ranks), at(rescale, *stat))),
+             {**per_block, "e": E})
+    context = g.tensor(f"{a}.context", ("b", "h", "g", "p", "e"), (B, H, G, P, E), A)
+    g.einsum(f"{a}.softmax_div", at(context, "b", "h", "g", "p", "e"),
+             call("div", at(acc, "b", "h", "g", "e", aff(M1), "p"), at(row_sum, "b", "h", "g", aff(M1), "p")),
+             {"b": B, "h": H, "g": G, "p": P, "e": E})
+    return context
 
 
 def _ffn(g: GraphBuilder, spec: TransformerSpec, f: str, x: str, tokens: dict[str, int], D: int,

@@ -336,3 +336,67 @@ def test_a_generated_name_is_model_phase_batch_length_and_widths_only() -> None:
                  kv_len=64).name == "llama2-7b-decode-b8-kv64"
     assert build("llama2-7b", phase="decode", n_layers=1, kv_len=8, weight_bits=4).name \
         == "llama2-7b-decode-b1-kv8-w4a16kv16"
+
+
+def _same_inputs(*workloads) -> dict[str, np.ndarray]:  # noqa: ANN002
+    """Random values for every tensor no einsum of `workloads` writes, a real causal mask (0 on and below the
+    diagonal, -inf above it) where there is one."""
+    rng = np.random.default_rng(7)
+    written = {e.output.tensor for w in workloads for e in w.einsums}
+    inputs = {t.name: rng.standard_normal(t.shape) for w in workloads for t in w.tensors if t.name not in written}
+    for name, value in inputs.items():
+        if name.endswith("mask"):
+            queries, keys = value.shape
+            inputs[name] = np.where(np.arange(keys)[None, :] <= np.arange(queries)[:, None], 0.0, -np.inf)
+    return inputs
+
+
+@pytest.mark.parametrize("preset,params", [
+    ("llama2-7b", {"phase": "prefill", "seq_len": 8, "attention_block": 2}),    # causal: whole blocks masked
+    ("llama2-7b", {"phase": "decode", "kv_len": 7, "attention_block": 4}),
+    ("bert-base", {"seq_len": 6, "type_vocab": 0, "pooler": False, "attention_block": 3}),   # no mask
+])
+def test_flash_attention_computes_the_same_numbers_as_the_three_pass_softmax(preset: str, params: dict) -> None:
+    """`attention: flash` (FlashAttention's 1-pass cascade: running maximum, sum and weighted V over key blocks,
+    rescaled as the maximum grows) gives the unfused attention's outputs to rounding, masked blocks included."""
+    small = {"d_model": 16, "n_layers": 2, "n_heads": 2, "ffn_dim": 24, "vocab": 0, "batch": 2}
+    if preset == "llama2-7b":
+        small |= {"lm_head": False, "max_positions": 64}
+    block = params.pop("attention_block")
+    unfused = build(preset, **small, **params)
+    flash = build(preset, **small, **params, attention="flash", attention_block=block)
+    inputs = _same_inputs(unfused, flash)
+    out = unfused.einsums[-1].output.tensor
+    assert flash.einsums[-1].output.tensor == out
+    np.testing.assert_allclose(evaluate_workload(flash, inputs)[out], evaluate_workload(unfused, inputs)[out],
+                               rtol=1e-9, atol=1e-12)
+    assert "L0.attn.softmax_running_max" in {e.name for e in flash.einsums}
+
+
+def test_flash_attention_keeps_the_macs_and_takes_flashattention_2s_key_block() -> None:
+    """The cascade's contractions do QK^T's and PV's MACs, no more (b x heads x P x M x e each): Llama-2-7B prefill
+    of 512 tokens has the unfused form's. Its key block is FlashAttention-2's at head dim 128, 64 keys
+    (flash_fwd_launch_template.h): 8 blocks over 512 keys; 4,095 keys (decode at kv 4,094) take the largest
+    divisor of 4,095 up to 64, 63 (4,095 = 63 x 65)."""
+    def contraction_macs(work) -> int:  # noqa: ANN001
+        return sum(e.macs for e in work.einsums if e.op == "mac")
+
+    unfused = build("llama2-7b", seq_len=512, n_layers=1)
+    flash = build("llama2-7b", seq_len=512, n_layers=1, attention="flash")
+    assert contraction_macs(flash) == contraction_macs(unfused)
+    assert flash.name == "llama2-7b-prefill-b1-s512-flash"
+    assert flash.einsum("L0.attn.qk").sizes["mk"] == 64 and flash.einsum("L0.attn.qk").sizes["mb"] == 8
+    decode = build("llama2-7b", phase="decode", kv_len=4094, n_layers=1, attention="flash")
+    assert decode.einsum("L0.attn.qk").sizes["mk"] == 63
+
+
+@pytest.mark.parametrize("params,fix", [
+    ({"attention_block": 64}, "set attention: flash"),
+    ({"attention": "flash", "seq_len": 100, "attention_block": 64}, "choose a divisor of 100"),
+    ({"attention": "flash", "attention_block": 0}, "set attention_block to 1 or more"),
+])
+def test_a_key_block_that_cannot_be_used_is_a_config_error(params: dict, fix: str) -> None:
+    """A key block without the flash form, one that does not divide the keys, or one below 1 names its key."""
+    with pytest.raises(ConfigError) as error:
+        build("llama2-7b", n_layers=1, **params)
+    assert error.value.key_path == "attention_block" and fix in str(error.value)
