@@ -5,7 +5,7 @@ engine checked against GPU figures it was not tuned to).
 This script is not part of the package or the suite: it runs once on a machine with the GPU and PyTorch (CUDA),
 and its JSON output is committed as data with the command that produced it (the `command` and `device` fields).
 Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode | --fp8 | --launch | --prefill |
-     --compiled-prefill | --power]
+     --compiled-prefill | --power | --power-paths]
 (--quick: tiny sizes, for a dry run on a CPU; the others: only those rows, below)
 
 What is timed, and how:
@@ -45,7 +45,9 @@ What is timed, and how:
   (CUDA events) gives the rate, the samples after the first second the steady power and clock. Idle first (the
   static power), then fp16 GEMMs (random normal and all-zero operands: the board's power follows the bits that
   toggle), an FP8 GEMM, a device-to-device copy and a GEMV, the same two on 16 MiB that stays in L2 (no HBM
-  traffic); and one GEMM's first 20 ms after 5 s idle (a burst, before the power limiter acts).
+  traffic); and one GEMM's first 20 ms after 5 s idle (a burst, before the power limiter acts). `--power-paths`:
+  memory-bound kernels the same way, by the path their bytes take (a GEMV's per-thread loads, skinny GEMMs' bulk
+  tile copies, an in-place add), from HBM and from 16 MiB that stays in L2.
 """
 from __future__ import annotations
 
@@ -75,6 +77,7 @@ def arguments() -> argparse.Namespace:
     only.add_argument("--prefill", action="store_true", help="only the Llama-2-7B prefill rows")
     only.add_argument("--compiled-prefill", action="store_true", help="only the compiled Llama-2-7B prefill rows")
     only.add_argument("--power", action="store_true", help="only the board power and clock under sustained loads")
+    only.add_argument("--power-paths", action="store_true", help="only the board power of memory-bound kernels")
     return parser.parse_args()
 
 
@@ -640,6 +643,54 @@ def power_rows(out_path: str) -> None:
     log("done", result["sampler_stderr"])
 
 
+def power_path_rows(out_path: str) -> None:
+    """`--power-paths`: board power of memory-bound kernels by the path their bytes take, each held 4 s as in
+    `--power`: a GEMV (cuBLAS's GEMV kernels: per-thread loads), skinny GEMMs (cuBLAS's tiled GEMM kernels:
+    bulk tile copies into shared memory) and an in-place add, each from HBM and from 16 MiB that stays in L2;
+    the JSON gets only these rows ('power_paths'), with each kernel's name."""
+    seconds = 0.2 if QUICK else 4.0
+    sampler = PowerSampler()
+    result = {"device": device_info(), "power_paths": []}
+    calls = 200   # kernels of microseconds, replayed from a CUDA graph back to back
+
+    def gemm_call(m: int, n: int, k: int):
+        return fp16_matmul(m, n, k)
+
+    cases = []
+    x, w = torch.randn(1, 16384, device=DEVICE, dtype=HALF), torch.randn(16384, 16384, device=DEVICE, dtype=HALF)
+    cases.append(("gemv 16384x16384 (HBM)", lambda: torch.matmul(x, w), w.numel() * 2, False))
+    x2, w2 = torch.randn(1, 4096, device=DEVICE, dtype=HALF), torch.randn(4096, 2048, device=DEVICE, dtype=HALF)
+    cases.append(("gemv 4096x2048 (L2)", lambda: torch.matmul(x2, w2), w2.numel() * 2, True))
+    for m, n, in_l2 in ((32768, 32, False), (32768, 128, False), (1024, 32, True)):
+        where = "L2" if in_l2 else "HBM"
+        cases.append((f"gemm {m}x{n}x8192 ({where})", gemm_call(m, n, 8192), m * 8192 * 2, in_l2))
+    big = torch.randn(2**29, device=DEVICE, dtype=HALF)   # 1 GiB
+    small = torch.randn(2**22, device=DEVICE, dtype=HALF)   # 8 MiB
+    cases.append(("add in place 1 GiB (HBM)", lambda: big.add_(1.0), 2 * big.numel() * 2, False))
+    cases.append(("add in place 8 MiB (L2)", lambda: small.add_(1.0), 2 * small.numel() * 2, True))
+    time.sleep(1 if QUICK else 5)
+    idle_start = time.time()
+    time.sleep(seconds)
+    rows = [{"name": "idle", "start": idle_start, "end": time.time(), "rate": 0.0, "unit": "none"}]
+    for name, call, work, replayed in cases:
+        names, kernel_s, _ = kernels(call)
+        run = capture(call, calls).replay if replayed and DEVICE == "cuda" else call
+        row = sustained(run, work * (calls if replayed and DEVICE == "cuda" else 1), seconds)
+        row.update(name=name, unit="byte/s", kernels=names, kernel_s=kernel_s)
+        rows.append(row)
+        log("power path", name, f"{row['rate'] / 1e12:.2f} TB/s", names[:1])
+        time.sleep(0 if QUICK else 2)
+    time.sleep(0.2)
+    for row in rows:
+        row["board"] = sampler.window(row["start"], row["end"])
+        log("board", row["name"], {k: round(v["median"]) for k, v in row["board"].items() if isinstance(v, dict)
+                                   and k in ("power_w", "sm_clock_mhz")})
+    result["power_paths"] = rows
+    result["sampler_stderr"] = sampler.stop()
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=1)
+
+
 def compiled_decode(out_path: str) -> None:
     """`--compiled-decode`: the decode step with each decoder layer compiled by torch.compile (inductor fuses the
     norms, rotary and activations into a few Triton kernels, as gpt-fast does), in one CUDA graph per
@@ -676,6 +727,9 @@ def main() -> None:
         return
     if ARGS.power:
         power_rows(out_path)
+        return
+    if ARGS.power_paths:
+        power_path_rows(out_path)
         return
     result = {"device": device_info()}
     log(result["device"])

@@ -133,17 +133,20 @@ _H200_SKINNY = ("8192 x 64 x 64 moves 2 MiB in and 1 MiB out; ours takes 3.0 us 
 _H200_GAPS = {(8192, 64, 64): _H200_SKINNY}
 _GPU_BOARD_POWER = ("issue 17 item 3's power target (25 %), for the board power NVML reads under a kernel held 4 s "
                     "(validation/gpu_measure.py --power); ours is static power plus the kernel's energy over its time")
-_MEMORY_BOUND_POWER = ("a GEMV streaming its weights from HBM draws 543 W on the H100 (3.0 TB/s) and 695 W on the H200 "
-                       "(4.3 TB/s), where ours charges 3.28 pJ/bit of HBM and 0.643-0.716 pJ/bit of L2 (213 and 278 "
-                       "W). "
-                       "The same file's other sustained rows split the difference: a copy moves 3.0 TB/s (read + "
-                       "written) at 522 W, and the GEMV and a copy on 16 MiB that stays in L2 (no HBM traffic) draw "
-                       "256 W at 2.4 TB/s and 392 W at 4.6 TB/s, about 9 pJ per bit on the path from L2 through the "
-                       "SMs' loads, and HBM traffic about 10 pJ per bit above that. A GEMM's operand tiles (TMA bulk "
-                       "copies into shared memory) cannot cost as much: at 9 pJ/bit the 7.6 TB/s of L2 reads of the "
-                       "8192^3 GEMM alone would draw more than the 627 W the whole board adds under it. An energy per "
-                       "bit by load path (per-thread loads through L1 and registers vs bulk copies) is not modelled, "
-                       "so memory-bound GPU kernels (decode) are charged about 40 % of their energy")
+_MEMORY_BOUND_POWER = ("a GEMV streaming its weights from HBM draws 540-543 W on the H100 (3.0 TB/s) and 695 W on the "
+                       "H200 (4.3 TB/s), where ours charges 3.28 pJ/bit of HBM and 0.64-0.72 pJ/bit of L2 (213 and 278 "
+                       "W): memory-bound GPU kernels (decode) get about 40 % of their energy. The H100 file's "
+                       "power_paths rows (all at the full 1,980 MHz) fit one line: 124.5 W with the clock up and no "
+                       "kernel (72 W idle at 345 MHz), 6.8 pJ per bit from L2 to the SMs (a GEMV on 16 MiB held in "
+                       "L2), 10.2 pJ per bit more from HBM (the GEMV above; cuBLAS runs it as a tiled nvjet kernel, "
+                       "as its GEMMs), 3.0 pJ per fp16 MAC (a skinny GEMM in L2); the line predicts a skinny GEMM "
+                       "streaming 512 MiB from HBM within 3 % (648 vs 630 W) and a 1 GiB copy within 2 %, and an "
+                       "in-place add 29 % high (rows read and written in place cost less). Applied to the 8192^3 GEMM "
+                       "held at 700 W (326 T MACs and, in our kernel, 47 Tbit of L2 and 6 Tbit of HBM traffic a "
+                       "second) the same line gives about 1,490 W, 2.1x what it draws at 1,305 MHz: energy per "
+                       "operation falls with the voltage the power cap lowers with the clock. The engine has one "
+                       "energy per operation and per bit, set where GEMMs run, at the cap; an energy that follows "
+                       "the clock's voltage is not modelled")
 # per measured GPU: its gaps by GEMM shape, and which fp8 sizes and GEMV shapes miss by which mechanism
 _MEASURED_GAPS = {"H100": ({}, {1024: _FP8_SHORT}, {}), "H200": (_H200_GAPS, {1024: _FP8_SHORT}, {})}
 # GEMMs held 4 s under the power limit (validation/gpu.py SUSTAINED_GEMMS); the H100's fp16 8192^3 set its mac_energy
