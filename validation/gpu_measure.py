@@ -5,7 +5,7 @@ engine checked against GPU figures it was not tuned to).
 This script is not part of the package or the suite: it runs once on a machine with the GPU and PyTorch (CUDA),
 and its JSON output is committed as data with the command that produced it (the `command` and `device` fields).
 Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode | --fp8 | --launch | --prefill |
-     --compiled-prefill | --power | --power-paths]
+     --compiled-prefill | --power | --power-paths | --transient]
 (--quick: tiny sizes, for a dry run on a CPU; the others: only those rows, below)
 
 What is timed, and how:
@@ -47,7 +47,9 @@ What is timed, and how:
   toggle), an FP8 GEMM, a device-to-device copy and a GEMV, the same two on 16 MiB that stays in L2 (no HBM
   traffic); and one GEMM's first 20 ms after 5 s idle (a burst, before the power limiter acts). `--power-paths`:
   memory-bound kernels the same way, by the path their bytes take (a GEMV's per-thread loads, skinny GEMMs' bulk
-  tile copies, an in-place add), from HBM and from 16 MiB that stays in L2.
+  tile copies, an in-place add), from HBM and from 16 MiB that stays in L2. `--transient`: one GEMM called back to
+  back for 2.5 s after idle, each call timed by its own CUDA events, NVML read every 5 ms: throughput against the
+  clock as the power limiter takes it down.
 """
 from __future__ import annotations
 
@@ -78,6 +80,7 @@ def arguments() -> argparse.Namespace:
     only.add_argument("--compiled-prefill", action="store_true", help="only the compiled Llama-2-7B prefill rows")
     only.add_argument("--power", action="store_true", help="only the board power and clock under sustained loads")
     only.add_argument("--power-paths", action="store_true", help="only the board power of memory-bound kernels")
+    only.add_argument("--transient", action="store_true", help="only a GEMM's throughput as the clock falls")
     return parser.parse_args()
 
 
@@ -504,7 +507,7 @@ while True:
            pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
            pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU), reasons(h)]
     print(",".join(str(v) for v in row), flush=True)
-    time.sleep(0.05)
+    time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 0.05)
 """
 SAMPLE_FIELDS = ("time", "power_w", "sm_clock_mhz", "memory_clock_mhz", "temperature_c", "clock_event_reasons")
 SW_POWER_CAP = 0x4   # NVML's clocks-event reason bit: the software power limiter holds the clock down
@@ -515,10 +518,25 @@ class PowerSampler:
     memory clocks, temperature and the clock-event reasons; `window` summarises the samples between two
     time.time() stamps."""
 
-    def __init__(self) -> None:
+    def __init__(self, period_s: float = 0.05) -> None:
         self.out = open("/tmp/nvml_samples.csv", "w+")   # noqa: SIM115  (read back at the end)
-        self.proc = subprocess.Popen([sys.executable, "-c", SAMPLER], stdout=self.out, stderr=subprocess.PIPE,
-                                     text=True) if DEVICE == "cuda" else None
+        self.proc = subprocess.Popen([sys.executable, "-c", SAMPLER, str(period_s)], stdout=self.out,
+                                     stderr=subprocess.PIPE, text=True) if DEVICE == "cuda" else None
+
+    def samples(self) -> list[list[float]]:
+        """Every reading so far, one list of SAMPLE_FIELDS' values each."""
+        self.out.flush()
+        self.out.seek(0)
+        rows = []
+        for line in self.out.read().splitlines():
+            try:
+                values = [float(v) for v in line.split(",")]
+            except ValueError:
+                continue
+            if len(values) == len(SAMPLE_FIELDS):
+                rows.append(values)
+        self.out.seek(0, 2)
+        return rows
 
     def window(self, start: float, end: float, skip_s: float = 1.0) -> dict:
         """Median, mean, min and max of each field over [start + skip_s, end], the samples' count, and the
@@ -691,6 +709,50 @@ def power_path_rows(out_path: str) -> None:
         json.dump(result, f, indent=1)
 
 
+def transient_rows(out_path: str) -> None:
+    """`--transient`: an fp16 8192^3 GEMM on random operands called back to back for about 2.5 s after 5 s idle,
+    each call timed by its own CUDA events, while NVML is read every 5 ms: the throughput of each call against the
+    SM clock and board power as the power limiter takes the clock down (the JSON gets 'transient': the calls'
+    start offsets and durations from the first call's start, and the readings with their wall times)."""
+    n = 256 if QUICK else 8192
+    calls = 20 if QUICK else 1500
+    sampler = PowerSampler(0.005)
+    call = fp16_matmul(n, n, n)
+    call()
+    sync()
+    time.sleep(1 if QUICK else 5)
+    result = {"device": device_info(), "transient": {"n": n, "calls": calls}}
+    if DEVICE != "cuda":
+        starts, ends = [], []
+        wall0 = time.time()
+        for _ in range(calls):
+            starts.append(time.time() - wall0)
+            call()
+            ends.append(time.time() - wall0)
+    else:
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]
+        wall0 = time.time()
+        for begin, end in events:
+            begin.record()
+            call()
+            end.record()
+        events[-1][1].synchronize()
+        first = events[0][0]
+        starts = [first.elapsed_time(begin) / 1e3 for begin, _ in events]
+        ends = [first.elapsed_time(end) / 1e3 for _, end in events]
+    time.sleep(0.3)
+    result["transient"].update(wall_start=wall0, start_s=starts, end_s=ends,
+                               tflops=[2 * n**3 / (e - b) / 1e12 if e > b else None for b, e in zip(starts, ends)],
+                               samples=[row for row in sampler.samples() if row[0] >= wall0 - 1.0],
+                               sample_fields=list(SAMPLE_FIELDS))
+    result["sampler_stderr"] = sampler.stop()
+    tf = [t for t in result["transient"]["tflops"] if t]
+    log("transient", len(tf), "calls; TFLOPS first 10", [round(t) for t in tf[:10]], "last 10",
+        [round(t) for t in tf[-10:]], "samples", len(result["transient"]["samples"]))
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=1)
+
+
 def compiled_decode(out_path: str) -> None:
     """`--compiled-decode`: the decode step with each decoder layer compiled by torch.compile (inductor fuses the
     norms, rotary and activations into a few Triton kernels, as gpt-fast does), in one CUDA graph per
@@ -730,6 +792,9 @@ def main() -> None:
         return
     if ARGS.power_paths:
         power_path_rows(out_path)
+        return
+    if ARGS.transient:
+        transient_rows(out_path)
         return
     result = {"device": device_info()}
     log(result["device"])
