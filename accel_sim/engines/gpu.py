@@ -439,7 +439,8 @@ class GpuEngine(EngineBase):
         that reads one runs in its producer's kernel, so it pays no launch of its own. None where a contraction
         reads a resident tensor whose tile many CTAs would share (`_shares_tiles`), and where an einsum reduces a
         resident GEMM output across more CTA tiles than one (`_reduces_across_ctas`): no kernel fuses either."""
-        if any(a.tensor in resident and self._reduces_across_ctas(einsum, a.ranks, workload.source_einsums[a.tensor])
+        producers = workload.source_einsums
+        if any(a.tensor in resident and self._reduces_across_ctas(einsum, a.ranks, producers.get(a.tensor, ()))
                for a in einsum.inputs):
             return None
         if einsum.op != "mac":
