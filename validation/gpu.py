@@ -104,6 +104,7 @@ if __package__ in (None, ""):  # run as `python validation/NAME.py`: put the rep
 
 from accel_sim.evaluate import Result, evaluate
 from accel_sim.io.load import load_arch, load_workload, split_overrides
+from accel_sim.zoo.transformer import FLASH_KEY_BLOCK
 from validation.comparison import Comparison, comparison_table
 from validation.report import Row
 from validation.targets import TARGETS
@@ -132,7 +133,6 @@ H100_CUBLAS = {2048: 540.87, 4096: 726.40, 8192: 749.89}                    # [W
 FA2_A100_MAX = 230.0                                                       # [FA2] forward, up to
 FA2_H100 = {64: (282, 306, 318, 321, 322, 324), 128: (309, 350, 362, 368, 370, 370)}   # [FA3] Fig. 5
 SEQUENCES = (512, 1024, 2048, 4096, 8192, 16384)
-KEY_BLOCK = {64: 128, 128: 64}   # FA2's Bc on sm80 (workloads/flash_attention.einsum.yaml)
 FLASH_EXECUTION = ("execution.kind=scheduled", "execution.time_limit_s=0.5")
 # FA2 issues Ampere's mma.sync on every GPU: flash-attention csrc/flash_attn/src/kernel_traits.h,
 # MMA_Atom<SM80_16x8x16_F32F16F16F32_TN> for __CUDA_ARCH__ >= 800 (sm90 included)
@@ -161,7 +161,7 @@ def gemm_tflops(arch: str, m: int, n: int, k: int, extra: tuple[str, ...] = (), 
 def flash_sets(seq: int, head_dim: int) -> tuple[str, ...]:
     """The assignments of FA2's benchmark shape: (16k / N) x (2048 / d) heads of N queries and keys."""
     heads = (16384 // seq) * (2048 // head_dim)
-    block = KEY_BLOCK[head_dim]
+    block = FLASH_KEY_BLOCK[head_dim]   # FA2's Bc (workloads/flash_attention.einsum.yaml)
     return (*FLASH_EXECUTION, FA2_INSTRUCTION, f"workload.ranks.h={heads}", f"workload.ranks.e={head_dim}",
             f"workload.ranks.f={head_dim}", f"workload.ranks.m0={block}", f"workload.ranks.m1={seq // block}",
             f"workload.ranks.p={seq}")

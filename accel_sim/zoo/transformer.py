@@ -456,8 +456,7 @@ def _flash_attention(g: GraphBuilder, spec: TransformerSpec, dims: _Dims, a: str
         return at(name, "b", "h", "g", aff(1, mb=1), "p")
 
     scores = g.tensor(f"{a}.scores", block, block_shape, S)
-    g.contract(f"{a}.qk", at(scores, *block), at(q, "b", "h", "g", "p", "e"), at(k, "b", "h", key, "e"),
-               {**with_e})
+    g.contract(f"{a}.qk", at(scores, *block), at(q, "b", "h", "g", "p", "e"), at(k, "b", "h", key, "e"), with_e)
     logits: Expr = at(scores, *block)
     if "mask" in tables:
         logits = call("add", logits, at(tables["mask"], "p", key))
