@@ -68,27 +68,39 @@ launched by the one whose inputs come from GEMMs or the graph's inputs (torch.co
 reduction ops fused into Triton kernels between cuBLAS calls, e.g. a residual add with the next RMSNorm).
 
 Energy comes from the board's power. A config that measured it gives `mac_energy`: the energy of a dense MAC at one
-operand width, from the board power under a sustained GEMM less the static power and the memory levels' share, over
-its MAC rate; other tensor widths spend the same power per tensor core, so a MAC costs that energy x the rate at the
-measured width / the rate at its own (an FP8 MAC about half an FP16 one on Hopper: measured all-in, 1.03 pJ vs
-1.92). Without one, the TDP stands in: at its sustained tensor peak a GPU draws its TDP, so a MAC costs (TDP - static
-power) / (SMs x MACs per SM per cycle x clock x eff). A CUDA-core instruction costs (TDP - static power) / (SMs x
-lanes x clock) at the width it issues at (a fused multiply-add is one instruction; an SFU instruction is charged as
-one, for want of a cited SFU figure). Both use the SMs and clock the TDP is drawn at (`tdp_at`, the datasheet's: a
-design with fewer SMs or a lower clock spends the same per operation, not more); static power is charged for the
-whole kernel time, and every memory level's bits at its per-bit energies (pinned in the configs).
+operand width, measured at the boost clock (`dvfs.boost_clock`) as board power over L2-resident kernels less the
+board's power with no kernel and the L2's share, over their MAC rate; other tensor widths spend the same power per
+tensor core, so a MAC costs that energy x the rate at the measured width / the rate at its own (an FP8 MAC about
+half an FP16 one on Hopper: measured all-in, 1.03 pJ vs 1.92). Without one, the TDP stands in: at its sustained
+tensor peak a GPU draws its TDP, so a MAC costs (TDP - static power) / (SMs x MACs per SM per cycle x clock x eff).
+A CUDA-core instruction costs (TDP - static power - the clocks' power, below) / (SMs x lanes x clock) at the width it
+issues at (a fused multiply-add is one instruction; an SFU instruction is charged as one, for want of a cited SFU
+figure), so that lanes issuing at their peak draw the TDP. Both use
+the SMs and clock the TDP is drawn at (`tdp_at`, the datasheet's: a design with fewer SMs or a lower clock spends
+the same per operation, not more); static power is charged for the whole kernel time, and every memory level's
+bits at its per-bit energies (pinned in the configs).
 
-Power limit. A board never draws more than its TDP for long: NVIDIA's software power cap lowers the SM clock until
-it does (measured on the H100 and H200: a long fp16 GEMM on random operands holds 700 W at 1,305-1,410 MHz, where
-the first 20 ms ran near 1,980 MHz; validation/gpu_measured_h100.json, `power`). A kernel therefore takes at least
-its dynamic energy (MACs, operations and memory bits) over TDP - static power; where that is longer than its time
-at the configured clock, the main loop runs slower by the difference (counted as compute cycles). The limiter
-averages power over milliseconds, longer than most kernels, so the bound covers the kernel's whole time, its
-launch gap and set-up included: a short kernel spends part of its time near idle. Kernels in a mixed sequence
-are each held to the limit on their own (a high-power kernel does not borrow from a low-power neighbour, as the
-limiter's average lets it). A config without a measured `mac_energy` has no power limit: its TDP-derived MAC
-energy draws exactly the TDP at the sustained peak by construction, so it cannot say by how much a kernel would
-exceed it (its tensor efficiency, calibrated on a sustained GEMM, holds whatever clock that ran at).
+Power limit. A board never draws more than its TDP for long: NVIDIA's software power cap lowers the SM clock, and
+with it the voltage, until it does (measured on the H100 and H200: a long fp16 GEMM on random operands holds 700 W
+at 1,305-1,410 MHz, where the first 60 ms after idle ran at 1,980 MHz; validation/gpu_measured_h100.json, `power`
+and `transient`). A config with `dvfs` models it per kernel, the sustained state of a board kept busy:
+- at SM clock f, r = f / boost_clock: on-chip energies (MACs, CUDA-core instructions, on-chip levels' bits) are
+  their boost-clock figures x r^2 (dynamic energy C V^2 with the supply voltage following the clock); off-chip
+  levels (HBM) keep theirs (their own clock and voltage); the clocks draw `clocked_power` x r^3 with no kernel
+  running, on top of static power;
+- time: the tensor main loop keeps the rate `tensor_efficiency` sets (a ceiling the clock does not bind: 768
+  TFLOPS at 1,980 MHz) until `clock_bound_efficiency` x the tensor peak at f falls below it, and then runs at
+  that; other on-chip work (CUDA cores, L2 transfers, the first-load latency) runs at its configured rate down to
+  the configured clock and slows in proportion below it; HBM transfers, launch gaps and set-up keep their time;
+- the kernel runs at the highest clock up to the boost clock at which static power + clocks' power + its energy
+  over its whole time (launch and set-up included: the limiter averages over milliseconds) stays within the TDP;
+  a kernel under the limit (a GEMV streaming HBM) runs at the boost clock and pays its energies there.
+Kernels in a mixed sequence are each held to the limit on their own (a high-power kernel does not borrow from a
+low-power neighbour, as the limiter's average lets it), and the board never starts cold: the first tens of
+milliseconds after idle, when the board runs a heavy kernel above its TDP at the boost clock, are not modelled
+(drop `dvfs` for that state: every kernel at the boost clock, no limit). A config without `dvfs` has no limit: its
+TDP-derived MAC energy draws exactly the TDP at the sustained peak by construction, so it cannot say by how much a
+kernel would exceed it (its tensor efficiency, calibrated on a sustained GEMM, holds whatever clock that ran at).
 """
 from __future__ import annotations
 
@@ -150,6 +162,20 @@ class MacEnergyPoint(BaseModel):
 
     bits: PositiveInt
     energy_j: Joules = Field(alias="energy")
+
+
+class Dvfs(BaseModel):
+    """How the board trades SM clock for power under its limit (module docstring, "Power limit")."""
+
+    model_config = SPEC_CONFIG
+
+    # the clock kernels run at below the limit, where `mac_energy` and the on-chip levels' per-bit energies hold
+    boost_clock_hz: Hertz = Field(alias="boost_clock")
+    # board power with the SMs clocked at the boost clock and no kernel running, less `static_power`
+    clocked_power_w: Watts = Field(alias="clocked_power")
+    # the fraction of the tensor peak at the running clock a main loop sustains once the clock, not the
+    # `tensor_efficiency` ceiling, sets its pace
+    clock_bound_efficiency: Fraction
 
 
 class CtaTile(BaseModel):
@@ -230,6 +256,8 @@ class GpuEngine(EngineBase):
     # measured energy of a dense MAC at one width (board power under a sustained GEMM, less static power and the
     # memory levels' share, over its MAC rate); None: derived from the TDP at the sustained tensor peak
     mac_energy: MacEnergyPoint | None = None
+    # the power limiter's clock range (module docstring, "Power limit"); None: no limit
+    dvfs: Dvfs | None = None
     datapath_area_mm2: SquareMillimetres = Field(alias="area")  # the die less the memory levels listed in the arch
     tiles: tuple[CtaTile, ...] = DEFAULT_TILES
     splits: tuple[PositiveInt, ...] = DEFAULT_SPLITS
@@ -308,6 +336,16 @@ class GpuEngine(EngineBase):
             raise located(f"mac_energy is given at {self.mac_energy.bits} bits, a width the tensor cores do not run "
                           f"(tensor_macs_per_sm lists {[bits for bits, _ in self.tensor_macs_per_sm]}). Fix: give "
                           f"the energy at a listed width, e.g. bits: 16", "mac_energy", "bits")
+        if self.dvfs and self.mac_energy is None:
+            raise located("dvfs is given without a measured mac_energy: the power limit trades clock for the energy "
+                          "of each operation, and the TDP-derived stand-in draws the TDP by construction. Fix: give "
+                          "mac_energy at the boost clock (validation/gpu_measure.py --power-paths measures it), or "
+                          "remove dvfs", "dvfs")
+        if self.dvfs and self.static_power_w + self.dvfs.clocked_power_w >= self.tdp_w:
+            raise located(f"static_power + dvfs.clocked_power ({self.static_power_w:g} + "
+                          f"{self.dvfs.clocked_power_w:g} W) reach the tdp ({self.tdp_w:g} W): no kernel could run "
+                          f"at the boost clock. Fix: give the board's idle power with the SMs clocked, less its "
+                          f"static power (about 50 W on an H100)", "dvfs", "clocked_power")
         if 1 not in self.splits:
             raise ValueError("splits must include 1 (no split-K). Fix: e.g. [1, 2, 4, 8]")
         if not self.tiles:
@@ -377,20 +415,12 @@ class GpuEngine(EngineBase):
         sustained = sms * rate * clock * (self.tensor_efficiency if tensor else 1.0)
         return (self.tdp_w - self.static_power_w) / sustained
 
-    def power_limited_cycles(self, dynamic_energy_j: np.ndarray | float, arch_clock_hz: float) -> np.ndarray | float:
-        """Arch cycles below which a kernel of this dynamic energy would draw more than the TDP: the power limiter
-        lowers the SM clock until static power plus dynamic energy over time meets it; 0 (no limit) without a
-        measured `mac_energy`, whose TDP-derived stand-in draws the TDP at the sustained peak by construction
-        (module docstring)."""
-        if self.mac_energy is None:
-            return 0.0 * dynamic_energy_j
-        return dynamic_energy_j / (self.tdp_w - self.static_power_w) * arch_clock_hz
-
     def op_energy_j(self, bits: int, clock_hz: float) -> float:
-        """Joules per CUDA-core instruction: the dynamic power over the lanes' peak rate at the TDP's SMs and
-        clock."""
+        """Joules per CUDA-core instruction: the dynamic power (TDP less static power and, with `dvfs`, the clocks'
+        own) over the lanes' peak rate at the TDP's SMs and clock."""
         sms, clock = self._tdp_sms_and_clock(clock_hz)
-        return (self.tdp_w - self.static_power_w) / (sms * self.lane_rate(bits) * clock)
+        dynamic = self.tdp_w - self.static_power_w - (self.dvfs.clocked_power_w if self.dvfs else 0.0)
+        return dynamic / (sms * self.lane_rate(bits) * clock)
 
     # --- the engine contract -----------------------------------------------------------------------------------
     def peak_per_cycle(self, einsum: Einsum) -> float:

@@ -2,6 +2,7 @@
 vectorized over (CTA tile, split-K) candidates, and CUDA-core kernels for maps and reductions."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from accel_sim.engines.loopnest import gemm_view
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.folds import fold_count
 from accel_sim.spec.cost import Cost
+from accel_sim.spec.fields import memory_kind
 from accel_sim.spec.mapspace import fitting_objective
 from accel_sim.spec.workload import Call
 
@@ -155,7 +157,9 @@ class KernelScores:
     level_cycles: np.ndarray          # (B, L) transfer cycles at each level's achievable bandwidth
     mac_energy_j: np.ndarray
     static_energy_j: np.ndarray
+    clocked_energy_j: np.ndarray      # the SM clocks' own power over the kernel (gpu.py, "Power limit")
     level_energy_j: np.ndarray        # (B, L)
+    energy_scale: np.ndarray          # on-chip energies at the kernel's clock over their boost-clock figures
 
     def __len__(self) -> int:
         return len(self.total_cycles)
@@ -240,7 +244,6 @@ def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str,
     level_energy = np.stack([sum(level_access_energy(arch, li, read_bytes[:, li] * 8,
                                                      write_bytes[:, li] * 8).values())
                              for li in range(len(arch.memory))], axis=1)
-    busy = np.maximum(compute, level_cycles.max(axis=1))
     # exposed at the ends: the first wave waits one memory latency for its first operands, the output tiles of the
     # last CTA-time (at most one CTA per SM, as `compute` counts them) drain to the output's outermost keeper after
     # the last MAC (a higher occupancy only overlaps more epilogues with other CTAs' main loops); plus the launch
@@ -250,24 +253,136 @@ def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str,
     drain = (0.0 if out_level is None else
              engine.transfer_cycles(0.0, drain_bytes, arch.memory[out_level], arch)
              / engine.level_efficiency(arch.memory[out_level].name))
-    launch = ((engine.kernel_gap_s() + engine.gemm_setup_s) * arch.clock_hz
-              + engine.memory_latency_cycles * to_arch + drain)
-    # above its power limit the board lowers the SM clock: the main loop issues slower until the kernel's dynamic
-    # energy over its whole time (ends included: the limiter averages over milliseconds) meets the limit
-    throttled = np.maximum(busy + launch, engine.power_limited_cycles(mac_energy + level_energy.sum(axis=1),
-                                                                      arch.clock_hz)) - (busy + launch)
-    compute = compute + throttled
-    busy = busy + throttled
+    on_chip = on_chip_levels(arch)
+    drain_on_chip = out_level is not None and bool(on_chip[out_level])
+    shape = np.broadcast(compute, level_cycles[:, 0]).shape
+    pace = KernelPace(compute=np.broadcast_to(compute, shape).astype(float),
+                      on_chip=level_cycles[:, on_chip].max(axis=1, initial=0.0),
+                      off_chip=level_cycles[:, ~on_chip].max(axis=1, initial=0.0),
+                      clocked_ends=engine.memory_latency_cycles * to_arch + (drain if drain_on_chip else 0.0),
+                      fixed_ends=(engine.kernel_gap_s() + engine.gemm_setup_s) * arch.clock_hz
+                      + (0.0 if drain_on_chip else drain), on_tensor=on_tensor)
+    run = under_power_limit(engine, arch, pace, mac_energy + level_energy[:, on_chip].sum(axis=1),
+                            level_energy[:, ~on_chip].sum(axis=1))
+    compute, busy, launch = run.compute, run.busy, run.ends
     total = busy + launch
     seconds = total / arch.clock_hz
-
+    mac_energy = mac_energy * run.energy_scale
+    level_energy = level_energy * np.where(on_chip, run.energy_scale[:, None], 1.0)
     static_energy = engine.static_power_w * seconds
-    energy = mac_energy + static_energy + level_energy.sum(axis=1)
-    return KernelScores(total, energy, fits, compute, busy - compute, np.broadcast_to(launch, total.shape).astype(float), occ, ctas, waves,
+    clocked_energy = run.clocked_power_w * seconds
+    energy = mac_energy + static_energy + clocked_energy + level_energy.sum(axis=1)
+    return KernelScores(total, energy, fits, compute, busy - compute, launch, occ, ctas, waves,
                         ctas / (waves * slots), padded_macs.astype(float), a_reads, b_reads,
                         np.broadcast_to(tile_a, total.shape).astype(float),
                         np.broadcast_to(tile_b, total.shape).astype(float), partial, read_bytes, write_bytes,
-                        level_cycles, mac_energy, static_energy, level_energy)
+                        level_cycles, mac_energy, static_energy, clocked_energy, level_energy, run.energy_scale)
+
+
+def on_chip_levels(arch: Arch) -> np.ndarray:
+    """Per level (outer -> inner): whether it sits on the die, on the SM clock and its voltage (not off-chip DRAM)."""
+    return np.array([memory_kind(level.technology) != "off_chip" for level in arch.memory], dtype=bool)
+
+
+@dataclass(frozen=True)
+class KernelPace:
+    """A kernel's arch cycles at the configured clock, split by what sets each part's pace as the SM clock moves
+    (gpu.py, "Power limit")."""
+
+    compute: np.ndarray        # the main loop's issue: tensor cores (`on_tensor`) or CUDA-core lanes
+    on_chip: np.ndarray        # the slowest on-chip level's transfers (L2): on the SM clock
+    off_chip: np.ndarray       # the slowest off-chip level's transfers (HBM): on the memory's own clock
+    clocked_ends: np.ndarray | float   # first-load latency and a drain to an on-chip level
+    fixed_ends: np.ndarray | float     # launch gap, GEMM set-up and a drain to an off-chip level
+    on_tensor: bool
+
+
+@dataclass(frozen=True)
+class Throttled:
+    """A kernel at the SM clock the power limit leaves it (arch cycles; `under_power_limit`)."""
+
+    compute: np.ndarray
+    busy: np.ndarray
+    ends: np.ndarray
+    energy_scale: np.ndarray      # on-chip energy per operation or bit at this clock over its boost-clock figure
+    clocked_power_w: np.ndarray   # the SM clocks' power at this clock, with no kernel
+
+
+def under_power_limit(engine: GpuEngine, arch: Arch, pace: KernelPace, on_chip_energy_j: np.ndarray,
+                      off_chip_energy_j: np.ndarray) -> Throttled:
+    """The kernel at the highest SM clock up to `dvfs.boost_clock` at which the board's power over its whole time
+    (static power, the clocks' power and the kernel's energy over its time) stays within the TDP (gpu.py, "Power
+    limit"); without `dvfs`, at the configured clock with no limit."""
+    dvfs = engine.dvfs
+    shape = np.broadcast(pace.compute, on_chip_energy_j).shape
+    if dvfs is None:
+        busy = np.maximum(pace.compute, np.maximum(pace.on_chip, pace.off_chip))
+        return Throttled(pace.compute, busy, np.broadcast_to(pace.fixed_ends + pace.clocked_ends, shape),
+                         np.ones(shape), np.zeros(shape))
+    nominal = arch.engine_clock_hz(engine)
+    boost = dvfs.boost_clock_hz
+    # the main loop's rate is its ceiling (tensor_efficiency at the configured clock) until the clock times the
+    # clock-bound efficiency falls below it; other on-chip work runs at its configured rate down to that clock
+    ceiling = engine.tensor_efficiency / dvfs.clock_bound_efficiency if pace.on_tensor else 1.0
+    parts = [np.broadcast_to(np.asarray(a, dtype=float), shape) for a in
+             (pace.compute, pace.on_chip, pace.off_chip, pace.fixed_ends, pace.clocked_ends, on_chip_energy_j,
+              off_chip_energy_j)]
+
+    def at(clock: np.ndarray, compute: np.ndarray, on_chip: np.ndarray, off_chip: np.ndarray, fixed_ends: np.ndarray,
+           clocked_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        stretch = np.maximum(1.0, nominal / clock)
+        compute = compute * np.maximum(1.0, ceiling * nominal / clock)
+        return compute, np.maximum(compute, np.maximum(on_chip * stretch, off_chip)), fixed_ends + clocked_ends * stretch
+
+    def excess(clock: np.ndarray, *kernel: np.ndarray) -> np.ndarray:
+        """Board power at `clock` less the TDP."""
+        *timing, on_chip_j, off_chip_j = kernel
+        _, busy, ends = at(clock, *timing)
+        ratio = clock / boost
+        dynamic = on_chip_j * ratio ** 2 + off_chip_j
+        return (engine.static_power_w + dvfs.clocked_power_w * ratio ** 3 + dynamic / ((busy + ends) / arch.clock_hz)
+                - engine.tdp_w)
+
+    clock = np.full(shape, boost)
+    over = np.flatnonzero(excess(clock, *parts) > 0)
+    if over.size:
+        subset = [a[over] for a in parts]
+        clock[over] = _highest_clock_within(lambda f: excess(f, *subset), boost, over.size, engine.tdp_w)
+    compute, busy, ends = at(clock, *parts[:5])
+    ratio = clock / boost
+    return Throttled(compute, busy, ends, ratio ** 2, dvfs.clocked_power_w * ratio ** 3)
+
+
+def _highest_clock_within(excess: Callable[[np.ndarray], np.ndarray], high: float, size: int,
+                          tdp_w: float) -> np.ndarray:
+    """Per kernel, the clock below `high` at which board power over the TDP (`excess`, rising with the clock: energy
+    per operation follows the square of the voltage, which follows the clock) crosses zero, from below, to 1e-10
+    of the TDP: the Illinois variant of regula falsi, which keeps the root bracketed across the kinks where another
+    part of the kernel sets its pace."""
+    lo, hi = np.full(size, high / 2), np.full(size, high)
+    g_lo, g_hi = excess(lo), excess(hi)
+    for _ in range(6):  # a bracket from below: halve the clock until the board is within its TDP
+        if (g_lo <= 0).all():
+            break
+        lo = np.where(g_lo > 0, lo / 2, lo)
+        g_lo = excess(lo)
+    true_lo = g_lo.copy()            # the excess at `lo` itself (g_lo may have been halved)
+    last = np.zeros(size)            # which end the previous guess replaced: -1 low, +1 high
+    for _ in range(200):
+        active = (true_lo < -1e-10 * tdp_w) & (hi - lo > 1e-12 * high)
+        if not active.any():
+            break
+        guess = np.where(active, hi - g_hi * (hi - lo) / (g_hi - g_lo), lo)
+        g = excess(guess)
+        within = active & (g <= 0)
+        beyond = active & (g > 0)
+        # an end kept twice in a row has its excess halved (Illinois), so that the next guess moves past it
+        g_hi = np.where(within & (last < 0), g_hi / 2, g_hi)
+        g_lo = np.where(beyond & (last > 0), g_lo / 2, g_lo)
+        lo, g_lo, true_lo = np.where(within, guess, lo), np.where(within, g, g_lo), np.where(within, g, true_lo)
+        hi, g_hi = np.where(beyond, guess, hi), np.where(beyond, g, g_hi)
+        last = np.where(within, -1.0, np.where(beyond, 1.0, last))
+    return lo
 
 
 def _level_bytes(p: GemmProblem, keeps: list[dict[str, bool]], a_reads: np.ndarray, b_reads: np.ndarray,
@@ -322,10 +437,14 @@ def kernel_cost(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str, b
             accesses[(level, p.c, "read")] = float(extra)
     energy: dict[tuple[str, str], float] = {("tensor_cores", "mac"): float(scores.mac_energy_j[i]),
                                             ("static", "leakage"): float(scores.static_energy_j[i])}
+    if scores.clocked_energy_j[i]:
+        energy[("sm_clocks", "idle")] = float(scores.clocked_energy_j[i])
+    on_chip = on_chip_levels(arch)
     for li, level in enumerate(arch.memory):
+        scale = float(scores.energy_scale[i]) if on_chip[li] else 1.0
         for key, joules in level_access_energy(arch, li, float(scores.level_read_bytes[i, li]) * 8,
                                                float(scores.level_write_bytes[i, li]) * 8).items():
-            energy[key] = energy.get(key, 0.0) + joules
+            energy[key] = energy.get(key, 0.0) + joules * scale
     total = float(scores.total_cycles[i])
     # MACs per arch cycle at the datasheet rate for these operands
     peak = engine.sms * engine.mac_rate(p.operand_bits)[0] * arch.engine_clock_hz(engine) / arch.clock_hz
@@ -386,26 +505,37 @@ def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engi
     energy: dict[tuple[str, str], float] = {
         ("cuda_cores", "op"): einsum.iteration_points * sum(instructions_per_point(einsum))
         * engine.op_energy_j(width, clock)}
-    level_cycles = []
+    on_chip = on_chip_levels(arch)
+    level_cycles = np.zeros(len(arch.memory))
+    level_joules: list[dict[tuple[str, str], float]] = []
     bits = {t.name: t.bits for t in workload.tensors}
     for li, level in enumerate(arch.memory):
         read, write = traffic.through(level)
-        level_cycles.append(engine.transfer_cycles(read, write, level, arch) / engine.level_efficiency(level.name))
-        for key, joules in level_access_energy(arch, li, read * 8, write * 8).items():
-            energy[key] = energy.get(key, 0.0) + joules
+        level_cycles[li] = engine.transfer_cycles(read, write, level, arch) / engine.level_efficiency(level.name)
+        level_joules.append(level_access_energy(arch, li, read * 8, write * 8))
         for tensor, nbytes in traffic.read_bytes.items():
             if level.keeps(traffic.roles[tensor], tensor):
                 accesses[(level.name, tensor, "read")] = nbytes * 8 / bits[tensor]
         for tensor, nbytes in traffic.write_bytes.items():
             if level.keeps(traffic.roles[tensor], tensor):
                 accesses[(level.name, tensor, "write")] = nbytes * 8 / bits[tensor]
-    busy = max([compute, *level_cycles])
     launch = engine.kernel_gap_s() * arch.clock_hz if engine.launches_kernel(einsum, workload) else 0.0
-    throttled = max(0.0, float(engine.power_limited_cycles(sum(energy.values()), arch.clock_hz)) - busy - launch)
-    compute += throttled   # the power limiter's lower SM clock (kernel_scores)
-    busy += throttled
+    pace = KernelPace(compute=np.array([compute]), on_chip=np.array([level_cycles[on_chip].max(initial=0.0)]),
+                      off_chip=np.array([level_cycles[~on_chip].max(initial=0.0)]), clocked_ends=0.0,
+                      fixed_ends=launch, on_tensor=False)
+    on_chip_j = energy[("cuda_cores", "op")] + sum(sum(j.values()) for j, keep in zip(level_joules, on_chip) if keep)
+    off_chip_j = sum(sum(j.values()) for j, keep in zip(level_joules, on_chip) if not keep)
+    run = under_power_limit(engine, arch, pace, np.array([on_chip_j]), np.array([off_chip_j]))
+    scale = float(run.energy_scale[0])
+    energy[("cuda_cores", "op")] *= scale
+    for joules, keep in zip(level_joules, on_chip):
+        for key, value in joules.items():
+            energy[key] = energy.get(key, 0.0) + value * (scale if keep else 1.0)
+    compute, busy, launch = float(run.compute[0]), float(run.busy[0]), float(run.ends[0])
     total = busy + launch
     energy[("static", "leakage")] = engine.static_power_w * total / arch.clock_hz
+    if run.clocked_power_w[0]:
+        energy[("sm_clocks", "idle")] = float(run.clocked_power_w[0]) * total / arch.clock_hz
     return Cost(macs=einsum.macs, compute_cycles=compute, stall_cycles=busy - compute, fill_drain_cycles=launch,
                 accesses=accesses, energy_j=energy,
                 # a lane's peak is one fused multiply-add, two operator applications, per cycle

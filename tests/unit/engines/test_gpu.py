@@ -33,9 +33,9 @@ def _with_tiles(path: Path, *tiles: CtaTile, splits: tuple[int, ...] = (1,)):  #
 
 
 def _without_power_limit(arch):  # noqa: ANN001,ANN202 - an Arch
-    """`arch` with its GPU engine's measured mac_energy removed: TDP-derived MAC energy and no power limit, the
-    board of a short run (the first milliseconds, before the limiter lowers the clock)."""
-    engine = arch.engines[0].model_copy(update={"mac_energy": None})
+    """`arch` with its GPU engine's measured mac_energy and dvfs removed: TDP-derived MAC energy and no power limit,
+    the board of a short run (the first milliseconds, before the limiter lowers the clock)."""
+    engine = arch.engines[0].model_copy(update={"mac_energy": None, "dvfs": None})
     return arch.model_copy(update={"engines": (engine,)})
 
 
@@ -67,54 +67,103 @@ def test_square_fp16_gemm_on_h100_is_peak_times_efficiency_times_wave_quantizati
     assert main_loop_tflops == pytest.approx(peak_tflops * 0.794 * 512 / 528, rel=1e-12)
 
 
-def test_the_power_limit_holds_a_long_gemm_to_its_energy_over_tdp_less_static() -> None:
-    """The same kernel under the H100's 700 W limit (config [MP]): its dynamic energy is
-    - MACs: 4096^3 x 1.765 pJ = 0.121290 J;
-    - HBM: A twice and B three times (5 x 32 MiB read) and C once (32 MiB written): 201,326,592 B x 8 x 3.28 pJ =
-      5.2828 mJ;
-    - L2: A 16 times and B 16 times served to the CTAs (1,073,741,824 B read), filled with the 5 x 32 MiB from HBM
-      and C written once (201,326,592 B): 1,275,068,416 B x 8 x 0.643 pJ = 6.5590 mJ;
-    together 0.133131 J, which at 700 - 72.37 W takes 212.12 us (388,174 cycles at 1.83 GHz), longer than the
-    unthrottled 330,156 + 14,164 cycles: the main loop stretches to fill it, stalls stay 0, and the board's power
-    over the kernel is its TDP."""
+def test_the_power_limit_lowers_the_clock_until_the_board_draws_its_tdp() -> None:
+    """The same kernel under the H100's 700 W limit (config: dvfs, [PP], [TR]). At the 1,980 MHz boost clock it
+    would draw far more than 700 W, so the limiter lowers the clock f until the board draws exactly its TDP:
+    - the main loop, once the clock sets its pace, sustains 0.957 of the peak at f, so at f below
+      0.794 x 1.83 GHz / 0.957 it takes 330,156.2 x (0.794 x 1.83e9 / 0.957) / f cycles (of the 1.83 GHz arch
+      clock); inverted, the reported compute cycles give f;
+    - the ends: the 4 us launch and 0.82 us set-up and the drain to HBM keep their time, the 400-cycle first load
+      runs on the SM clock: 400 x 1.83e9 / f;
+    - energy at f, with r = f / 1.98 GHz: MACs 4096^3 x 3.259 pJ x r^2; L2 1,275,068,416 B x 8 x 6.565 pJ x r^2
+      (A and B served 16 times each, filled with 5 x 32 MiB from HBM, C written once); HBM 201,326,592 B x 8 x
+      3.28 pJ (its own clock and voltage);
+    - board power 72.37 W static + 52.10 W x r^3 (the clocks) + that energy over the kernel's time = 700 W,
+    at a clock between the measured sustained GEMMs' 1.2 and 1.45 GHz ([MP])."""
     arch = _with_tiles(H100, CtaTile(m=128, n=256, k=64, stages=4, warps=8))
     result = evaluate(arch, gemm(4096, 4096, 4096, bits=16, out_bits=16), "latency")
     cost = result.einsums[0].cost
-    dynamic = 4096**3 * 1.765e-12 + 201_326_592 * 8 * 3.28e-12 + 1_275_068_416 * 8 * 0.643e-12
-    assert cost.total_cycles == pytest.approx(dynamic / (700 - 72.37) * 1.83e9, rel=1e-9)
+    main_loop = 4 * 128 * 256 * 4096 / (2048 * 0.794)
+    clock = 0.794 * 1.83e9 / 0.957 * main_loop / cost.compute_cycles
+    assert 1.2e9 < clock < 1.45e9
+    drain = 116 * 128 * 256 * 2 / (3.35e12 * 0.84) * 1.83e9
+    assert cost.fill_drain_cycles == pytest.approx((4e-6 + 0.82e-6) * 1.83e9 + drain + 400 * 1.83e9 / clock,
+                                                   rel=1e-12)
     assert cost.stall_cycles == 0
-    assert cost.compute_cycles > 4 * 128 * 256 * 4096 / (2048 * 0.794)
+    r = clock / 1.98e9
+    energy = 4096**3 * 3.259e-12 * r**2 + 1_275_068_416 * 8 * 6.565e-12 * r**2 + 201_326_592 * 8 * 3.28e-12
+    seconds = cost.total_cycles / 1.83e9
+    assert 72.37 + 52.10 * r**3 + energy / seconds == pytest.approx(700, rel=1e-9)
     assert result.energy_j / result.latency_s == pytest.approx(700, rel=1e-9)
 
 
-def test_the_h100_mac_energy_follows_from_its_power_measurement() -> None:
-    """[MP]: the fp16 8192^3 GEMM held 4 s draws 698.8 W at 1.686 ms a call; less the config's 72.37 W static
-    power and what this model's kernel for it moves through HBM and L2, over its 8192^3 MACs, is the config's
-    mac_energy, to the 0.001 pJ it gives."""
-    row = next(r for r in json.loads((ROOT / "validation" / "gpu_measured_h100.json").read_text())["power"]
-               if r["name"] == "fp16 gemm 8192^3 randn")
-    arch = load_arch(H100, ["engines.sm.launch=graph"])
-    energy = evaluate(arch, gemm(8192, 8192, 8192, bits=16, out_bits=16), "latency").summary()["energy_by_component_j"]
-    dynamic = (row["board"]["power_w"]["median"] - 72.37) * row["s_per_call"]
-    per_mac = (dynamic - energy["hbm"] - energy["l2"]) / 8192**3
-    assert arch.engines[0].mac_energy.energy_j == pytest.approx(per_mac, abs=0.001e-12)
+def test_the_h100_power_constants_follow_from_its_measurements() -> None:
+    """[PP] at 1,980 MHz: no kernel 124.467 W, so the clocks draw 124.467 - 72.37 = 52.10 W (to the 0.01 W given);
+    less that, an L2-resident GEMV (4096 x 2048 MACs and its measured bytes a kernel) and an L2-resident 1024 x 32 x
+    8192 GEMM give two equations in the energy of an fp16 MAC and of an L2 bit: 3.259 pJ and 6.565 pJ (to the
+    0.001 pJ given). [TR]: once the cap lowers the clock, the 8192^3 GEMM runs 0.928 of the tensor peak at the
+    sampled clock (median over samples at 1,980 MHz less), over its 16 waves' quantization 2,048 / 2,112: 0.957."""
+    measured = json.loads((ROOT / "validation" / "gpu_measured_h100.json").read_text())
+    paths = {r["name"]: r for r in measured["power_paths"]}
+    watts = {name: r["board"]["power_w"]["median"] - paths["idle"]["board"]["power_w"]["median"]
+             for name, r in paths.items()}
+    engine = load_arch(H100).engines[0]
+    assert engine.dvfs.clocked_power_w == pytest.approx(paths["idle"]["board"]["power_w"]["median"] - 72.37,
+                                                        abs=0.005)
+    kernels = [("gemv 4096x2048 (L2)", 4096 * 2048), ("gemm 1024x32x8192 (L2)", 1024 * 32 * 8192)]
+    rates = np.array([[macs / paths[name]["kernel_s"], paths[name]["rate"] * 8] for name, macs in kernels])
+    per_mac, per_bit = np.linalg.solve(rates, [watts[name] for name, _ in kernels])
+    assert engine.mac_energy.energy_j == pytest.approx(per_mac, abs=0.0005e-12)
+    assert load_arch(H100).memory[1].read_energy_j_per_bit == pytest.approx(per_bit, abs=0.0005e-12)
+    transient = measured["transient"]
+    starts, ends = np.array(transient["start_s"]), np.array(transient["end_s"])
+    fractions = []
+    for time, _, clock_mhz, *_ in transient["samples"]:
+        running = (starts <= time - transient["wall_start"]) & (ends >= time - transient["wall_start"])
+        tflops = [t for t, on in zip(transient["tflops"], running) if on and t]
+        if tflops and clock_mhz < 1980:
+            fractions.append(np.mean(tflops) * 1e12 / (2 * 132 * 2048 * clock_mhz * 1e6))
+    assert engine.dvfs.clock_bound_efficiency == pytest.approx(np.median(fractions) / (2048 / 2112), abs=0.0005)
 
 
 def test_a_measured_mac_energy_carries_to_other_widths_at_equal_power_per_tensor_core() -> None:
     """The H100's tensor cores run 4,096 FP8 and 2,048 FP16 MACs per SM per cycle: at the same power an FP8 MAC
-    costs half the measured 1.765 pJ FP16 one, 0.8825 pJ (measured all-in under the power limit: 1.03 vs 1.92 pJ)."""
+    costs half the measured 3.259 pJ FP16 one, 1.6295 pJ (measured all-in under the power limit: 1.03 vs 1.92 pJ)."""
     engine = load_arch(H100).engines[0]
-    assert engine.mac_energy_j(16, 1.83e9) == pytest.approx(1.765e-12, rel=1e-12)
-    assert engine.mac_energy_j(8, 1.83e9) == pytest.approx(0.8825e-12, rel=1e-12)
+    assert engine.mac_energy_j(16, 1.83e9) == pytest.approx(3.259e-12, rel=1e-12)
+    assert engine.mac_energy_j(8, 1.83e9) == pytest.approx(1.6295e-12, rel=1e-12)
 
 
-def test_a_gpu_without_a_measured_mac_energy_is_not_power_limited() -> None:
-    """The A100 config measured no MAC energy: its TDP-derived one draws the TDP at the sustained peak by
-    construction, so no kernel is held to it (a 4096^3 GEMM's compute cycles are its main loop's alone)."""
-    arch = load_arch(A100)
-    assert arch.engines[0].power_limited_cycles(1.0, arch.clock_hz) == 0
-    limited = load_arch(H100).engines[0]
-    assert limited.power_limited_cycles(1.0, 1.83e9) == pytest.approx(1.83e9 / (700 - 72.37), rel=1e-12)
+def test_a_gpu_without_dvfs_is_not_power_limited() -> None:
+    """The A100 config gives no dvfs (no measured clock range or clocks' power): its TDP-derived MAC energy draws
+    the TDP at the sustained peak by construction, so no kernel is held to it and a 4096^3 GEMM's compute cycles are
+    its main loop's alone: 4 waves of 128 x 256 tiles (108 SMs: ceil(512 / 108) = 5 CTA-times per SM) of
+    128 x 256 x 4096 MACs at 1,024 MACs per SM per cycle x the config's tensor_efficiency."""
+    arch = _with_tiles(A100, CtaTile(m=128, n=256, k=32, stages=3, warps=8))
+    engine = arch.engines[0]
+    assert engine.dvfs is None
+    cost = evaluate(arch, gemm(4096, 4096, 4096, bits=16, out_bits=16), "latency").einsums[0].cost
+    rate = dict(engine.tensor_macs_per_sm)[16] * engine.tensor_efficiency
+    assert cost.compute_cycles == pytest.approx(5 * 128 * 256 * 4096 / rate, rel=1e-12)
+    assert ("sm_clocks", "idle") not in cost.energy_j
+
+
+def test_a_kernel_below_the_limit_runs_at_the_boost_clock_and_pays_its_clocks() -> None:
+    """A 16384 x 16384 fp16 GEMV streams 512 MiB of weights from HBM at 0.84 x 3.35 TB/s: on the H100 its power
+    stays under 700 W (measured 540 W, [PP]), so the limit leaves it at the boost clock: the same time as with no
+    limit, its MAC energy at its boost-clock figure (3.259 pJ), plus the clocks' 52.10 W over its whole time."""
+    arch = load_arch(H100, ["engines.sm.launch=graph"])
+    w = gemm(1, 16384, 16384, bits=16, out_bits=16)
+    limited = evaluate(arch, w)
+    free = evaluate(_without_power_limit(arch), w)
+    assert limited.latency_s == pytest.approx(free.latency_s, rel=1e-12)
+    cost = limited.einsums[0].cost
+    energy = cost.energy_j
+    assert energy[("sm_clocks", "idle")] == pytest.approx(52.10 * cost.total_cycles / 1.83e9, rel=1e-9)
+    # the tensor cores run it on a tile of 16 rows (DEFAULT_TILES), 15 of them padding
+    assert energy[("tensor_cores", "mac")] == pytest.approx(16 * 16384**2 * 3.259e-12, rel=1e-9)
+    assert energy[("hbm", "read")] == pytest.approx(16384**2 * 2 * 8 * 3.28e-12, rel=1e-3)
+    assert limited.energy_j / limited.latency_s < 700
 
 
 def test_an_older_instruction_family_issues_at_its_fraction_of_the_tensor_rate() -> None:
@@ -122,7 +171,7 @@ def test_an_older_instruction_family_issues_at_its_fraction_of_the_tensor_rate()
     [FA3]/Luo et al. figure lets mma.sync issue 0.667 of the wgmma rate, so the main loop takes
     4 x 128 x 256 x 4096 / (2,048 x 0.794 x 0.667) cycles, 1 / 0.667 of the wgmma kernel's; on the A100, whose
     native instruction is mma.sync (rate 1.0), naming it changes nothing; an unlisted family is an error."""
-    arch = _with_tiles(H100, CtaTile(m=128, n=256, k=64, stages=4, warps=8))
+    arch = _without_power_limit(_with_tiles(H100, CtaTile(m=128, n=256, k=64, stages=4, warps=8)))
     w = gemm(4096, 4096, 4096, bits=16, out_bits=16)
     engine = arch.engines[0].model_copy(update={"instruction": "mma.sync"})
     legacy = arch.model_copy(update={"engines": (engine,)})
@@ -322,15 +371,15 @@ def test_lane_and_sfu_instructions_per_point() -> None:
 
 
 def test_a_map_pays_per_instruction_issued_and_at_the_lanes_full_rate_draws_no_more_than_the_tdp() -> None:
-    """The H100's CUDA-core instruction costs (700 - 72.37 W) / (132 SMs x 256 fp16 lanes x 1.83 GHz) = 10.15 pJ at
-    16 bits. Y = exp(X) over 2^24 fp16 points issues one lane instruction (the copy every point needs) and one SFU
-    instruction a point: 2 x 2^24 x 10.15 pJ. A fused multiply-add, X * X + Y, is one instruction a point, charged
+    """The H100's CUDA-core instruction costs (700 - 72.37 - 52.10 W: TDP less static and the clocks' power) /
+    (132 SMs x 256 fp16 lanes x 1.83 GHz) = 9.307 pJ at 16 bits. Y = exp(X) over 2^24 fp16 points issues one lane
+    instruction (the copy every point needs) and one SFU instruction a point: 2 x 2^24 x 9.307 pJ. A fused multiply-add, X * X + Y, is one instruction a point, charged
     once (it was charged as its two operators), so at the lanes' full rate it draws the power its energy was set
     from and the power limit does not slow it."""
     from accel_sim.spec.workload import Access, Affine, Call, Einsum, Tensor, Workload
 
     arch = load_arch(H100)
-    per_instruction = (700 - 72.37) / (132 * 256 * 1.83e9)
+    per_instruction = (700 - 72.37 - 52.10) / (132 * 256 * 1.83e9)
     exp = evaluate(arch, elementwise_exp(2**24), "latency").einsums[0].cost
     assert exp.energy_j[("cuda_cores", "op")] == pytest.approx(2 * 2**24 * per_instruction, rel=1e-9)
     x, y = (Access(t, (Affine.rank("i"),)) for t in "XY")
@@ -468,12 +517,14 @@ def test_a_graph_replay_takes_the_graph_gap_and_a_gemm_kernel_its_set_up() -> No
     """H100 config: eager kernels start 4 us apart, kernels replayed from a CUDA graph 1.20 us ([ML]); a GEMM kernel
     adds its 0.82 us set-up either way, a map does not. 4096^3 fp16: eager - graph = (4 - 1.20) us x 1.83 GHz =
     5,124 cycles; unfused exp over 1 Mi elements: fill/drain 4 us (7,320 cycles) eager, 1.20 us (2,196) graph."""
-    eager, graph = load_arch(H100), load_arch(H100, ["engines.sm.launch=graph"])
+    # without the power limit, which lowers the clock less for the kernel whose launch gap idles longer
+    eager = _without_power_limit(load_arch(H100))
+    graph = _without_power_limit(load_arch(H100, ["engines.sm.launch=graph"]))
     w = gemm(4096, 4096, 4096, bits=16, out_bits=16)
     gemm_eager = evaluate(eager, w, "latency").einsums[0].cost
     gemm_graph = evaluate(graph, w, "latency").einsums[0].cost
     assert gemm_eager.fill_drain_cycles - gemm_graph.fill_drain_cycles == pytest.approx(2.8e-6 * 1.83e9, rel=1e-9)
-    no_setup = load_arch(H100, ["engines.sm.launch=graph", "engines.sm.gemm_setup=0 us"])
+    no_setup = _without_power_limit(load_arch(H100, ["engines.sm.launch=graph", "engines.sm.gemm_setup=0 us"]))
     gemm_bare = evaluate(no_setup, w, "latency").einsums[0].cost
     assert gemm_graph.fill_drain_cycles - gemm_bare.fill_drain_cycles == pytest.approx(0.82e-6 * 1.83e9, rel=1e-9)
     exp = elementwise_exp(2**20, bits=16)
