@@ -81,7 +81,9 @@ back for 4 s while NVML is read every 50 ms. The GEMMs held 4 s (fp16 8192^3, 40
 kernel's energy over its time). None of them set a constant: the H100 config's power-limit constants (dvfs,
 mac_energy, the L2's per-bit energy) come from the file's `power_paths` L2-resident kernels and no-kernel power at
 1,980 MHz and from its `transient` (the clock-resolved throughput of 8192^3 as the cap lowers the clock), which are
-no rows; the H200 takes the H100's. The file's all-zero GEMM (780 TFLOPS at 402 W on the H100: the board's power
+no rows; the H200 takes the H100's. The same `power_paths` run's skinny GEMMs streaming a 512 MiB operand from HBM
+(32768 x 32 and x 128 x 8192, held 4 s, at or below the cap) are rows of that operand's TB/s and of board power.
+The file's all-zero GEMM (780 TFLOPS at 402 W on the H100: the board's power
 follows the bits that toggle), its copies and its L2-resident GEMV are no rows: ours has no data-dependent energy,
 no copy kernel, and reads a lone GEMV's weights from HBM.
 The short GEMM rows above are timed in windows of about 20 ms (`MIN_TIMED_S`), each after host work, where the board
@@ -274,6 +276,10 @@ SUSTAINED_GEMMS = {"fp16 gemm 8192^3 randn": (GEMM, 8192, 8192, 8192),
 # board power under an HBM-bound GEMV (the file's L2-resident GEMV is no row: ours reads a lone GEMM's weights
 # from HBM, not from an L2 that 200 calls before it filled)
 SUSTAINED_GEMVS = {"gemv 16384x16384": (16384, 16384)}
+# `power_paths` rows (--power-paths): skinny GEMMs streaming a 512 MiB operand from HBM, held 4 s; the board held
+# the 128-column one at its cap (a lower clock), the 32-column one on the H100 below it. The file's L2-resident
+# kernels and no-kernel power set the H100's power-limit constants and are no rows
+STREAMING_GEMMS = {"gemm 32768x32x8192 (HBM)": (32768, 32, 8192), "gemm 32768x128x8192 (HBM)": (32768, 128, 8192)}
 
 
 def sustained_rows(label: str, arch: str, measured: dict) -> list[Comparison]:
@@ -302,6 +308,25 @@ def sustained_rows(label: str, arch: str, measured: dict) -> list[Comparison]:
                 out.append(Comparison(f"{label} board power, GEMV {k}x{n} sustained (W, measured here)",
                                       r["board"]["power_w"]["median"], result.energy_j / result.latency_s,
                                       f"{r['rate'] / 1e12:.1f} TB/s of weights, NVML"))
+    return out + streaming_rows(label, arch, measured)
+
+
+def streaming_rows(label: str, arch: str, measured: dict) -> list[Comparison]:
+    """Skinny GEMMs held 4 s while streaming their large operand from HBM (`power_paths`): that operand's bytes per
+    second, and the board's power (ours: static and clocks' power plus the kernel's energy over its time)."""
+    out = []
+    for r in measured.get("power_paths", ()):
+        if r["name"] not in STREAMING_GEMMS:
+            continue
+        m, n, k = STREAMING_GEMMS[r["name"]]
+        result = run(arch, GEMM, (GRAPH, f"workload.ranks.m={m}", f"workload.ranks.n={n}", f"workload.ranks.k={k}"))
+        board = r["board"]
+        state = (f"SM {board['sm_clock_mhz']['median']:.0f} MHz, "
+                 + ("at the power cap" if board["power_capped_fraction"] > 0.5 else "below the power cap"))
+        out.append(Comparison(f"{label} GEMM {m}x{n}x{k} held 4 s, streaming HBM (operand TB/s, measured here)",
+                              r["rate"] / 1e12, m * k * 2 / result.latency_s / 1e12, state))
+        out.append(Comparison(f"{label} board power, GEMM {m}x{n}x{k} held 4 s, streaming HBM (W, measured here)",
+                              board["power_w"]["median"], result.energy_j / result.latency_s, state))
     return out
 
 

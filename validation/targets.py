@@ -186,6 +186,10 @@ def _measured_targets(label: str) -> dict[str, Target]:
            for precision, m, n, k in _SUSTAINED_GEMMS[label]},
         f"gpu: {label} board power, GEMV 16384x16384 sustained (W, measured here)":
             _t(0.25, _GPU_BOARD_POWER),
+        **{f"gpu: {label} GEMM 32768x{n}x8192 held 4 s, streaming HBM (operand TB/s, measured here)":
+           _t(0.15, _GPU_SUSTAINED) for n in (32, 128)},
+        **{f"gpu: {label} board power, GEMM 32768x{n}x8192 held 4 s, streaming HBM (W, measured here)":
+           _t(0.25, _GPU_BOARD_POWER) for n in (32, 128)},
     }
 
 
