@@ -513,6 +513,26 @@ def test_fewer_registers_or_less_shared_memory_never_speed_a_gemm_up(m: int, n: 
     assert cycles[1] >= cycles[0] * (1 - 1e-12)
 
 
+H200 = ROOT / "arch_configs" / "gpu" / "h200_sxm_141gb.yaml"
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.sampled_from((1, 16, 128, 1000, 4096, 8192)), n=st.sampled_from((64, 300, 1024, 4096, 12288)),
+       k=st.sampled_from((64, 512, 4096, 12288)), bits=st.sampled_from((8, 16)), h100=st.booleans())
+def test_a_lower_tdp_never_speeds_a_kernel_and_no_kernel_draws_more_than_its_tdp(m: int, n: int, k: int, bits: int,
+                                                                                 h100: bool) -> None:
+    """Random fp8 and fp16 GEMMs on the H100 or H200 at TDPs of 700, 450 and 250 W, each at its fastest kernel: the
+    board's power over the kernel (static, clocks' and the kernel's energy over its time) never exceeds the TDP,
+    and a lower TDP never makes the kernel faster (every candidate's time only grows as its clock falls)."""
+    work = gemm(m, n, k, bits=bits, out_bits=16)
+    cycles = []
+    for tdp in (700, 450, 250):
+        result = evaluate(load_arch(H100 if h100 else H200, [f"engines.sm.tdp={tdp} W"]), work, "latency")
+        assert result.energy_j / result.latency_s <= tdp * (1 + 1e-9)
+        cycles.append(result.cycles)
+    assert cycles[0] <= cycles[1] * (1 + 1e-12) and cycles[1] <= cycles[2] * (1 + 1e-12)
+
+
 def test_a_graph_replay_takes_the_graph_gap_and_a_gemm_kernel_its_set_up() -> None:
     """H100 config: eager kernels start 4 us apart, kernels replayed from a CUDA graph 1.20 us ([ML]); a GEMM kernel
     adds its 0.82 us set-up either way, a map does not. 4096^3 fp16: eager - graph = (4 - 1.20) us x 1.83 GHz =
