@@ -390,6 +390,20 @@ class Arch(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _engine_clocks_within_their_boost(self) -> Arch:
+        # a GPU's power limit lowers the clock from its boost clock, never raises it above: an engine configured
+        # faster would be modelled at the boost clock, slower than asked (engines/gpu.py, "Power limit")
+        for index, engine in enumerate(self.engines):
+            boost = getattr(getattr(engine, "dvfs", None), "boost_clock_hz", None)
+            clock = engine.clock_hz if engine.clock_hz is not None else self.clock_hz
+            if boost is not None and clock > boost:
+                raise located(f"engine '{engine.name}' runs at {clock / 1e6:g} MHz, above its dvfs.boost_clock "
+                              f"({boost / 1e6:g} MHz), the fastest its power limit lets it run. Fix: raise "
+                              f"dvfs.boost_clock with the clock, or remove dvfs (no power limit)",
+                              "engines", index, "dvfs", "boost_clock")
+        return self
+
+    @model_validator(mode="after")
     def _cpu_engines_are_cores(self) -> Arch:
         if self.cpu is not None:
             for index, engine in enumerate(self.engines):
