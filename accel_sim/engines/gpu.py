@@ -75,14 +75,14 @@ half an FP16 one on Hopper: measured all-in, 1.03 pJ vs 1.92). Without one, the 
 tensor peak a GPU draws its TDP, so a MAC costs (TDP - static power) / (SMs x MACs per SM per cycle x clock x eff).
 A CUDA-core instruction costs (TDP - static power - the clocks' power, below) / (SMs x lanes x clock) at the width it
 issues at (a fused multiply-add is one instruction; an SFU instruction is charged as one, for want of a cited SFU
-figure), so that lanes issuing at their peak draw the TDP. Both use
-the SMs and clock the TDP is drawn at (`tdp_at`, the datasheet's: a design with fewer SMs or a lower clock spends
-the same per operation, not more); static power is charged for the whole kernel time, and every memory level's
-bits at its per-bit energies (pinned in the configs).
+figure), so that lanes issuing at their peak draw the TDP. Both use the SMs and clock the TDP is drawn at
+(`tdp_at`, the datasheet's: a design with fewer SMs or a lower clock spends the same per operation, not more);
+static power is charged for the whole kernel time, and every memory level's bits at its per-bit energies (pinned
+in the configs).
 
 Power limit. A board never draws more than its TDP for long: NVIDIA's software power cap lowers the SM clock, and
 with it the voltage, until it does (measured on the H100 and H200: a long fp16 GEMM on random operands holds 700 W
-at 1,305-1,410 MHz, where the first 60 ms after idle ran at 1,980 MHz; validation/gpu_measured_h100.json, `power`
+at 1,305-1,410 MHz, where the first 60-80 ms after idle ran at 1,980 MHz; validation/gpu_measured_h100.json, `power`
 and `transient`). A config with `dvfs` models it per kernel, the sustained state of a board kept busy:
 - at SM clock f, r = f / boost_clock: on-chip energies (MACs, CUDA-core instructions, on-chip levels' bits) are
   their boost-clock figures x r^2 (dynamic energy C V^2 with the supply voltage following the clock); off-chip
