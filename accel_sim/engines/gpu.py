@@ -85,7 +85,8 @@ with it the voltage, until it does (measured on the H100 and H200: a long fp16 G
 at 1,305-1,410 MHz, where the first 60-80 ms after idle ran at 1,980 MHz; validation/gpu_measured_h100.json, `power`
 and `transient`). A config with `dvfs` models it per kernel, the sustained state of a board kept busy:
 - at SM clock f, r = f / boost_clock: on-chip energies (MACs, CUDA-core instructions, on-chip levels' bits) are
-  their boost-clock figures x r^2 (dynamic energy C V^2 with the supply voltage following the clock); off-chip
+  their boost-clock figures x r^2 (switching energy C V^2, with the supply voltage scaled about in proportion to
+  the clock over a DVFS range: Weste & Harris, CMOS VLSI Design, 4th ed., Sec. 5.2, "Dynamic Power"); off-chip
   levels (HBM) keep theirs (their own clock and voltage); the clocks draw `clocked_power` x r^3 with no kernel
   running, on top of static power;
 - time: the tensor main loop keeps the rate `tensor_efficiency` sets (a ceiling the clock does not bind: 768
