@@ -77,8 +77,8 @@ the scheduler folds maps into the GEMM kernels before and after them, where indu
 (ours faster, most for short prompts, where maps weigh most).
 Board power under sustained kernels (`power`, from --power; the H100 run twice, `power_repeat`): each kernel back to
 back for 4 s while NVML is read every 50 ms. The GEMMs held 4 s (fp16 8192^3, 4096^3 and 512 x 12288 x 12288, fp8
-8192^3) are rows of their TFLOPS, and an HBM-bound GEMV's board power a row of watts (ours: static power plus the
-kernel's energy over its time). None of them set a constant: the H100 config's power-limit constants (dvfs,
+8192^3) are rows of their TFLOPS, and an HBM-bound GEMV's board power a row of watts (ours: static and clocks'
+power plus the kernel's energy over its time). None of them set a constant: the H100 config's power-limit constants (dvfs,
 mac_energy, the L2's per-bit energy) come from the file's `power_paths` L2-resident kernels and no-kernel power at
 1,980 MHz and from its `transient` (the clock-resolved throughput of 8192^3 as the cap lowers the clock), which are
 no rows; the H200 takes the H100's. The same `power_paths` run's skinny GEMMs streaming a 512 MiB operand from HBM
@@ -284,7 +284,7 @@ STREAMING_GEMMS = {"gemm 32768x32x8192 (HBM)": (32768, 32, 8192), "gemm 32768x12
 
 def sustained_rows(label: str, arch: str, measured: dict) -> list[Comparison]:
     """GEMMs held for 4 s under the board's power limit (TFLOPS), and the board power of GEMVs held as long (W:
-    static power plus the kernel's energy over its time), from every `power` group of a measured file."""
+    static and clocks' power plus the kernel's energy over its time), from every `power` group of a measured file."""
     out = []
     seen: set[str] = set()
     for group in ("power", "power_repeat"):

@@ -131,7 +131,8 @@ _H200_SKINNY = ("8192 x 64 x 64 moves 2 MiB in and 1 MiB out; ours takes 3.0 us 
                 " at this size, where ours gives it 11 %; the H200's own launch rows (1.03 us gap, 2.26 us for a 64^3 "
                 "GEMM) sum to the H100's, so the kernel-start constants are not the difference")
 _GPU_BOARD_POWER = ("issue 17 item 3's power target (25 %), for the board power NVML reads under a kernel held 4 s "
-                    "(validation/gpu_measure.py --power); ours is static power plus the kernel's energy over its time")
+                    "(validation/gpu_measure.py --power); ours is static and clocks' power plus the kernel's energy "
+                    "over its time")
 _BURST_WINDOW = ("these rows are timed in windows of about 20 ms, each after host work (validation/gpu_measure.py "
                  "MIN_TIMED_S), where a board that was idle runs its kernels above its TDP at the 1,980 MHz boost clock"
                  " for tens of milliseconds (the H100 file's transient: 60-80 ms of 8192^3 at 768 TFLOPS before the cap"
