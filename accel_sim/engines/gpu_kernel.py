@@ -358,7 +358,8 @@ def _highest_clock_within(excess: Callable[[np.ndarray], np.ndarray], high: floa
     """Per kernel, the clock below `high` at which board power over the TDP (`excess`, rising with the clock: energy
     per operation follows the square of the voltage, which follows the clock) crosses zero, from below, to 1e-10
     of the TDP: the Illinois variant of regula falsi, which keeps the root bracketed across the kinks where another
-    part of the kernel sets its pace."""
+    part of the kernel sets its pace. A kernel still over the TDP at 1/128 of `high` (its off-chip power alone above
+    the TDP less static power: no shipped config comes near) is left at that clock."""
     lo, hi = np.full(size, high / 2), np.full(size, high)
     g_lo, g_hi = excess(lo), excess(hi)
     for _ in range(6):  # a bracket from below: halve the clock until the board is within its TDP
