@@ -254,8 +254,8 @@ class GpuEngine(EngineBase):
     # where TDP was drawn: the energy of a MAC is set there, so a design with fewer SMs or a lower clock does not
     # spend more per MAC (None: the configured SMs and clock)
     tdp_at: TdpPoint | None = None
-    # measured energy of a dense MAC at one width (board power under a sustained GEMM, less static power and the
-    # memory levels' share, over its MAC rate); None: derived from the TDP at the sustained tensor peak
+    # measured energy of a dense MAC at one width, at the boost clock where `dvfs` is given (module docstring,
+    # "Energy"); None: derived from the TDP at the sustained tensor peak
     mac_energy: MacEnergyPoint | None = None
     # the power limiter's clock range (module docstring, "Power limit"); None: no limit
     dvfs: Dvfs | None = None
@@ -492,9 +492,8 @@ class GpuEngine(EngineBase):
         of the CTA that produced it, so each would recompute its producer's work (no GEMM library fuses that). A
         FlashAttention PV GEMM spans one head's dimension (64 or 128) beyond its probabilities: one CTA; a
         projection reading a normed hidden state spans every output feature (4,096): many."""
-        widest = max(max(tile.m, tile.n) for tile in self.tiles)
         lacking = [rank for rank in einsum.output.ranks if rank not in operand_ranks]
-        return math.prod(einsum.sizes[rank] for rank in lacking) > widest
+        return math.prod(einsum.sizes[rank] for rank in lacking) > self._widest_tile_side()
 
     def _reduces_across_ctas(self, einsum: Einsum, operand_ranks: tuple[str, ...],
                              producers: tuple[Einsum, ...]) -> bool:
@@ -504,9 +503,12 @@ class GpuEngine(EngineBase):
         block (64 or 128 keys) of its scores: one CTA; a softmax over all 2,048 keys of unfused scores: many."""
         if not any(producer.op == "mac" for producer in producers):
             return False   # maps and reductions are laid out by rows to match their consumer
-        widest = max(max(tile.m, tile.n) for tile in self.tiles)
         reduced = [rank for rank in einsum.reduced_ranks if rank in operand_ranks]
-        return math.prod(einsum.sizes[rank] for rank in reduced) > widest
+        return math.prod(einsum.sizes[rank] for rank in reduced) > self._widest_tile_side()
+
+    def _widest_tile_side(self) -> int:
+        """The longest side (M or N) of any CTA tile the engine may run: the most of a rank one CTA holds."""
+        return max(max(tile.m, tile.n) for tile in self.tiles)
 
     def writes_back_through_caches(self) -> bool:
         """The L2 is a write-back cache (NVIDIA A100/H100 whitepapers, "L2 cache"): a kernel's output that the next
