@@ -394,13 +394,26 @@ class Arch(BaseModel):
         # a GPU's power limit lowers the clock from its boost clock, never raises it above: an engine configured
         # faster would be modelled at the boost clock, slower than asked (engines/gpu.py, "Power limit")
         for index, engine in enumerate(self.engines):
-            boost = getattr(getattr(engine, "dvfs", None), "boost_clock_hz", None)
+            dvfs = getattr(engine, "dvfs", None)
+            if dvfs is None:
+                continue
             clock = engine.clock_hz if engine.clock_hz is not None else self.clock_hz
-            if boost is not None and clock > boost:
+            if clock > dvfs.boost_clock_hz:
                 raise located(f"engine '{engine.name}' runs at {clock / 1e6:g} MHz, above its dvfs.boost_clock "
-                              f"({boost / 1e6:g} MHz), the fastest its power limit lets it run. Fix: raise "
-                              f"dvfs.boost_clock with the clock, or remove dvfs (no power limit)",
+                              f"({dvfs.boost_clock_hz / 1e6:g} MHz), the fastest its power limit lets it run. Fix: "
+                              f"raise dvfs.boost_clock with the clock, or remove dvfs (no power limit)",
                               "engines", index, "dvfs", "boost_clock")
+            # the main loop's ceiling (tensor_efficiency at the configured clock) must be reachable at the boost
+            # clock, or every kernel would run below the rate the config states even with no limit binding
+            ceiling, reach = engine.tensor_efficiency * clock, dvfs.clock_bound_efficiency * dvfs.boost_clock_hz
+            if reach < ceiling:
+                raise located(f"engine '{engine.name}': dvfs.clock_bound_efficiency x boost_clock "
+                              f"({dvfs.clock_bound_efficiency:g} x {dvfs.boost_clock_hz / 1e6:g} MHz) is below "
+                              f"tensor_efficiency x clock ({engine.tensor_efficiency:g} x {clock / 1e6:g} MHz): the "
+                              f"main loop could not reach its stated rate even at the boost clock. Fix: give the "
+                              f"fraction of the peak at the running clock that a clock-bound main loop sustains "
+                              f"(0.957 on the H100), or lower tensor_efficiency",
+                              "engines", index, "dvfs", "clock_bound_efficiency")
         return self
 
     @model_validator(mode="after")
