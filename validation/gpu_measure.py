@@ -104,15 +104,20 @@ def sync() -> None:
         torch.cuda.synchronize()
 
 
+def one_call_s(fn) -> float:
+    """Wall seconds of one call of `fn`, synchronized (at least 1 us): how many calls a timing window needs."""
+    start = time.perf_counter()
+    fn()
+    sync()
+    return max(time.perf_counter() - start, 1e-6)
+
+
 def per_call_s(fn, min_reps: int = 3) -> float:
     """Seconds per call of `fn` back to back: warm-up, then enough reps for MIN_TIMED_S, timed by CUDA events."""
     for _ in range(2):
         fn()
     sync()
-    start = time.perf_counter()
-    fn()
-    sync()
-    once = max(time.perf_counter() - start, 1e-6)
+    once = one_call_s(fn)
     reps = max(min_reps, min(2000, math.ceil(MIN_TIMED_S / once)))
     if DEVICE != "cuda":
         start = time.perf_counter()
@@ -178,10 +183,7 @@ def clock_under_load(fn, seconds: float = 0.3) -> dict:
     """The SM clock (MHz) and board power (W) NVML reads while `fn` runs back to back for about `seconds`."""
     if DEVICE != "cuda":
         return {}
-    start = time.perf_counter()
-    fn()
-    sync()
-    once = max(time.perf_counter() - start, 1e-6)
+    once = one_call_s(fn)
     for _ in range(max(1, int(seconds / once))):
         fn()
     time.sleep(seconds * 0.6)   # the queue is still running: read the clock under load, not after it

@@ -11,7 +11,8 @@ import time
 
 import torch
 
-from gpu_measure import DEVICE, HALF, QUICK, capture, device_info, fp8_matmul, fp16_matmul, kernels, log, sync
+from gpu_measure import (DEVICE, HALF, QUICK, capture, device_info, fp8_matmul, fp16_matmul, kernels, log,
+                         one_call_s, sync)
 
 SAMPLER = """
 import sys, time, pynvml
@@ -83,10 +84,7 @@ def sustained(call, work: float, seconds: float) -> dict:
     the whole window by CUDA events."""
     call()
     sync()
-    t0 = time.perf_counter()
-    call()
-    sync()
-    once = max(time.perf_counter() - t0, 1e-6)
+    once = one_call_s(call)
     reps = max(3, int(seconds / once))
     start = time.time()
     if DEVICE != "cuda":
