@@ -67,6 +67,17 @@ import torch.nn.attention
 import torch.nn.functional as F
 
 
+def shape_list(text: str) -> list[tuple[int, int, int]]:
+    """'MxNxK,MxNxK' as (M, N, K) tuples; a malformed one is argparse's usage error (exit 2)."""
+    try:
+        shapes = [tuple(int(side) for side in item.split("x")) for item in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give GEMM shapes as MxNxK, comma-separated") from None
+    if any(len(shape) != 3 or min(shape) < 1 for shape in shapes):
+        raise argparse.ArgumentTypeError(f"{text!r}: each shape is three positive sizes, MxNxK")
+    return shapes
+
+
 def arguments() -> argparse.Namespace:
     """The command line (module docstring); a wrong one exits 2 with argparse's usage line."""
     parser = argparse.ArgumentParser(description="Time GEMM, attention and decode on this machine's GPU.")
@@ -81,6 +92,9 @@ def arguments() -> argparse.Namespace:
     only.add_argument("--power", action="store_true", help="only the board power and clock under sustained loads")
     only.add_argument("--power-paths", action="store_true", help="only the board power of memory-bound kernels")
     only.add_argument("--transient", action="store_true", help="only a GEMM's throughput as the clock falls")
+    only.add_argument("--held-gemms", action="store_true", help="only every fp16 GEMM shape held under the limit")
+    parser.add_argument("--shapes", type=shape_list, default=None,
+                        help="with --held-gemms: only these GEMMs, MxNxK comma-separated, and no burst rows")
     return parser.parse_args()
 
 
@@ -227,6 +241,16 @@ def fp8_matmul(m: int, n: int, k: int):
     b = torch.randn(n, k, device=DEVICE).to(fp8).t()
     one = torch.ones((), device=DEVICE)
     return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+
+def gemm_grid() -> dict[str, list[tuple[int, int, int]]]:
+    """The fp16 GEMM shapes (M, N, K) timed, by series: square, over M at 12288^2, over N = K at M 8192."""
+    if QUICK:
+        return {"gemm_square": [(n, n, n) for n in (256, 512)], "gemm_over_m": [(m, 256, 256) for m in (64, 128)],
+                "gemm_over_n": [(256, n, n) for n in (64, 128)]}
+    sides = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+    return {"gemm_square": [(n, n, n) for n in (1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384)],
+            "gemm_over_m": [(m, 12288, 12288) for m in sides], "gemm_over_n": [(8192, n, n) for n in sides]}
 
 
 def gemm(m: int, n: int, k: int, names: bool = True, make=fp16_matmul) -> dict:
@@ -533,10 +557,11 @@ def main() -> None:
     if ARGS.prefill or ARGS.compiled_prefill:
         prefills(out_path, compiled=ARGS.compiled_prefill)
         return
-    if ARGS.power or ARGS.power_paths or ARGS.transient:
+    if ARGS.power or ARGS.power_paths or ARGS.transient or ARGS.held_gemms:
         import gpu_measure_power as power   # the NVML-sampled modes (validation/gpu_measure_power.py)
 
-        mode = power.power_rows if ARGS.power else power.power_path_rows if ARGS.power_paths else power.transient_rows
+        mode = (power.power_rows if ARGS.power else power.power_path_rows if ARGS.power_paths else
+                power.held_gemm_rows if ARGS.held_gemms else power.transient_rows)
         mode(out_path)
         return
     result = {"device": device_info()}
@@ -544,15 +569,12 @@ def main() -> None:
     start = time.time()
     tiny = QUICK
 
-    square = (256, 512) if tiny else (1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384)
-    result["gemm_square"] = [gemm(n, n, n) for n in square]
+    grid = gemm_grid()
+    result["gemm_square"] = [gemm(*shape) for shape in grid["gemm_square"]]
     log("square", [(r["m"], round(r["tflops"], 1)) for r in result["gemm_square"]], round(time.time() - start))
-    big = 256 if tiny else 12288
-    over_m = (64, 128) if tiny else (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
-    result["gemm_over_m"] = [gemm(m, big, big) for m in over_m]
-    over_n = (64, 128) if tiny else (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
-    rows = 256 if tiny else 8192
-    result["gemm_over_n"] = [gemm(rows, n, n) for n in over_n]
+    result["gemm_over_m"] = [gemm(*shape) for shape in grid["gemm_over_m"]]
+    result["gemm_over_n"] = [gemm(*shape) for shape in grid["gemm_over_n"]]
+    rows = grid["gemm_over_n"][0][0]
     timed = result["gemm_square"] + result["gemm_over_m"] + result["gemm_over_n"]
     repeat_gemms(timed, 2)
     clocks(timed)

@@ -11,8 +11,8 @@ import time
 
 import torch
 
-from gpu_measure import (DEVICE, HALF, QUICK, capture, device_info, fp8_matmul, fp16_matmul, kernels, log,
-                         one_call_s, sync)
+from gpu_measure import (ARGS, DEVICE, HALF, QUICK, capture, device_info, fp8_matmul, fp16_matmul, gemm_grid,
+                         graph_calls, kernels, log, one_call_s, sync)
 
 SAMPLER = """
 import sys, time, pynvml
@@ -256,3 +256,72 @@ def transient_rows(out_path: str) -> None:
         [round(t) for t in tf[-10:]], "samples", len(result["transient"]["samples"]))
     with open(out_path, "w") as f:
         json.dump(result, f, indent=1)
+
+
+def settled(call, work: float, settle_s: float, seconds: float) -> dict:
+    """`call` back to back for `settle_s` untimed (the power limiter reaches its steady clock), then for about
+    `seconds` more timed by CUDA events: the rate of the steady part only, and its wall window."""
+    call()
+    sync()
+    once = one_call_s(call)
+    for _ in range(max(1, int(settle_s / once))):
+        call()
+    row = sustained(call, work, seconds)   # it first waits for the settling calls: its window is its own calls
+    row["settle_s"] = settle_s
+    return row
+
+
+def held_gemm_rows(out_path: str) -> None:
+    """`--held-gemms`: every fp16 GEMM shape of the main run's grid (gemm_grid) held under the power limit, 1 s to
+    settle and 1 s timed, NVML every 20 ms over the timed second: the sustained state of each shape, with its SM
+    clock, board power and how often the limiter held the clock; then a few shapes' first 20 ms after 3 s idle,
+    NVML every 5 ms (the burst state). Short kernels are replayed from a CUDA graph (graph_calls per replay), as in
+    the main run's graph rows, and each shape's cuBLAS kernels are named. `--shapes` holds only those shapes and
+    times no bursts. The JSON gets 'held_gemms' and 'burst_gemms'."""
+    settle_s, seconds = (0.05, 0.05) if QUICK else (1.0, 1.0)
+    result = {"device": device_info(), "held_gemms": [], "burst_gemms": []}
+
+    def save() -> None:
+        with open(out_path, "w") as f:
+            json.dump(result, f, indent=1)
+
+    sampler = PowerSampler(0.02)
+    shapes = ARGS.shapes or [shape for series in gemm_grid().values() for shape in series]
+    for m, n, k in dict.fromkeys(shapes):   # 8192^3 is in two series: held once
+        call = fp16_matmul(m, n, k)
+        names = kernels(call)[0]
+        once = one_call_s(call)
+        calls = graph_calls(once) if DEVICE == "cuda" else 1
+        run = capture(call, calls).replay if DEVICE == "cuda" else call
+        row = settled(run, 2 * m * n * k * calls, settle_s, seconds)
+        time.sleep(0.1)   # the sampler's last readings of the window reach its file
+        row.update(m=m, n=n, k=k, calls_per_replay=calls, tflops=row["rate"] / 1e12, kernels=names,
+                   board=sampler.window(row["start"], row["end"], skip_s=0.0))
+        result["held_gemms"].append(row)
+        board = row["board"]
+        log("held", (m, n, k), round(row["tflops"], 1), {f: round(board[f]["median"]) for f in
+                                                          ("power_w", "sm_clock_mhz") if f in board},
+            board.get("power_capped_fraction"), names)
+        save()
+        del call, run
+    sampler.stop()
+    sampler = PowerSampler(0.005)
+    burst = [] if ARGS.shapes else [(256, 256, 256)] if QUICK else [(3072, 3072, 3072), (4096, 4096, 4096), (256, 12288, 12288),
+                                             (128, 12288, 12288)]
+    for m, n, k in burst:
+        call = fp16_matmul(m, n, k)
+        calls = graph_calls(one_call_s(call)) if DEVICE == "cuda" else 1
+        run = capture(call, calls).replay if DEVICE == "cuda" else call
+        run()
+        sync()
+        time.sleep(0.5 if QUICK else 3.0)
+        row = sustained(run, 2 * m * n * k * calls, 0.02)
+        time.sleep(0.1)
+        row.update(m=m, n=n, k=k, calls_per_replay=calls, tflops=row["rate"] / 1e12,
+                   board=sampler.window(row["start"], row["end"], skip_s=0.0))
+        result["burst_gemms"].append(row)
+        log("burst", (m, n, k), round(row["tflops"], 1), row["board"].get("sm_clock_mhz"))
+        save()
+    result["sampler_stderr"] = sampler.stop()
+    save()
+    log("done", result["sampler_stderr"])
