@@ -5,7 +5,7 @@ engine checked against GPU figures it was not tuned to).
 This script is not part of the package or the suite: it runs once on a machine with the GPU and PyTorch (CUDA),
 and its JSON output is committed as data with the command that produced it (the `command` and `device` fields).
 Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode | --fp8 | --launch | --prefill |
-     --compiled-prefill | --power | --power-paths | --transient]
+     --compiled-prefill | --power | --power-paths | --transient | --held-gemms [--shapes MxNxK,...]]
 (--quick: tiny sizes, for a dry run on a CPU; the others: only those rows, below)
 
 What is timed, and how:
@@ -49,7 +49,9 @@ What is timed, and how:
   burst, before the power limiter acts). `--power-paths`: memory-bound kernels the same way (a GEMV, skinny GEMMs
   and an in-place add, all tiled cuBLAS or elementwise kernels), from HBM and from 16 MiB that stays in L2.
   `--transient`: one GEMM called back to back for 2.5 s after idle, each call timed by its own CUDA events, NVML
-  read every 5 ms: throughput against the clock as the power limiter takes it down.
+  read every 5 ms: throughput against the clock as the power limiter takes it down. `--held-gemms`: every fp16
+  GEMM shape of the main run's grid held 1 s to settle and 1 s timed (the sustained state of each, with its clock
+  and power), then four shapes' first 20 ms after 3 s idle (the burst state, NVML every 5 ms).
 """
 from __future__ import annotations
 
