@@ -52,3 +52,23 @@ def test_main_prints_the_table_and_judges_it_by_the_report_targets(monkeypatch: 
     out = capsys.readouterr().out
     assert "H100 GEMM 4096x4096x4096" in out and "1 of 2 within target" in out
     assert "outside 15 %: gpu: A100 GEMM 8192x64x64 (TFLOPS, LLMCompass) (+30.0 %): LLMCompass's" in out
+
+
+def test_held_rows_take_the_median_of_the_passes_and_bursts_drop_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A held shape's row is the median of its passes (100, 300, 200 TFLOPS: 200) against ours as configured; a burst
+    row (the first 20 ms after idle) is against ours without dvfs, the state before the limiter acts."""
+    asked = []
+    monkeypatch.setattr(gpu, "gemm_tflops", lambda arch, m, n, k, extra=(): asked.append(extra) or 50.0)
+
+    def held(tflops: float, clock: float) -> dict:
+        board = {"sm_clock_mhz": {"median": clock, "min": clock, "max": clock}, "power_w": {"median": 700.0}}
+        return {"m": 1024, "n": 1024, "k": 1024, "tflops": tflops, "board": board}
+
+    measured = {"held_gemms": [[held(100.0, 1400)], [held(300.0, 1500)], [held(200.0, 1300)]],
+                "burst_gemms": [held(700.0, 1980)]}
+    steady, burst = gpu.held_rows("H100", gpu.H100, measured)
+    assert (steady.quantity, steady.published, steady.ours) == ("H100 GEMM 1024x1024x1024 held 1 s (TFLOPS, measured "
+                                                                "here)", 200.0, 50.0)
+    assert "median of 3 passes, SM 1400 MHz" in steady.note
+    assert burst.published == 700.0 and "first 20 ms after idle" in burst.quantity
+    assert asked == [(gpu.GRAPH,), (gpu.GRAPH, gpu.NO_POWER_LIMIT)]
