@@ -5,7 +5,8 @@ engine checked against GPU figures it was not tuned to).
 This script is not part of the package or the suite: it runs once on a machine with the GPU and PyTorch (CUDA),
 and its JSON output is committed as data with the command that produced it (the `command` and `device` fields).
 Run: python3 validation/gpu_measure.py OUT.json [--quick] [--compiled-decode | --fp8 | --launch | --prefill |
-     --compiled-prefill | --power | --power-paths | --transient | --held-gemms [--shapes MxNxK,...]]
+     --compiled-prefill | --power | --power-paths | --transient | --held-gemms [--shapes MxNxK,...] |
+     --held-launch]
 (--quick: tiny sizes, for a dry run on a CPU; the others: only those rows, below)
 
 What is timed, and how:
@@ -51,7 +52,8 @@ What is timed, and how:
   `--transient`: one GEMM called back to back for 2.5 s after idle, each call timed by its own CUDA events, NVML
   read every 5 ms: throughput against the clock as the power limiter takes it down. `--held-gemms`: every fp16
   GEMM shape of the main run's grid held 1 s to settle and 1 s timed (the sustained state of each, with its clock
-  and power), then four shapes' first 20 ms after 3 s idle (the burst state, NVML every 5 ms).
+  and power), then four shapes' first 20 ms after 3 s idle (the burst state, NVML every 5 ms). `--held-launch`:
+  the `--launch` kernels and a 1024^3 GEMM replayed for 20 ms after 3 s idle and then held, each state timed.
 """
 from __future__ import annotations
 
@@ -95,6 +97,7 @@ def arguments() -> argparse.Namespace:
     only.add_argument("--power-paths", action="store_true", help="only the board power of memory-bound kernels")
     only.add_argument("--transient", action="store_true", help="only a GEMM's throughput as the clock falls")
     only.add_argument("--held-gemms", action="store_true", help="only every fp16 GEMM shape held under the limit")
+    only.add_argument("--held-launch", action="store_true", help="only the per-kernel costs after idle and held")
     parser.add_argument("--shapes", type=shape_list, default=None,
                         help="with --held-gemms: only these GEMMs, MxNxK comma-separated, and no burst rows")
     return parser.parse_args()
@@ -559,11 +562,12 @@ def main() -> None:
     if ARGS.prefill or ARGS.compiled_prefill:
         prefills(out_path, compiled=ARGS.compiled_prefill)
         return
-    if ARGS.power or ARGS.power_paths or ARGS.transient or ARGS.held_gemms:
+    if ARGS.power or ARGS.power_paths or ARGS.transient or ARGS.held_gemms or ARGS.held_launch:
         import gpu_measure_power as power   # the NVML-sampled modes (validation/gpu_measure_power.py)
 
         mode = (power.power_rows if ARGS.power else power.power_path_rows if ARGS.power_paths else
-                power.held_gemm_rows if ARGS.held_gemms else power.transient_rows)
+                power.held_gemm_rows if ARGS.held_gemms else power.held_launch_rows if ARGS.held_launch else
+                power.transient_rows)
         mode(out_path)
         return
     result = {"device": device_info()}

@@ -12,7 +12,7 @@ import time
 import torch
 
 from gpu_measure import (ARGS, DEVICE, HALF, QUICK, capture, device_info, fp8_matmul, fp16_matmul, gemm_grid,
-                         graph_calls, kernels, log, one_call_s, sync)
+                         graph_calls, kernels, log, one_call_s, per_call_s, sync)
 
 SAMPLER = """
 import sys, time, pynvml
@@ -325,3 +325,42 @@ def held_gemm_rows(out_path: str) -> None:
     result["sampler_stderr"] = sampler.stop()
     save()
     log("done", result["sampler_stderr"])
+
+
+def held_launch_rows(out_path: str) -> None:
+    """`--held-launch`: what a kernel costs beyond its work on a board held busy, against the same after idle. The
+    `--launch` kernels (a 1-element add, an add over 132 x 1,024 elements, a 64^3 GEMM) and a 1024^3 GEMM, each
+    captured many times in one CUDA graph: replayed for 20 ms after 3 s idle (as `--launch` times them), then held
+    (1 s to settle, 1 s timed) with NVML every 20 ms, then profiled at once (the kernels' own duration while the
+    board is still warm). The JSON gets 'held_launch': seconds per call in each state, and the profiled duration."""
+    settle_s, seconds = (0.05, 0.05) if QUICK else (1.0, 1.0)
+    one, wave = torch.zeros(1, device=DEVICE), torch.zeros(132 * 1024, device=DEVICE)
+    a, b = (torch.randn(64, 64, device=DEVICE, dtype=HALF) for _ in range(2))
+    gemm_1024 = fp16_matmul(1024, 1024, 1024)
+    result = {"device": device_info(), "held_launch": []}
+    sampler = PowerSampler(0.02)
+    for name, call, calls in (("add_1_element", lambda: one.add_(1.0), 1000),
+                              ("add_132x1024", lambda: wave.add_(1.0), 1000),
+                              ("matmul_64x64x64", lambda: torch.matmul(a, b), 1000),
+                              ("matmul_1024x1024x1024", gemm_1024, 200)):
+        calls = 10 if QUICK else calls
+        replay = capture(call, calls).replay if DEVICE == "cuda" else call
+        per = calls if DEVICE == "cuda" else 1
+        replay()
+        sync()
+        time.sleep(0.2 if QUICK else 3.0)
+        after_idle = per_call_s(replay) / per
+        row = settled(replay, per, settle_s, seconds)
+        names, kernel_s, kernels_per_call = kernels(call)
+        time.sleep(0.1)
+        row.update(name=name, calls_per_replay=per, after_idle_s=after_idle, held_s=row["s_per_call"] / per,
+                   kernel_s=kernel_s, kernels_per_call=kernels_per_call, kernels=names,
+                   board=sampler.window(row["start"], row["end"], skip_s=0.0))
+        result["held_launch"].append(row)
+        log("held launch", name, f"after idle {after_idle * 1e6:.2f} us, held {row['held_s'] * 1e6:.2f} us, "
+            f"profiled {kernel_s * 1e6:.2f} us", row["board"].get("sm_clock_mhz"))
+        with open(out_path, "w") as f:
+            json.dump(result, f, indent=1)
+    result["sampler_stderr"] = sampler.stop()
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=1)
