@@ -339,8 +339,9 @@ def streaming_rows(label: str, arch: str, measured: dict) -> list[Comparison]:
 
 def held_rows(label: str, arch: str, measured: dict) -> list[Comparison]:
     """Every fp16 GEMM shape held under the power limit (`held_gemms`: 1 s to settle, 1 s timed, the median of the
-    passes) against ours, the sustained state; and a few shapes' first 20 ms after idle (`burst_gemms`, at the
-    boost clock throughout) against ours without `dvfs`, the state before the limiter acts (engines/gpu.py)."""
+    passes) against ours, the sustained state, and the board's energy per call of those it held below the cap; and a
+    few shapes' first 20 ms after idle (`burst_gemms`, at the boost clock throughout) against ours without `dvfs`,
+    the state before the limiter acts (engines/gpu.py)."""
     out = []
     passes = measured.get("held_gemms", ())
     for rows in zip(*passes):
@@ -350,6 +351,14 @@ def held_rows(label: str, arch: str, measured: dict) -> list[Comparison]:
         out.append(Comparison(f"{label} GEMM {m}x{n}x{k} held 1 s (TFLOPS, measured here)",
                               statistics.median(r["tflops"] for r in rows), gemm_tflops(arch, m, n, k, (GRAPH,)),
                               f"median of {len(rows)} passes, SM {clock:.0f} MHz, {power:.0f} W"))
+        if statistics.median(r["board"]["power_capped_fraction"] for r in rows) < 0.5:
+            # below the cap the board's power shows the kernel's energy (at the cap it is pinned to the TDP)
+            seconds = statistics.median(2 * m * n * k / (r["tflops"] * 1e12) for r in rows)
+            ours = run(arch, GEMM, (GRAPH, f"workload.ranks.m={m}", f"workload.ranks.n={n}", f"workload.ranks.k={k}"))
+            out.append(Comparison(f"{label} board energy per call, GEMM {m}x{n}x{k} held below the cap (mJ, "
+                                  "measured here)", power * seconds * 1e3, ours.energy_j * 1e3,
+                                  f"{power:.0f} W x {seconds * 1e6:.2f} us (ours {ours.energy_j / ours.latency_s:.0f} W"
+                                  f" x {ours.latency_s * 1e6:.2f} us)"))
     for r in measured.get("burst_gemms", ()):
         m, n, k = r["m"], r["n"], r["k"]
         out.append(Comparison(f"{label} GEMM {m}x{n}x{k} first 20 ms after idle (TFLOPS, measured here)", r["tflops"],

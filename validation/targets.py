@@ -182,6 +182,15 @@ _GPU_SUSTAINED = ("issue 18's kernel target of 15 %, against GEMMs held 4 s on t
                   "their 700 W limit (validation/gpu_measure.py --power); the H100 config's power-limit constants come"
                   " from other runs (L2-resident kernels and no-kernel power at the boost clock, the clock-resolved "
                   "transient), and the H200 config takes the H100's")
+_HELD_L2_ENERGY = ("ours' energy for a skinny GEMM held below the cap is mostly MACs and L2 traffic: 8192 x 256^2 on the "
+                   "H100 costs 3.30 mJ a call of dynamic energy in ours (MACs 1.75 at 3.259 pJ, the L2 1.33 for 24 MiB "
+                   "of tile reads, fills and output writes at 6.565 pJ per bit, HBM 0.22) where the board spends about"
+                   " 1.85 (its 2.44 less 124.47 W of static and clocks' power over its 4.72 us), and ours' longer "
+                   "time adds 0.16 mJ of that power. The L2's per-bit energy, solved with the MAC energy from a GEMV "
+                   "streaming 16 MiB from the L2 and a 1024 x 32 x 8192 GEMM, is more than a GEMM's tile traffic "
+                   "costs the board (the 1024^3 held gap shows the same at the cap); the H200 also takes the H100's "
+                   "MAC energy (its own L2-resident kernels give 2.44 pJ, not 3.259). Separating MAC and L2 energy "
+                   "under GEMM tiles wants board power under GEMMs of several tile shapes at the boost clock")
 # the held rows' gaps by GPU and shape (validation/gpu.py held_rows)
 _HELD_GAPS = {"H100": {(1024, 1024, 1024): _HELD_WARM_L2, (8192, 128, 128): _HELD_SKINNY_128,
                        (8192, 256, 256): _HELD_WARM_L2},
@@ -190,6 +199,13 @@ _HELD_GAPS = {"H100": {(1024, 1024, 1024): _HELD_WARM_L2, (8192, 128, 128): _HEL
 _GPU_HELD = ("issue 18's kernel target of 15 %, against every GEMM shape of the grid held under the 700 W limit (1 s "
              "to settle, 1 s timed, median of three passes; validation/gpu_measure.py --held-gemms), which set no "
              "constant")
+# the shapes both boards held below the cap (their energy per call is a row), with the gaps among them
+_BELOW_CAP = ((8192, 64, 64), (8192, 128, 128), (8192, 256, 256))
+_BELOW_CAP_GAPS = {"H100": {(8192, 128, 128): _HELD_L2_ENERGY, (8192, 256, 256): _HELD_L2_ENERGY},
+                   "H200": {shape: _HELD_L2_ENERGY for shape in _BELOW_CAP}}
+_GPU_HELD_ENERGY = ("issue 17 item 3's power target (25 %), for the board's energy per call (NVML's power x the time a "
+                    "call takes) under a GEMM held below its cap (validation/gpu_measure.py --held-gemms), where the "
+                    "power is the kernel's, not the limit's")
 _GPU_BURST = ("issue 18's kernel target of 15 %, against a GEMM's first 20 ms after 3 s idle at the 1,980 MHz boost "
               "clock (validation/gpu_measure.py --held-gemms), against ours without dvfs: the state before the "
               "limiter acts")
@@ -232,6 +248,8 @@ def _measured_targets(label: str) -> dict[str, Target]:
            _t(0.15, _GPU_HELD, _HELD_GAPS[label].get((m, n, k))) for m, n, k in _MEASURED_GEMMS},
         **{f"gpu: {label} GEMM {m}x{n}x{k} first 20 ms after idle (TFLOPS, measured here)": _t(0.15, _GPU_BURST)
            for m, n, k in _BURST_SHAPES},
+        **{f"gpu: {label} board energy per call, GEMM {m}x{n}x{k} held below the cap (mJ, measured here)":
+           _t(0.25, _GPU_HELD_ENERGY, _BELOW_CAP_GAPS[label].get((m, n, k))) for m, n, k in _BELOW_CAP},
     }
 
 

@@ -4,6 +4,8 @@ targets cover each group on each GPU with rows that must be met, and that `pytho
 table by the same targets."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 import validation.gpu as gpu
@@ -14,9 +16,9 @@ GPU_TARGETS = {key: target for key, target in TARGETS.items() if key.startswith(
 
 
 def _group(key: str) -> str:
-    """GEMM (GEMV among them), attention, decode or prefill, from a GPU row's quantity."""
-    for word, group in (("board power", "power"), ("GEMM", "gemm"), ("GEMV", "gemm"), ("FlashAttention", "attention"), ("decode", "decode"),
-                        ("prefill", "prefill")):
+    """GEMM (GEMV among them), attention, decode, prefill or board power (and energy), from a GPU row's quantity."""
+    for word, group in (("board power", "power"), ("board energy", "power"), ("GEMM", "gemm"), ("GEMV", "gemm"),
+                        ("FlashAttention", "attention"), ("decode", "decode"), ("prefill", "prefill")):
         if word in key:
             return group
     raise AssertionError(f"{key}: no group")
@@ -61,7 +63,8 @@ def test_held_rows_take_the_median_of_the_passes_and_bursts_drop_the_limit(monke
     monkeypatch.setattr(gpu, "gemm_tflops", lambda arch, m, n, k, extra=(): asked.append(extra) or 50.0)
 
     def held(tflops: float, clock: float) -> dict:
-        board = {"sm_clock_mhz": {"median": clock, "min": clock, "max": clock}, "power_w": {"median": 700.0}}
+        board = {"sm_clock_mhz": {"median": clock, "min": clock, "max": clock}, "power_w": {"median": 700.0},
+                 "power_capped_fraction": 1.0}
         return {"m": 1024, "n": 1024, "k": 1024, "tflops": tflops, "board": board}
 
     measured = {"held_gemms": [[held(100.0, 1400)], [held(300.0, 1500)], [held(200.0, 1300)]],
@@ -72,3 +75,15 @@ def test_held_rows_take_the_median_of_the_passes_and_bursts_drop_the_limit(monke
     assert "median of 3 passes, SM 1400 MHz" in steady.note
     assert burst.published == 700.0 and "first 20 ms after idle" in burst.quantity
     assert asked == [(gpu.GRAPH,), (gpu.GRAPH, gpu.NO_POWER_LIMIT)]
+
+
+def test_a_shape_held_below_the_cap_adds_the_boards_energy_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below the cap the board's power is the kernel's: energy per call = power x 2MNK / rate (400 W x 2^31 FLOP at
+    200 TFLOPS = 4.29 mJ), against ours' energy; at the cap (the test above) no such row."""
+    monkeypatch.setattr(gpu, "gemm_tflops", lambda arch, m, n, k, extra=(): 50.0)
+    monkeypatch.setattr(gpu, "run", lambda arch, workload, sets=(): SimpleNamespace(energy_j=5e-3, latency_s=1e-5))
+    board = {"sm_clock_mhz": {"median": 1980.0}, "power_w": {"median": 400.0}, "power_capped_fraction": 0.0}
+    measured = {"held_gemms": [[{"m": 1024, "n": 1024, "k": 1024, "tflops": 200.0, "board": board}]]}
+    _, energy = gpu.held_rows("H200", gpu.H200, measured)
+    assert energy.quantity.startswith("H200 board energy per call, GEMM 1024x1024x1024 held below the cap")
+    assert energy.published == pytest.approx(400.0 * 2 * 1024**3 / 200e12 * 1e3) and energy.ours == pytest.approx(5.0)
