@@ -90,8 +90,10 @@ The short GEMM rows above are timed in windows of about 20 ms (`MIN_TIMED_S`), e
 may still run above its TDP at the boost clock (the transient: 60-80 ms from idle); ours is the sustained state
 (engines/gpu.py, "Power limit"). The same 4096^3 kernel times 697 TFLOPS in such a window and 651 held 4 s. So every
 shape of the grid is also held (`held_gemms`, from --held-gemms: 1 s to settle under the cap, 1 s timed, NVML every
-20 ms, three passes, the median a row), the sustained state ours models; and four shapes' first 20 ms after 3 s idle
-(`burst_gemms`: 1,980 MHz throughout) are rows against ours without `dvfs`, the state before the limiter acts.
+20 ms, three passes, the median a row), the sustained state ours models, with the board's energy per call for the
+shapes it held below the cap (there its power is the kernel's, not the limit's); and four shapes' first 20 ms after
+3 s idle (`burst_gemms`: 1,980 MHz throughout) are rows against ours without `dvfs`, the state before the limiter
+acts.
 Every one of these rows runs its kernels back to back from a CUDA graph, so ours take the config's graph gap
 (`launch: graph`: graph_launch_overhead, measured on the H100 by the file's launch rows, with the GEMM kernels'
 gemm_setup); the compiled steps run inductor's fused Triton kernels between the cuBLAS GEMMs, so ours charge a

@@ -144,18 +144,25 @@ _BURST_WINDOW = ("these rows are timed in windows of about 20 ms, each after hos
                  "256 x 12288^2 at 662 and 684 (667 and 604) and 128 x 12288^2 on the H200 at 534 (525): the windows "
                  "caught the burst state, and ours without dvfs (that state) is within 15 % of every burst row. Held "
                  "for a second, the same shapes run at 632 and 634, 594 and 602, and 479 (the held rows)")
-_HELD_WARM_L2 = ("kernels of a few microseconds held back to back, which ours holds to 700 W at a lower clock than the "
-                 "board: ours spends 5.24 mJ a 1024^3 call on the H100 (MACs 2.68, L2 1.60 of it: its 128 x 64 "
-                 "tiles read 40 MiB from the L2 a call at the 6.565 pJ per bit a streaming GEMV measured) and takes "
-                 "7.49 us, where the board held 1,845 MHz at 633-699 W for 5.78 us, about 3.8 mJ. The board's state "
-                 "is not the cause (--held-launch: 1024^3 starts every 5.81 us after 3 s idle and 5.82 held, "
-                 "profiled 5.73). A smaller part: the calls repeat the same operands, which stay in the L2, where "
-                 "ours reads a lone GEMM's inputs from HBM every call; with them homed in the L2 (a copy einsum "
-                 "before the GEMM) ours takes 7.02 us. The short row of 1024^3 met its target by another error, "
-                 "its 7.25 us the median of 5.63, 7.25 and 7.52, the later two timed after the large shapes with "
-                 "the clock the limiter left. Whether a GEMM's tile reads cost less than a streaming GEMV's L2 "
-                 "bits wants the board's power under GEMMs of several tile shapes held at the boost clock, not "
-                 "measured yet")
+_HELD_AT_CAP = ("a kernel of a few microseconds held back to back, which ours holds to 700 W at a lower clock than the "
+                "board: ours spends 5.24 mJ a 1024^3 call on the H100 (MACs 2.68, L2 1.60 of it: its 128 x 64 "
+                "tiles read 40 MiB from the L2 a call at the 6.565 pJ per bit a streaming GEMV measured) and takes "
+                "7.49 us, where the board held 1,845 MHz at 633-699 W for 5.78 us, about 3.8 mJ. The board's state "
+                "is not the cause (--held-launch: 1024^3 starts every 5.81 us after 3 s idle and 5.82 held, "
+                "profiled 5.73). A smaller part: the calls repeat the same operands, which stay in the L2, where "
+                "ours reads a lone GEMM's inputs from HBM every call; with them homed in the L2 (a copy einsum "
+                "before the GEMM) ours takes 7.02 us. The short row of 1024^3 met its target by another error, "
+                "its 7.25 us the median of 5.63, 7.25 and 7.52, the later two timed after the large shapes with "
+                "the clock the limiter left. Whether a GEMM's tile reads cost less than a streaming GEMV's L2 "
+                "bits wants the board's power under GEMMs of several tile shapes held at the boost clock, not "
+                "measured yet")
+_HELD_WARM_L2 = ("the calls repeat the same operands, 4 MiB in and 4 MiB out, which stay in the L2 from call to call; "
+                 "ours reads a lone GEMM's inputs from HBM and writes its output there in every call (they cross the "
+                 "chip's edge: sim/placement.py), 1.62 of its 5.99 us waiting on HBM. With the inputs homed in the L2 "
+                 "(a copy einsum before the GEMM) ours takes 5.20 us against the board's 4.72, the output's 4 MiB to "
+                 "HBM bounding the rest. Serving a repeated kernel's operands from the L2 it left them in needs "
+                 "placement to route a tensor read by more than one kernel through its on-chip home after its first "
+                 "reader, not done")
 _HELD_SKINNY_128 = ("a 3.3 us kernel held back to back; ours takes 4.49 us under the default EDP objective (a CTA tile "
                     "with less L2 traffic, as in the short row) and 3.98 under the latency objective; 0.09 us of the "
                     "4.49 wait on HBM (its 2 MiB of inputs stay in the L2 between calls), and the "
@@ -182,19 +189,19 @@ _GPU_SUSTAINED = ("issue 18's kernel target of 15 %, against GEMMs held 4 s on t
                   "their 700 W limit (validation/gpu_measure.py --power); the H100 config's power-limit constants come"
                   " from other runs (L2-resident kernels and no-kernel power at the boost clock, the clock-resolved "
                   "transient), and the H200 config takes the H100's")
-_HELD_L2_ENERGY = ("ours' energy for a skinny GEMM held below the cap is mostly MACs and L2 traffic: 8192 x 256^2 on the "
-                   "H100 costs 3.30 mJ a call of dynamic energy in ours (MACs 1.75 at 3.259 pJ, the L2 1.33 for 24 MiB "
-                   "of tile reads, fills and output writes at 6.565 pJ per bit, HBM 0.22) where the board spends about"
-                   " 1.85 (its 2.44 less 124.47 W of static and clocks' power over its 4.72 us), and ours' longer "
-                   "time adds 0.16 mJ of that power. The L2's per-bit energy, solved with the MAC energy from a GEMV "
-                   "streaming 16 MiB from the L2 and a 1024 x 32 x 8192 GEMM, is more than a GEMM's tile traffic "
-                   "costs the board (the 1024^3 held gap shows the same at the cap); the H200 also takes the H100's "
-                   "MAC energy (its own L2-resident kernels give 2.44 pJ, not 3.259). Separating MAC and L2 energy "
-                   "under GEMM tiles wants board power under GEMMs of several tile shapes at the boost clock")
+_HELD_L2_ENERGY = ("ours' energy for a skinny GEMM held below the cap is mostly MACs and L2 traffic: 8192 x 256^2 on "
+                   "the H100 costs 3.30 mJ a call of dynamic energy in ours (MACs 1.75 at 3.259 pJ, the L2 1.33 for 24"
+                   " MiB of tile reads, fills and output writes at 6.565 pJ per bit, HBM 0.22) where the board spends "
+                   "about 1.85 (its 2.44 less 124.47 W of static and clocks' power over its 4.72 us), and ours' longer"
+                   " time adds 0.16 mJ of that power. The L2's per-bit energy, solved with the MAC energy from a GEMV "
+                   "streaming 16 MiB from the L2 and a 1024 x 32 x 8192 GEMM, is more than a GEMM's tile traffic costs"
+                   " the board (the 1024^3 held gap shows the same at the cap); the H200 also takes the H100's MAC "
+                   "energy (its own L2-resident kernels give 2.44 pJ, not 3.259). Separating MAC and L2 energy under "
+                   "GEMM tiles wants board power under GEMMs of several tile shapes at the boost clock")
 # the held rows' gaps by GPU and shape (validation/gpu.py held_rows)
-_HELD_GAPS = {"H100": {(1024, 1024, 1024): _HELD_WARM_L2, (8192, 128, 128): _HELD_SKINNY_128,
+_HELD_GAPS = {"H100": {(1024, 1024, 1024): _HELD_AT_CAP, (8192, 128, 128): _HELD_SKINNY_128,
                        (8192, 256, 256): _HELD_WARM_L2},
-              "H200": {(1024, 1024, 1024): _HELD_WARM_L2, (64, 12288, 12288): _HELD_H200_ENERGY,
+              "H200": {(1024, 1024, 1024): _HELD_AT_CAP, (64, 12288, 12288): _HELD_H200_ENERGY,
                        (128, 12288, 12288): _HELD_H200_ENERGY, (256, 12288, 12288): _HELD_H200_ENERGY}}
 _GPU_HELD = ("issue 18's kernel target of 15 %, against every GEMM shape of the grid held under the 700 W limit (1 s "
              "to settle, 1 s timed, median of three passes; validation/gpu_measure.py --held-gemms), which set no "
