@@ -279,6 +279,15 @@ def kernel_scores(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str,
                         level_cycles, mac_energy, static_energy, clocked_energy, level_energy, run.energy_scale)
 
 
+def add_level_energies(energy: dict[tuple[str, str], float], per_level: list[dict[tuple[str, str], float]],
+                       on_chip: np.ndarray, scale: float) -> None:
+    """Add each level's access energies (`per_level`, outer -> inner) into `energy`, the on-chip levels' at the
+    kernel's clock (`scale`: their boost-clock figures x r^2; gpu.py, "Power limit")."""
+    for joules, keep in zip(per_level, on_chip):
+        for key, value in joules.items():
+            energy[key] = energy.get(key, 0.0) + value * (scale if keep else 1.0)
+
+
 def on_chip_levels(arch: Arch) -> np.ndarray:
     """Per level (outer -> inner): whether it sits on the die, on the SM clock and its voltage (not off-chip DRAM)."""
     return np.array([memory_kind(level.technology) != "off_chip" for level in arch.memory], dtype=bool)
@@ -332,7 +341,8 @@ def under_power_limit(engine: GpuEngine, arch: Arch, pace: KernelPace, on_chip_e
            clocked_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         stretch = np.maximum(1.0, nominal / clock)
         compute = compute * np.maximum(1.0, ceiling * nominal / clock)
-        return compute, np.maximum(compute, np.maximum(on_chip * stretch, off_chip)), fixed_ends + clocked_ends * stretch
+        busy = np.maximum(compute, np.maximum(on_chip * stretch, off_chip))
+        return compute, busy, fixed_ends + clocked_ends * stretch
 
     def excess(clock: np.ndarray, *kernel: np.ndarray) -> np.ndarray:
         """Board power at `clock` less the TDP."""
@@ -440,12 +450,9 @@ def kernel_cost(engine: GpuEngine, problem: GemmProblem, keeps: list[dict[str, b
                                             ("static", "leakage"): float(scores.static_energy_j[i])}
     if scores.clocked_energy_j[i]:
         energy[("sm_clocks", "idle")] = float(scores.clocked_energy_j[i])
-    on_chip = on_chip_levels(arch)
-    for li, level in enumerate(arch.memory):
-        scale = float(scores.energy_scale[i]) if on_chip[li] else 1.0
-        for key, joules in level_access_energy(arch, li, float(scores.level_read_bytes[i, li]) * 8,
-                                               float(scores.level_write_bytes[i, li]) * 8).items():
-            energy[key] = energy.get(key, 0.0) + joules * scale
+    add_level_energies(energy, [level_access_energy(arch, li, float(scores.level_read_bytes[i, li]) * 8,
+                                                    float(scores.level_write_bytes[i, li]) * 8)
+                                for li in range(len(arch.memory))], on_chip_levels(arch), float(scores.energy_scale[i]))
     total = float(scores.total_cycles[i])
     # MACs per arch cycle at the datasheet rate for these operands
     peak = engine.sms * engine.mac_rate(p.operand_bits)[0] * arch.engine_clock_hz(engine) / arch.clock_hz
@@ -527,11 +534,8 @@ def elementwise_kernel_cost(einsum: Einsum, workload: Workload, arch: Arch, engi
     on_chip_j = energy[("cuda_cores", "op")] + sum(sum(j.values()) for j, keep in zip(level_joules, on_chip) if keep)
     off_chip_j = sum(sum(j.values()) for j, keep in zip(level_joules, on_chip) if not keep)
     run = under_power_limit(engine, arch, pace, np.array([on_chip_j]), np.array([off_chip_j]))
-    scale = float(run.energy_scale[0])
-    energy[("cuda_cores", "op")] *= scale
-    for joules, keep in zip(level_joules, on_chip):
-        for key, value in joules.items():
-            energy[key] = energy.get(key, 0.0) + value * (scale if keep else 1.0)
+    energy[("cuda_cores", "op")] *= float(run.energy_scale[0])
+    add_level_energies(energy, level_joules, on_chip, float(run.energy_scale[0]))
     compute, busy, launch = float(run.compute[0]), float(run.busy[0]), float(run.ends[0])
     total = busy + launch
     energy[("static", "leakage")] = engine.static_power_w * total / arch.clock_hz
