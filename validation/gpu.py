@@ -167,11 +167,15 @@ def run(arch: str, workload: str, sets: tuple[str, ...] = ()) -> Result:
     return evaluate(load_arch(REPO / arch, arch_sets), load_workload(REPO / workload, overrides=workload_sets))
 
 
-@functools.lru_cache(maxsize=256)   # the short and held rows evaluate the same shapes
+@functools.lru_cache(maxsize=256)   # the short, held and energy rows evaluate the same shapes
+def gemm_run(arch: str, m: int, n: int, k: int, extra: tuple[str, ...] = (), workload: str = GEMM) -> Result:
+    """Ours for one M x N x K GEMM (fp16 unless `workload` says otherwise), with the assignments `extra`."""
+    return run(arch, workload, (*extra, f"workload.ranks.m={m}", f"workload.ranks.n={n}", f"workload.ranks.k={k}"))
+
+
 def gemm_tflops(arch: str, m: int, n: int, k: int, extra: tuple[str, ...] = (), workload: str = GEMM) -> float:
     """TFLOPS of an M x N x K GEMM (fp16 unless `workload` says otherwise; 2 MNK over the latency)."""
-    result = run(arch, workload, (*extra, f"workload.ranks.m={m}", f"workload.ranks.n={n}", f"workload.ranks.k={k}"))
-    return 2 * m * n * k / result.latency_s / 1e12
+    return 2 * m * n * k / gemm_run(arch, m, n, k, extra, workload).latency_s / 1e12
 
 
 def flash_sets(seq: int, head_dim: int) -> tuple[str, ...]:
@@ -258,8 +262,7 @@ def measured_rows(label: str, arch: str, path: Path) -> list[Comparison]:
                        gemm_tflops(arch, r["n"], r["n"], r["n"], (GRAPH,), GEMM_FP8),
                        "torch._scaled_mm, CUDA graph, median of 3") for r in measured["gemm_fp8"]]
     for r in measured["gemv"]:
-        seconds = run(arch, GEMM, (GRAPH, "workload.ranks.m=1", f"workload.ranks.n={r['n']}",
-                                   f"workload.ranks.k={r['k']}")).latency_s
+        seconds = gemm_run(arch, 1, r["n"], r["k"], (GRAPH,)).latency_s
         out.append(Comparison(f"{label} GEMV {r['k']}x{r['n']} (weight GB/s, measured here)", r["graph_gb_per_s"],
                               r["k"] * r["n"] * 2 / seconds / 1e9, "CUDA graph"))
     out += [Comparison(f"{label} FlashAttention-2 fwd d{r['head_dim']} seq {r['seq']} (TFLOPs/s, measured here)",
@@ -312,8 +315,7 @@ def sustained_rows(label: str, arch: str, measured: dict) -> list[Comparison]:
             elif name in SUSTAINED_GEMVS:
                 seen.add(name)
                 k, n = SUSTAINED_GEMVS[name]
-                result = run(arch, GEMM, (GRAPH, "workload.ranks.m=1", f"workload.ranks.n={n}",
-                                          f"workload.ranks.k={k}"))
+                result = gemm_run(arch, 1, n, k, (GRAPH,))
                 out.append(Comparison(f"{label} board power, GEMV {k}x{n} sustained (W, measured here)",
                                       r["board"]["power_w"]["median"], result.energy_j / result.latency_s,
                                       f"{r['rate'] / 1e12:.1f} TB/s of weights, NVML"))
@@ -328,7 +330,7 @@ def streaming_rows(label: str, arch: str, measured: dict) -> list[Comparison]:
         if r["name"] not in STREAMING_GEMMS:
             continue
         m, n, k = STREAMING_GEMMS[r["name"]]
-        result = run(arch, GEMM, (GRAPH, f"workload.ranks.m={m}", f"workload.ranks.n={n}", f"workload.ranks.k={k}"))
+        result = gemm_run(arch, m, n, k, (GRAPH,))
         board = r["board"]
         state = (f"SM {board['sm_clock_mhz']['median']:.0f} MHz, "
                  + ("at the power cap" if board["power_capped_fraction"] > 0.5 else "below the power cap"))
@@ -356,7 +358,7 @@ def held_rows(label: str, arch: str, measured: dict) -> list[Comparison]:
         if statistics.median(r["board"]["power_capped_fraction"] for r in rows) < 0.5:
             # below the cap the board's power shows the kernel's energy (at the cap it is pinned to the TDP)
             seconds = statistics.median(2 * m * n * k / (r["tflops"] * 1e12) for r in rows)
-            ours = run(arch, GEMM, (GRAPH, f"workload.ranks.m={m}", f"workload.ranks.n={n}", f"workload.ranks.k={k}"))
+            ours = gemm_run(arch, m, n, k, (GRAPH,))
             out.append(Comparison(f"{label} board energy per call, GEMM {m}x{n}x{k} held below the cap (mJ, "
                                   "measured here)", power * seconds * 1e3, ours.energy_j * 1e3,
                                   f"{power:.0f} W x {seconds * 1e6:.2f} us (ours {ours.energy_j / ours.latency_s:.0f} W"

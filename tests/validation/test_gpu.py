@@ -81,7 +81,7 @@ def test_a_shape_held_below_the_cap_adds_the_boards_energy_per_call(monkeypatch:
     """Below the cap the board's power is the kernel's: energy per call = power x 2MNK / rate (400 W x 2^31 FLOP at
     200 TFLOPS = 4.29 mJ), against ours' energy; at the cap (the test above) no such row."""
     monkeypatch.setattr(gpu, "gemm_tflops", lambda arch, m, n, k, extra=(): 50.0)
-    monkeypatch.setattr(gpu, "run", lambda arch, workload, sets=(): SimpleNamespace(energy_j=5e-3, latency_s=1e-5))
+    monkeypatch.setattr(gpu, "gemm_run", lambda arch, m, n, k, extra=(): SimpleNamespace(energy_j=5e-3, latency_s=1e-5))
     board = {"sm_clock_mhz": {"median": 1980.0}, "power_w": {"median": 400.0}, "power_capped_fraction": 0.0}
     measured = {"held_gemms": [[{"m": 1024, "n": 1024, "k": 1024, "tflops": 200.0, "board": board}]]}
     _, energy = gpu.held_rows("H200", gpu.H200, measured)
