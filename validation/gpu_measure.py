@@ -100,7 +100,10 @@ def arguments() -> argparse.Namespace:
     only.add_argument("--held-launch", action="store_true", help="only the per-kernel costs after idle and held")
     parser.add_argument("--shapes", type=shape_list, default=None,
                         help="with --held-gemms: only these GEMMs, MxNxK comma-separated, and no burst rows")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.shapes and not args.held_gemms:
+        parser.error("--shapes chooses the GEMMs of --held-gemms; give --held-gemms too, or drop --shapes")
+    return args
 
 
 ARGS = arguments()

@@ -79,6 +79,13 @@ class PowerSampler:
         return self.proc.communicate(timeout=10)[1][-2000:]
 
 
+def replayed(call, calls: int) -> tuple:
+    """(a replay of `calls` calls of `call` captured in one CUDA graph, `calls`); on a CPU, (`call`, 1)."""
+    if DEVICE != "cuda":
+        return call, 1
+    return capture(call, calls).replay, calls
+
+
 def sustained(call, work: float, seconds: float) -> dict:
     """`call` back to back for about `seconds`: wall window, calls, and the work (FLOPs or bytes) per second over
     the whole window by CUDA events."""
@@ -159,8 +166,8 @@ def power_rows(out_path: str) -> None:
     for name, call, work in ((f"gemv {n // 2}x{n // 4} (L2-resident)", lambda: torch.matmul(x_l2, w_l2),
                               w_l2.numel() * 2),
                              ("copy 8 MiB (L2-resident)", lambda: dst_l2.copy_(src_l2), 2 * src_l2.numel() * 2)):
-        replay = capture(call, calls).replay if DEVICE == "cuda" else call
-        record(name, sustained(replay, work * (calls if DEVICE == "cuda" else 1), seconds), "byte/s")
+        replay, per = replayed(call, calls)
+        record(name, sustained(replay, work * per, seconds), "byte/s")
     result["sampler_stderr"] = sampler.stop()
     with open(out_path, "w") as f:
         json.dump(result, f, indent=1)
@@ -195,10 +202,10 @@ def power_path_rows(out_path: str) -> None:
     idle_start = time.time()
     time.sleep(seconds)
     rows = [{"name": "idle", "start": idle_start, "end": time.time(), "rate": 0.0, "unit": "none"}]
-    for name, call, work, replayed in cases:
+    for name, call, work, in_l2 in cases:
         names, kernel_s, _ = kernels(call)
-        run = capture(call, calls).replay if replayed and DEVICE == "cuda" else call
-        row = sustained(run, work * (calls if replayed and DEVICE == "cuda" else 1), seconds)
+        run, per = replayed(call, calls) if in_l2 else (call, 1)
+        row = sustained(run, work * per, seconds)
         row.update(name=name, unit="byte/s", kernels=names, kernel_s=kernel_s)
         rows.append(row)
         log("power path", name, f"{row['rate'] / 1e12:.2f} TB/s", names[:1])
@@ -290,9 +297,7 @@ def held_gemm_rows(out_path: str) -> None:
     for m, n, k in dict.fromkeys(shapes):   # 8192^3 is in two series: held once
         call = fp16_matmul(m, n, k)
         names = kernels(call)[0]
-        once = one_call_s(call)
-        calls = graph_calls(once) if DEVICE == "cuda" else 1
-        run = capture(call, calls).replay if DEVICE == "cuda" else call
+        run, calls = replayed(call, graph_calls(one_call_s(call)))
         row = settled(run, 2 * m * n * k * calls, settle_s, seconds)
         time.sleep(0.1)   # the sampler's last readings of the window reach its file
         row.update(m=m, n=n, k=k, calls_per_replay=calls, tflops=row["rate"] / 1e12, kernels=names,
@@ -306,12 +311,11 @@ def held_gemm_rows(out_path: str) -> None:
         del call, run
     sampler.stop()
     sampler = PowerSampler(0.005)
-    burst = [] if ARGS.shapes else [(256, 256, 256)] if QUICK else [(3072, 3072, 3072), (4096, 4096, 4096), (256, 12288, 12288),
-                                             (128, 12288, 12288)]
+    burst = [] if ARGS.shapes else [(256, 256, 256)] if QUICK else [(3072, 3072, 3072), (4096, 4096, 4096),
+                                                                    (256, 12288, 12288), (128, 12288, 12288)]
     for m, n, k in burst:
         call = fp16_matmul(m, n, k)
-        calls = graph_calls(one_call_s(call)) if DEVICE == "cuda" else 1
-        run = capture(call, calls).replay if DEVICE == "cuda" else call
+        run, calls = replayed(call, graph_calls(one_call_s(call)))
         run()
         sync()
         time.sleep(0.5 if QUICK else 3.0)
@@ -344,8 +348,7 @@ def held_launch_rows(out_path: str) -> None:
                               ("matmul_64x64x64", lambda: torch.matmul(a, b), 1000),
                               ("matmul_1024x1024x1024", gemm_1024, 200)):
         calls = 10 if QUICK else calls
-        replay = capture(call, calls).replay if DEVICE == "cuda" else call
-        per = calls if DEVICE == "cuda" else 1
+        replay, per = replayed(call, calls)
         replay()
         sync()
         time.sleep(0.2 if QUICK else 3.0)
