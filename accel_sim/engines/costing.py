@@ -304,6 +304,41 @@ def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: Engi
                for ti in range(len(names)) if names[ti] != einsum.output.tensor)
 
 
+def array_cycles(arch: Arch, engine: SystolicEngine, timing: FoldTiming) -> tuple[np.ndarray, np.ndarray]:
+    """(compute, fill and drain) cycles (B,) at the arch clock of candidates with fold timing `timing`, stationary
+    tiles loaded behind the previous fold where the engine double-buffers them."""
+    clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
+    folds, t, per_fold = timing.folds, timing.temporal, timing.cycles_per_fold
+    hidden = hidden_fold_cycles(folds, t, per_fold, engine.load_cycles, engine.stationary_buffering)
+    return (folds * t).astype(float) * clock_ratio, (folds * (per_fold - t) - hidden).astype(float) * clock_ratio
+
+
+def systolic_bounds(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
+                    dataflow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cycles, joules) (B,) that no candidate's `systolic_scores` falls below, from its fold timing alone: the
+    array's compute, fill and drain (the prologue left out), against each tensor's compulsory bytes moved once at
+    its backing store (the outermost level the candidate keeps it at: inputs read, the output written), at that
+    level's bandwidth and access energy, plus the energy every MAC spends. Every traffic choice moves a tensor's
+    footprint through its backing store at least once, so these hold whatever the capacities choose; costing a
+    candidate's loop nests is most of a score, and a search skips those whose bounds already lose (`mapper.search`)."""
+    compute, fill_drain = array_cycles(arch, engine, systolic_timing(einsum, engine, gemm_roles(einsum,
+                                       workload.tensor_map), batch, dataflow, engine.operand_passes(einsum, workload)))
+    traffic = compulsory_traffic(einsum, workload)
+    names = batch.tensor_names
+    reads = np.array([traffic.read_bytes.get(n, 0.0) for n in names])
+    writes = np.array([traffic.write_bytes.get(n, 0.0) for n in names])
+    kept = ~batch.bypass                                                              # (B, L, T)
+    backing = kept.argmax(axis=1)                                                     # (B, T) level index
+    # a tensor no level keeps (none in a legal mapping) is charged nowhere: a bound must not guess
+    at_level = (backing[:, None, :] == np.arange(len(arch.memory))[None, :, None]) & kept.any(axis=1)[:, None, :]
+    read_bytes, write_bytes = at_level @ reads, at_level @ writes                     # (B, L)
+    per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
+    busiest = engine.levels_transfer_cycles(read_bytes, write_bytes, arch).max(axis=1)
+    energy = (sum(_per_mac_energy(einsum, workload, arch, engine).values())
+              + 8 * (read_bytes @ per_bit[:, 0] + write_bytes @ per_bit[:, 1]))
+    return np.maximum(compute + fill_drain, busiest), energy
+
+
 def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
                     dataflow: np.ndarray, prepared: PreparedBatch | None = None) -> SystolicScores:
     """Cycles (compute, fill/drain, bandwidth stalls), energy and fit of every candidate in one pass.
@@ -320,12 +355,7 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     traffic = array_traffic(einsum, workload, arch, engine.rows, engine.cols, batch, analyses)
     busiest = engine.levels_transfer_cycles(traffic.level_read_bytes, traffic.level_write_bytes, arch).max(axis=1)
 
-    clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
-    timing = prepared.timing
-    folds, t, per_fold = timing.folds, timing.temporal, timing.cycles_per_fold
-    compute = (folds * t).astype(float) * clock_ratio
-    hidden = hidden_fold_cycles(folds, t, per_fold, engine.load_cycles, engine.stationary_buffering)
-    fill_drain = (folds * (per_fold - t) - hidden).astype(float) * clock_ratio
+    compute, fill_drain = array_cycles(arch, engine, prepared.timing)
     prologue = prologue_cycles(einsum, workload, arch, engine, analyses.streamed)
     total = np.maximum(compute + fill_drain + prologue, busiest)
     energy = sum(_per_mac_energy(einsum, workload, arch, engine).values()) + traffic.level_energy_j.sum(axis=(1, 2))

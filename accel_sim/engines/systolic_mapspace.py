@@ -14,14 +14,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.engines.costing import (PreparedBatch, SystolicScores, array_batch, candidate_key, implied_batch,
-                                       systolic_cost_of, systolic_prepare, systolic_scores, unfit_error)
+                                       systolic_bounds, systolic_cost_of, systolic_prepare, systolic_scores,
+                                       unfit_error)
 from accel_sim.engines.fold_timing import DATAFLOW_CODES, axis_folds, role_masks
 from accel_sim.engines.rows import distinct_rows
 from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.engines.systolic_space import SystolicSpace, systolic_space
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_count
-from accel_sim.spec.mapspace import AxisLayout, Candidates, MapperSpec, ProxyFound, layout_key, mapping_key
+from accel_sim.spec.mapspace import (AxisLayout, Candidates, MapperSpec, ProxyFound, layout_key, mapping_key,
+                                     objective_figure)
 
 if TYPE_CHECKING:
     from accel_sim.engines.systolic import SystolicEngine
@@ -223,6 +225,12 @@ class SystolicMapspace:
         scores = systolic_scores(self.einsum, self.workload, self.arch, self.engine, distinct.mappings,
                                  distinct.group, prepared)
         return scores if inverse is None else scores.rows(inverse)
+
+    def bounds(self, candidates: Candidates, objective: str) -> np.ndarray:
+        """`objective` of each candidate's `costing.systolic_bounds`: its fold timing against compulsory traffic."""
+        cycles, joules = systolic_bounds(self.einsum, self.workload, self.arch, self.engine, candidates.mappings,
+                                         candidates.group)
+        return objective_figure(cycles, joules, objective)
 
     def _prepared(self, candidates: Candidates) -> tuple[np.ndarray | None, Candidates, PreparedBatch]:
         """(inverse, distinct, prepared): the batch's distinct candidates, the loop nests and fold timing of those

@@ -246,6 +246,11 @@ class Mapspace(Protocol):
         """Exact scores of every candidate in one vectorized pass."""
         ...
 
+    def bounds(self, candidates: Candidates, objective: str) -> np.ndarray | None:
+        """Per candidate, an `objective` value its exact score never falls below, far cheaper than the score (a
+        search scores only the candidates whose bound could still win); None: the engine has none."""
+        ...
+
     def cost_of(self, candidates: Candidates, scores: Scores, i: int) -> Cost:
         """Candidate `i` of a scored batch as a full Cost."""
         ...

@@ -157,6 +157,9 @@ class ToySpace:
     def infeasible(self, searched: bool) -> InfeasibleError:
         return InfeasibleError(f"no tile of '{self.einsum.name}' fits {BUFFER_BYTES} bytes. Fix: a larger buffer")
 
+    def bounds(self, candidates: Candidates, objective: str) -> None:
+        return None
+
     def proxy(self, objective: str, time_limit_s: float, seed: int, reference: tuple[float, float],
               hints: dict[int, list[np.ndarray]]) -> None:
         return None

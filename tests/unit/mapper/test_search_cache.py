@@ -106,19 +106,19 @@ def test_evaluate_shares_a_given_cache_across_calls(problem):
 
 def test_capacity_variants_share_the_structure_work_with_identical_results(problem):
     """Designs that differ only in a buffer capacity are searched again, but from the work their shared structure
-    left on the cache's shelf (one entry, no batch prepared twice); each result equals an uncached search's
-    exactly (mapping, cost, score)."""
+    left on the cache's shelf (one entry, no candidate batch built twice; which candidates a design scores, and
+    so prepares, follows its bounds); each result equals an uncached search's exactly (mapping, cost, score)."""
     cache = MapperCache()
     _run(*problem, extra=("memory.unified_buffer.capacity=24 MiB",), cache=cache)
     (work,) = cache.shelf.values()
-    prepared = dict(work.prepared)
+    built = dict(work.built)
     for capacity in ("4 MiB", "8 MiB", "16 MiB"):
         extra = (f"memory.unified_buffer.capacity={capacity}",)
         shared, fresh = _run(*problem, extra=extra, cache=cache), _run(*problem, extra=extra)
         assert not shared.stats.reused
         assert (shared.mapping, shared.cost, shared.score, shared.variant) == \
             (fresh.mapping, fresh.cost, fresh.score, fresh.variant)
-    assert len(cache.shelf) == 1 and work.prepared.keys() == prepared.keys()
+    assert len(cache.shelf) == 1 and work.built.keys() == built.keys()
 
 
 def test_shelf_drops_the_least_recently_used():
