@@ -107,6 +107,11 @@ class Result:
     def summary(self) -> dict[str, object]:
         """Headline numbers: cycles, latency, energy, area, throughput, utilization, the roofline gap and, per memory
         level (`memory`), capacity, peak occupancy, spilled bytes, bytes read and written and bandwidth use."""
+        return dict(self._summary)   # a copy: `run` reads it for the files and again for the table
+
+    @cached_property
+    def _summary(self) -> dict[str, object]:
+        """`summary`, computed once."""
         latency = self.latency_s
         instances = self.trace.instances
         macs = instances * sum(r.cost.macs for r in self.einsums)  # what ran (NPU+PIM: each request's own context)

@@ -308,21 +308,33 @@ def array_cycles(arch: Arch, engine: SystolicEngine, timing: FoldTiming) -> tupl
     """(compute, fill and drain) cycles (B,) at the arch clock of candidates with fold timing `timing`, stationary
     tiles loaded behind the previous fold where the engine double-buffers them."""
     clock_ratio = arch.clock_hz / arch.engine_clock_hz(engine)
+    compute, fill_drain = _engine_cycles(engine, timing)
+    return compute.astype(float) * clock_ratio, fill_drain.astype(float) * clock_ratio
+
+
+def _engine_cycles(engine: SystolicEngine, timing: FoldTiming) -> tuple[np.ndarray, np.ndarray]:
+    """`array_cycles` at the engine's clock (integers)."""
     folds, t, per_fold = timing.folds, timing.temporal, timing.cycles_per_fold
     hidden = hidden_fold_cycles(folds, t, per_fold, engine.load_cycles, engine.stationary_buffering)
-    return (folds * t).astype(float) * clock_ratio, (folds * (per_fold - t) - hidden).astype(float) * clock_ratio
+    return folds * t, folds * (per_fold - t) - hidden
 
 
-def systolic_bounds(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
-                    dataflow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(cycles, joules) (B,) that no candidate's `systolic_scores` falls below, from its fold timing alone: the
-    array's compute, fill and drain (the prologue left out), against each tensor's compulsory bytes moved once at
-    its backing store (the outermost level the candidate keeps it at: inputs read, the output written), at that
-    level's bandwidth and access energy, plus the energy every MAC spends. Every traffic choice moves a tensor's
-    footprint through its backing store at least once, so these hold whatever the capacities choose; costing a
-    candidate's loop nests is most of a score, and a search skips those whose bounds already lose (`mapper.search`)."""
-    compute, fill_drain = array_cycles(arch, engine, systolic_timing(einsum, engine, gemm_roles(einsum,
-                                       workload.tensor_map), batch, dataflow, engine.operand_passes(einsum, workload)))
+@dataclass(frozen=True)
+class BoundParts:
+    """What `systolic_bounds` reads of a batch that only the candidates, the einsum, the engine and the arch's level
+    layout decide (not capacities, bandwidths, clocks or energies), so designs that differ in those share it."""
+
+    engine_cycles: np.ndarray   # (B,) compute, fill and drain at the engine clock
+    read_bytes: np.ndarray      # (B, L) compulsory bytes read at each level: the inputs', at their backing stores
+    write_bytes: np.ndarray     # (B, L) likewise written: the output's
+
+
+def bound_parts(einsum: Einsum, workload: Workload, engine: SystolicEngine, batch: MappingBatch,
+                dataflow: np.ndarray) -> BoundParts:
+    """The `BoundParts` of a batch: its fold timing's cycles, and each tensor's compulsory bytes (roofline.py) at
+    its backing store, the outermost level the candidate keeps it at."""
+    timing = systolic_timing(einsum, engine, gemm_roles(einsum, workload.tensor_map), batch, dataflow,
+                             engine.operand_passes(einsum, workload))
     traffic = compulsory_traffic(einsum, workload)
     names = batch.tensor_names
     reads = np.array([traffic.read_bytes.get(n, 0.0) for n in names])
@@ -330,13 +342,24 @@ def systolic_bounds(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     kept = ~batch.bypass                                                              # (B, L, T)
     backing = kept.argmax(axis=1)                                                     # (B, T) level index
     # a tensor no level keeps (none in a legal mapping) is charged nowhere: a bound must not guess
-    at_level = (backing[:, None, :] == np.arange(len(arch.memory))[None, :, None]) & kept.any(axis=1)[:, None, :]
-    read_bytes, write_bytes = at_level @ reads, at_level @ writes                     # (B, L)
+    at_level = (backing[:, None, :] == np.arange(kept.shape[1])[None, :, None]) & kept.any(axis=1)[:, None, :]
+    return BoundParts(sum(_engine_cycles(engine, timing)), at_level @ reads, at_level @ writes)
+
+
+def systolic_bounds(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, parts: BoundParts
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(cycles, joules) (B,) that no candidate's `systolic_scores` falls below, from `bound_parts`: the array's
+    compute, fill and drain (the prologue left out), against each tensor's compulsory bytes moved once at its
+    backing store (inputs read, the output written), at that level's bandwidth and access energy, plus the energy
+    every MAC spends. Every traffic choice moves a tensor's footprint through its backing store at least once, so
+    these hold whatever the capacities choose; costing a candidate's loop nests is most of a score, and a search
+    skips those whose bounds already lose (`mapper.search`)."""
+    compute = parts.engine_cycles.astype(float) * (arch.clock_hz / arch.engine_clock_hz(engine))
+    busiest = engine.levels_transfer_cycles(parts.read_bytes, parts.write_bytes, arch).max(axis=1)
     per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
-    busiest = engine.levels_transfer_cycles(read_bytes, write_bytes, arch).max(axis=1)
     energy = (sum(_per_mac_energy(einsum, workload, arch, engine).values())
-              + 8 * (read_bytes @ per_bit[:, 0] + write_bytes @ per_bit[:, 1]))
-    return np.maximum(compute + fill_drain, busiest), energy
+              + 8 * (parts.read_bytes @ per_bit[:, 0] + parts.write_bytes @ per_bit[:, 1]))
+    return np.maximum(compute, busiest), energy
 
 
 def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,

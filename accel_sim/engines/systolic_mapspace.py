@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accel_sim.engines.costing import (PreparedBatch, SystolicScores, array_batch, candidate_key, implied_batch,
-                                       systolic_bounds, systolic_cost_of, systolic_prepare, systolic_scores,
-                                       unfit_error)
+from accel_sim.engines.costing import (BoundParts, PreparedBatch, SystolicScores, array_batch, bound_parts,
+                                       candidate_key, implied_batch, systolic_bounds, systolic_cost_of,
+                                       systolic_prepare, systolic_scores, unfit_error)
 from accel_sim.engines.fold_timing import DATAFLOW_CODES, axis_folds, role_masks
 from accel_sim.engines.rows import distinct_rows
 from accel_sim.engines.loopnest import gemm_roles
@@ -33,26 +33,31 @@ if TYPE_CHECKING:
 
 
 DISTINCT_SHARE = 0.9  # a batch whose distinct candidates are at most this share of it is scored deduplicated
-SHARED_ROWS = 4096  # candidates a structure keeps batches and prepared scores of: a local search's (~3 KiB each)
+# candidates a structure keeps, per store: the batches built (about 0.6 KiB a candidate on TPU v1) and their bounds'
+# parts (0.1 KiB) of a local search (up to about 18,000 candidates on ResNet-50 and Llama-2-7B), and the prepared
+# scores (~3 KiB) of a few thousand
+SHARED_ROWS = {"built": 20_000, "bounded": 20_000, "prepared": 4096}
 
 
 @dataclass(eq=False)
 class SharedWork:
     """What only a mapspace's structure (`SystolicMapspace.structure_key`) decides, computed once and kept for every
     mapspace with that structure: the default mappings, the factor options, single candidates' option indices,
-    spatial layouts and neighbour moves, the batches built from option indices and the prepared part
-    (`costing.PreparedBatch`) of the batches scored, the last two up to SHARED_ROWS candidates each."""
+    spatial layouts and neighbour moves, the batches built from option indices, their bounds' parts
+    (`costing.BoundParts`) and the prepared part (`costing.PreparedBatch`) of the batches scored, the last three up
+    to SHARED_ROWS candidates each."""
 
     defaults: Candidates | None = None
     space: SystolicSpace | None = None
     per_row: dict[tuple, object] = field(default_factory=dict)   # a candidate's option indices, layout, neighbours
     built: dict[tuple, Candidates] = field(default_factory=dict)   # by (group, option and order indices)
+    bounded: dict[int, tuple[Candidates, BoundParts]] = field(default_factory=dict)   # by id of the batch
     prepared: dict[int, tuple[Candidates, tuple]] = field(default_factory=dict)   # by id of the batch
-    rows: dict[str, int] = field(default_factory=lambda: {"built": 0, "prepared": 0})
+    rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SHARED_ROWS, 0))
 
     def keep(self, store: str, key: object, value: object, rows: int) -> None:
         """`value` under `key` in the dict named `store`, if that dict still has room for `rows` candidates."""
-        if self.rows[store] + rows <= SHARED_ROWS:
+        if self.rows[store] + rows <= SHARED_ROWS[store]:
             getattr(self, store)[key] = value
             self.rows[store] += rows
 
@@ -207,7 +212,10 @@ class SystolicMapspace:
     def pair_neighbours(self, group: int, choice: np.ndarray, order: np.ndarray,
                         subsets: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Two ranks' options, or one rank's option and one level's order, changed."""
-        return self.space.pair_neighbours(group, choice, order, subsets)
+        key = ("pairs", group, choice.astype(np.int64).tobytes(), order.astype(np.int64).tobytes(),
+               None if subsets is None else tuple(s.astype(np.int64).tobytes() for s in subsets))
+        choices, orders = self._kept(key, lambda: self.space.pair_neighbours(group, choice, order, subsets))
+        return choices.copy(), orders.copy()
 
     def pair_count(self, group: int, subsets: list[np.ndarray] | None = None) -> int:
         """Size of `pair_neighbours`."""
@@ -227,10 +235,16 @@ class SystolicMapspace:
         return scores if inverse is None else scores.rows(inverse)
 
     def bounds(self, candidates: Candidates, objective: str) -> np.ndarray:
-        """`objective` of each candidate's `costing.systolic_bounds`: its fold timing against compulsory traffic."""
-        cycles, joules = systolic_bounds(self.einsum, self.workload, self.arch, self.engine, candidates.mappings,
-                                         candidates.group)
-        return objective_figure(cycles, joules, objective)
+        """`objective` of each candidate's `costing.systolic_bounds`: its fold timing against compulsory traffic
+        (the parts the structure decides kept in `work` by the batch's identity, as `_prepared` keeps its own)."""
+        found = self.work.bounded.get(id(candidates))
+        if found is not None and found[0] is candidates:
+            parts = found[1]
+        else:
+            parts = bound_parts(self.einsum, self.workload, self.engine, candidates.mappings, candidates.group)
+            self.work.keep("bounded", id(candidates), (candidates, parts), len(candidates))
+        return objective_figure(*systolic_bounds(self.einsum, self.workload, self.arch, self.engine, parts),
+                                objective)
 
     def _prepared(self, candidates: Candidates) -> tuple[np.ndarray | None, Candidates, PreparedBatch]:
         """(inverse, distinct, prepared): the batch's distinct candidates, the loop nests and fold timing of those

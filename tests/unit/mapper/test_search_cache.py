@@ -106,19 +106,21 @@ def test_evaluate_shares_a_given_cache_across_calls(problem):
 
 def test_capacity_variants_share_the_structure_work_with_identical_results(problem):
     """Designs that differ only in a buffer capacity are searched again, but from the work their shared structure
-    left on the cache's shelf (one entry, no candidate batch built twice; which candidates a design scores, and
-    so prepares, follows its bounds); each result equals an uncached search's exactly (mapping, cost, score)."""
+    left on the cache's shelf (one entry, no candidate batch built or bounded twice; which candidates a design
+    scores, and so prepares, follows its bounds); each result equals an uncached search's exactly (mapping, cost,
+    score)."""
     cache = MapperCache()
     _run(*problem, extra=("memory.unified_buffer.capacity=24 MiB",), cache=cache)
     (work,) = cache.shelf.values()
-    built = dict(work.built)
+    built, bounded = dict(work.built), dict(work.bounded)
+    assert built and bounded
     for capacity in ("4 MiB", "8 MiB", "16 MiB"):
         extra = (f"memory.unified_buffer.capacity={capacity}",)
         shared, fresh = _run(*problem, extra=extra, cache=cache), _run(*problem, extra=extra)
         assert not shared.stats.reused
         assert (shared.mapping, shared.cost, shared.score, shared.variant) == \
             (fresh.mapping, fresh.cost, fresh.score, fresh.variant)
-    assert len(cache.shelf) == 1 and work.built.keys() == built.keys()
+    assert len(cache.shelf) == 1 and work.built.keys() == built.keys() and work.bounded.keys() == bounded.keys()
 
 
 def test_shelf_drops_the_least_recently_used():
