@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
 DISTINCT_SHARE = 0.9  # a batch whose distinct candidates are at most this share of it is scored deduplicated
 # candidates a structure keeps, per store: the batches built (about 0.6 KiB a candidate on TPU v1) and their bounds'
-# parts (0.1 KiB) of a local search (up to about 18,000 candidates on ResNet-50 and Llama-2-7B), and the prepared
-# scores (~3 KiB) of a few thousand
+# parts (0.1 KiB) of a local search (ResNet-50's hold 4,600-7,300 candidates, Llama-2-7B's LM head 18,500), and the
+# prepared scores (~3 KiB) of a few thousand: at most about 26 MB a structure
 SHARED_ROWS = {"built": 20_000, "bounded": 20_000, "prepared": 4096}
 
 

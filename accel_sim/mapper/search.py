@@ -455,7 +455,8 @@ def _offer_bounded(space: Mapspace, best: _Best, candidates: Candidates, bar: fl
         kept = np.flatnonzero(bounds <= bar * (1 + BOUND_SLACK))
         best.considered += len(candidates) - len(kept)
         if len(kept):
-            values[kept] = best.offer(candidates.rows(kept), score(space, candidates.rows(kept)))
+            subset = candidates.rows(kept)
+            values[kept] = best.offer(subset, score(space, subset))
         return values
     probe = np.argsort(bounds, kind="stable")[:PROBE]
     probe_scores = score(space, candidates.rows(probe))
