@@ -452,7 +452,7 @@ def _offer_bounded(space: Mapspace, best: _Best, candidates: Candidates, bar: fl
         return best.offer(candidates, score(space, candidates))
     values = np.full(len(candidates), np.inf)
     if bar is not None:
-        kept = np.flatnonzero(bounds <= bar * (1 + BOUND_SLACK))
+        kept = np.flatnonzero(~(bounds > bar * (1 + BOUND_SLACK)))   # a bound that is not a number skips nothing
         best.considered += len(candidates) - len(kept)
         if len(kept):
             subset = candidates.rows(kept)
@@ -461,7 +461,7 @@ def _offer_bounded(space: Mapspace, best: _Best, candidates: Candidates, bar: fl
     probe = np.argsort(bounds, kind="stable")[:PROBE]
     probe_scores = score(space, candidates.rows(probe))
     bar = min(best.score, float(probe_scores.objective(best.objective).min()))
-    kept = np.flatnonzero(bounds <= bar * (1 + BOUND_SLACK))     # every candidate while nothing probed fits
+    kept = np.flatnonzero(~(bounds > bar * (1 + BOUND_SLACK)))   # every candidate while nothing probed fits
     probed = np.zeros(len(candidates), dtype=bool)
     probed[probe] = True
     rest = kept[~probed[kept]]

@@ -119,3 +119,17 @@ def test_bounds_skip_most_of_a_resnet_layers_candidates(monkeypatch: pytest.Monk
     full = search(space(), "edp", "local")
     assert (bounded.mapping, bounded.score) == (full.mapping, full.score)
     assert bounded.stats.candidates < full.stats.candidates / 3
+
+
+def test_bounds_that_are_not_numbers_skip_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bound the scorer could not compute (NaN) must not pass a candidate over: the search scores everything and
+    finds what it finds without bounds."""
+    w, arch = gemm(64, 48, 80), two_level_arch(rows=8, cols=8, sram="4 KiB", dataflow="any")
+    space = lambda: systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu"))  # noqa: E731  (fresh each)
+    _unbounded(monkeypatch)
+    full = search(space(), "edp", "cpsat", time_limit_s=0.05)
+    monkeypatch.setattr(SystolicMapspace, "bounds", lambda self, candidates, objective: np.full(len(candidates),
+                                                                                                np.nan))
+    unknown = search(space(), "edp", "cpsat", time_limit_s=0.05)
+    assert (unknown.mapping, unknown.score, unknown.stats.candidates) == (full.mapping, full.score,
+                                                                          full.stats.candidates)
