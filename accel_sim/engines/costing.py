@@ -24,7 +24,7 @@ from accel_sim.energy.components import (dtype_of_bits, is_off_chip, level_energ
 from accel_sim.engines.fold_timing import DATAFLOW_CODES, FoldTiming, systolic_timing
 from accel_sim.engines.loopnest import LoopnestAnalysis, gemm_operands, gemm_roles, systolic_mapping
 from accel_sim.engines.residency import (ArrayAnalyses, ArrayTraffic, array_analyses, array_traffic,
-                                         spilled_occupancy)
+                                         levels_energy_per_bit, spilled_occupancy)
 from accel_sim.engines.roofline import compulsory_traffic
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import hidden_fold_cycles
@@ -356,7 +356,7 @@ def systolic_bounds(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     skips those whose bounds already lose (`mapper.search`)."""
     compute = parts.engine_cycles.astype(float) * (arch.clock_hz / arch.engine_clock_hz(engine))
     busiest = engine.levels_transfer_cycles(parts.read_bytes, parts.write_bytes, arch).max(axis=1)
-    per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
+    per_bit = levels_energy_per_bit(arch)
     energy = (sum(_per_mac_energy(einsum, workload, arch, engine).values())
               + 8 * (parts.read_bytes @ per_bit[:, 0] + parts.write_bytes @ per_bit[:, 1]))
     return np.maximum(compute, busiest), energy

@@ -233,10 +233,15 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
                 array.flags.writeable = False   # shared by every later design that chooses alike
             analyses.traffic_memo[key] = found
     fits, choice, read, fill, update, write, widened, read_bits, write_bits = found
-    per_bit = np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])   # (L, 2)
+    per_bit = levels_energy_per_bit(arch)
     level_energy = np.stack([read_bits * per_bit[:, 0], write_bits * per_bit[:, 1]], axis=2)
     return ArrayTraffic(fits, choice, read, fill, update, write, widened, read_bits / 8, write_bits / 8,
                         level_energy)
+
+
+def levels_energy_per_bit(arch: Arch) -> np.ndarray:
+    """(L, 2) read and write joules per bit of every memory level, outer to inner (`level_energy_per_bit`)."""
+    return np.array([level_energy_per_bit(lv, arch.technology_nm) for lv in arch.memory])
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping as MappingType, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from accel_sim.spec.workload import Einsum, Workload
 
 
+T = TypeVar("T")
 DISTINCT_SHARE = 0.9  # a batch whose distinct candidates are at most this share of it is scored deduplicated
 # candidates a structure keeps, per store: the batches built (about 0.6 KiB a candidate on TPU v1) and their bounds'
 # parts (0.1 KiB) of a local search (ResNet-50's hold 4,600-7,300 candidates, Llama-2-7B's LM head 18,500), and the
@@ -60,6 +61,16 @@ class SharedWork:
         if self.rows[store] + rows <= SHARED_ROWS[store]:
             getattr(self, store)[key] = value
             self.rows[store] += rows
+
+    def for_batch(self, store: str, candidates: Candidates, compute: Callable[[], T]) -> T:
+        """`compute()` of a batch, kept in the dict named `store` by the batch's identity while it has room (the
+        entry holds the batch, so its id stays its own)."""
+        found = getattr(self, store).get(id(candidates))
+        if found is not None and found[0] is candidates:
+            return found[1]
+        value = compute()
+        self.keep(store, id(candidates), (candidates, value), len(candidates))
+        return value
 
 
 @dataclass(frozen=True, eq=False)
@@ -237,31 +248,26 @@ class SystolicMapspace:
     def bounds(self, candidates: Candidates, objective: str) -> np.ndarray:
         """`objective` of each candidate's `costing.systolic_bounds`: its fold timing against compulsory traffic
         (the parts the structure decides kept in `work` by the batch's identity, as `_prepared` keeps its own)."""
-        found = self.work.bounded.get(id(candidates))
-        if found is not None and found[0] is candidates:
-            parts = found[1]
-        else:
-            parts = bound_parts(self.einsum, self.workload, self.engine, candidates.mappings, candidates.group)
-            self.work.keep("bounded", id(candidates), (candidates, parts), len(candidates))
+        parts = self.work.for_batch("bounded", candidates, lambda: bound_parts(
+            self.einsum, self.workload, self.engine, candidates.mappings, candidates.group))
         return objective_figure(*systolic_bounds(self.einsum, self.workload, self.arch, self.engine, parts),
                                 objective)
 
     def _prepared(self, candidates: Candidates) -> tuple[np.ndarray | None, Candidates, PreparedBatch]:
         """(inverse, distinct, prepared): the batch's distinct candidates, the loop nests and fold timing of those
         (`costing.systolic_prepare`) and, when some repeat, the index of each candidate among them; kept in `work`
-        while it has room (by the batch's identity: the entry holds the batch, so its id stays its own)."""
-        found = self.work.prepared.get(id(candidates))
-        if found is not None and found[0] is candidates:
-            return found[1]
+        while it has room (`SharedWork.for_batch`)."""
+        return self.work.for_batch("prepared", candidates, lambda: self._prepare(candidates))
+
+    def _prepare(self, candidates: Candidates) -> tuple[np.ndarray | None, Candidates, PreparedBatch]:
+        """`_prepared`, computed."""
         # a search's merged neighbourhoods repeat candidates (up to a third of a CP-SAT descent's): score each once,
         # where enough repeat to pay for mapping every score back (a sweep re-scores a kept batch on each design)
         first, inverse = distinct_rows(candidate_key(candidates.mappings, candidates.group))
         distinct = candidates if len(first) > DISTINCT_SHARE * len(candidates) else candidates.rows(first)
-        entry = (None if distinct is candidates else inverse, distinct,
-                 systolic_prepare(self.einsum, self.workload, self.arch, self.engine, distinct.mappings,
-                                  distinct.group))
-        self.work.keep("prepared", id(candidates), (candidates, entry), len(candidates))
-        return entry
+        return (None if distinct is candidates else inverse, distinct,
+                systolic_prepare(self.einsum, self.workload, self.arch, self.engine, distinct.mappings,
+                                 distinct.group))
 
     def cost_of(self, candidates: Candidates, scores: SystolicScores, i: int) -> Cost:
         """Candidate `i` as a Cost."""
