@@ -279,6 +279,16 @@ class PreparedBatch:
     analyses: ArrayAnalyses
     timing: FoldTiming
 
+    def rows(self, selection: np.ndarray) -> PreparedBatch:
+        """The prepared part of the candidates at `selection` (an index array)."""
+        return PreparedBatch(self.analyses.rows(selection), self.timing.rows(selection))
+
+    @staticmethod
+    def concat(parts: Sequence[PreparedBatch]) -> PreparedBatch:
+        """One prepared part of the candidates of `parts` (batches of one einsum on one engine), rows in order."""
+        return PreparedBatch(ArrayAnalyses.concat([p.analyses for p in parts]),
+                             FoldTiming.concat([p.timing for p in parts]))
+
 
 def systolic_prepare(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
                      dataflow: np.ndarray) -> PreparedBatch:

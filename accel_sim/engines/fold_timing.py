@@ -18,6 +18,8 @@ from accel_sim.folds import fold_count, fold_cycles
 from accel_sim.spec.mapping import MappingBatch
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from accel_sim.engines.systolic import SystolicEngine
     from accel_sim.spec.workload import Einsum
 
@@ -49,6 +51,16 @@ class FoldTiming:
     folds: np.ndarray
     temporal: np.ndarray          # T: cycles the streamed extent takes per fold (its elements x operand passes)
     cycles_per_fold: np.ndarray   # one fold on its own: T plus fill and drain
+
+    def rows(self, selection: slice | np.ndarray) -> FoldTiming:
+        """The timing of some of the candidates (a slice or an index array)."""
+        return FoldTiming(self.folds[selection], self.temporal[selection], self.cycles_per_fold[selection])
+
+    @staticmethod
+    def concat(parts: Sequence[FoldTiming]) -> FoldTiming:
+        """One timing of the candidates of `parts`, rows in order."""
+        return FoldTiming(*(np.concatenate([getattr(p, name) for p in parts])
+                            for name in ("folds", "temporal", "cycles_per_fold")))
 
 
 def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch: MappingBatch,

@@ -217,6 +217,10 @@ class GpuMapspace:
         keeps = level_roles(self.problem, self.workload, self.einsum, self.arch, self.resident)
         return kernel_scores(self.engine, self.problem, keeps, self.arch, tiles)
 
+    def score_rows(self, candidates: Candidates, rows: np.ndarray) -> KernelScores:
+        """`score` of the candidates at `rows` (a search scores every kernel candidate: `bounds`)."""
+        return self.score(candidates.rows(rows))
+
     def bounds(self, candidates: Candidates, objective: str) -> None:
         """None: a kernel's candidates are few (its CTA tiles and split-K counts), so every one is scored."""
         return None

@@ -160,6 +160,13 @@ class LoopnestAnalysis:
         return replace(self, **{f.name: getattr(self, f.name)[selection] for f in fields(self)
                                 if isinstance(getattr(self, f.name), np.ndarray)})
 
+    @staticmethod
+    def concat(parts: Sequence[LoopnestAnalysis]) -> LoopnestAnalysis:
+        """One analysis of the candidates of `parts` (analyses of one einsum on one arch), rows in order."""
+        first = parts[0]
+        return replace(first, **{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(first)
+                                 if isinstance(getattr(first, f.name), np.ndarray)})
+
 
 def tile_footprint(tile: np.ndarray, access: Access, shape: Sequence[int], ranks: Sequence[str],
                    axis: int = -1) -> np.ndarray:

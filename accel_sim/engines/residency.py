@@ -32,6 +32,7 @@ from accel_sim.spec.mapping import MappingBatch, concat_batches
 
 if TYPE_CHECKING:
     from collections.abc import Mapping as MappingType
+    from collections.abc import Sequence
 
     from accel_sim.spec.arch import Arch
     from accel_sim.spec.workload import Einsum, Tensor, Workload
@@ -101,6 +102,35 @@ class ArrayAnalyses:
     streamed: LoopnestAnalysis
     collapsed: LoopnestAnalysis
     accumulator_bits: float | None             # width of the output's open partial sums (`analyze`)
+
+    def rows(self, selection: np.ndarray) -> ArrayAnalyses:
+        """The analyses of the candidates at `selection` (an index array), with the tile bytes, traffic and ranking
+        already computed for every candidate taken for them rather than computed again."""
+        out = replace(self, batch=self.batch.rows(selection), folds=self.folds[selection],
+                      streamed=self.streamed.rows(selection), collapsed=self.collapsed.rows(selection))
+        for name in ("held", "moved"):   # cached (V, B, L, T) arrays
+            if name in self.__dict__:
+                out.__dict__[name] = self.__dict__[name][:, selection]
+        if "ranking" in self.__dict__:
+            out.__dict__["ranking"] = self.ranking.rows(selection)
+        return out
+
+    @staticmethod
+    def concat(parts: Sequence[ArrayAnalyses]) -> ArrayAnalyses:
+        """One `ArrayAnalyses` of the candidates of `parts` (of one einsum on one array and arch), rows in order,
+        with the tile bytes, traffic and ranking every part has computed."""
+        out = replace(parts[0], batch=concat_batches([p.batch for p in parts]),
+                      folds=np.concatenate([p.folds for p in parts]),
+                      streamed=LoopnestAnalysis.concat([p.streamed for p in parts]),
+                      collapsed=LoopnestAnalysis.concat([p.collapsed for p in parts]))
+        for name in ("held", "moved"):
+            if all(name in p.__dict__ for p in parts):
+                out.__dict__[name] = np.concatenate([p.__dict__[name] for p in parts], axis=1)
+        if all("ranking" in p.__dict__ for p in parts):
+            out.__dict__["ranking"] = ResidencyRanking(parts[0].ranking.combos,
+                                                       np.concatenate([p.ranking.ranked for p in parts]),
+                                                       np.concatenate([p.ranking.occupancy for p in parts]))
+        return out
 
     def spilled_rows(self, rows: np.ndarray) -> LoopnestAnalysis:
         """The spilled layout's analysis of the candidates at `rows` (an index array)."""
@@ -331,6 +361,10 @@ class ResidencyRanking:
     combos: np.ndarray      # int (C, T): the variant of each tensor, in itertools.product order
     ranked: np.ndarray      # int (B, C): combination indices, best first
     occupancy: np.ndarray   # (B, C, L): bytes the combination ranked[b, c] keeps at each level
+
+    def rows(self, selection: np.ndarray) -> ResidencyRanking:
+        """The ranking of the candidates at `selection` (an index array)."""
+        return ResidencyRanking(self.combos, self.ranked[selection], self.occupancy[selection])
 
     def choose(self, on_chip: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(fits (B,), choice (B, T)): the best combination that fits every on-chip level (off-chip levels hold

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
-DISTINCT_SHARE = 0.9  # a batch whose distinct candidates are at most this share of it is scored deduplicated
 # candidates a structure keeps, per store: the batches built (about 0.6 KiB a candidate on TPU v1) and their bounds'
 # parts (0.1 KiB) of a local search (ResNet-50's hold 4,600-7,300 candidates, Llama-2-7B's LM head 18,500), and the
 # prepared scores (~3 KiB) of a few thousand: at most about 26 MB a structure
@@ -41,19 +40,46 @@ SHARED_ROWS = {"built": 20_000, "bounded": 20_000, "prepared": 4096}
 
 
 @dataclass(eq=False)
+class PreparedRows:
+    """The prepared part (`costing.PreparedBatch`) of some rows of one batch, grown as more are scored: one
+    analysis per distinct candidate (equal candidates share their first row's)."""
+
+    candidates: Candidates       # the batch (held, so its id stays its own)
+    representative: np.ndarray   # int (B,): the first row equal to each row
+    position: np.ndarray         # int (B,): where a representative row sits in `prepared` (-1: not yet prepared)
+    rows: np.ndarray             # int (P,): the batch rows `prepared` holds, in its order
+    prepared: PreparedBatch | None = None
+
+    @staticmethod
+    def of(candidates: Candidates) -> PreparedRows:
+        """None of the batch's rows prepared yet."""
+        first, inverse = distinct_rows(candidate_key(candidates.mappings, candidates.group))
+        return PreparedRows(candidates, first[inverse], np.full(len(candidates), -1, dtype=np.int64),
+                            np.empty(0, dtype=np.int64))
+
+    def extend(self, new: np.ndarray, prepared: PreparedBatch) -> None:
+        """Add the prepared part of the representative rows `new` (its residency ranking computed first, which
+        every design scoring them reads: the whole then hands each its rows')."""
+        prepared.analyses.ranking  # noqa: B018 - computed now, so that `concat` keeps it
+        self.position[new] = len(self.rows) + np.arange(len(new))
+        self.rows = np.concatenate([self.rows, new])
+        self.prepared = prepared if self.prepared is None else PreparedBatch.concat([self.prepared, prepared])
+
+
+@dataclass(eq=False)
 class SharedWork:
     """What only a mapspace's structure (`SystolicMapspace.structure_key`) decides, computed once and kept for every
     mapspace with that structure: the default mappings, the factor options, single candidates' option indices,
     spatial layouts and neighbour moves, the batches built from option indices, their bounds' parts
-    (`costing.BoundParts`) and the prepared part (`costing.PreparedBatch`) of the batches scored, the last three up
-    to SHARED_ROWS candidates each."""
+    (`costing.BoundParts`) and the prepared part (`costing.PreparedBatch`) of the batches' rows scored
+    (`PreparedRows`), the last three up to SHARED_ROWS candidates each."""
 
     defaults: Candidates | None = None
     space: SystolicSpace | None = None
     per_row: dict[tuple, object] = field(default_factory=dict)   # a candidate's option indices, layout, neighbours
     built: dict[tuple, Candidates] = field(default_factory=dict)   # by (group, option and order indices)
     bounded: dict[int, tuple[Candidates, BoundParts]] = field(default_factory=dict)   # by id of the batch
-    prepared: dict[int, tuple[Candidates, tuple]] = field(default_factory=dict)   # by id of the batch
+    prepared_rows: dict[int, PreparedRows] = field(default_factory=dict)   # by id of the batch
     rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SHARED_ROWS, 0))
 
     def keep(self, store: str, key: object, value: object, rows: int) -> None:
@@ -61,6 +87,18 @@ class SharedWork:
         if self.rows[store] + rows <= SHARED_ROWS[store]:
             getattr(self, store)[key] = value
             self.rows[store] += rows
+
+    def keep_rows(self, key: int, kept: PreparedRows, added: int) -> None:
+        """Keep `kept`, just grown by `added` prepared candidates, under `key` in `prepared_rows` while the
+        'prepared' rows have room; else let it go (its rows freed), so the store stays within SHARED_ROWS."""
+        held = self.prepared_rows.get(key) is kept
+        grown = self.rows["prepared"] + (added if held else len(kept.rows))
+        if grown <= SHARED_ROWS["prepared"]:
+            self.prepared_rows[key] = kept
+            self.rows["prepared"] = grown
+        elif held:
+            del self.prepared_rows[key]
+            self.rows["prepared"] -= len(kept.rows) - added
 
     def for_batch(self, store: str, candidates: Candidates, compute: Callable[[], T]) -> T:
         """`compute()` of a batch, kept in the dict named `store` by the batch's identity while it has room (the
@@ -240,34 +278,38 @@ class SystolicMapspace:
 
     def score(self, candidates: Candidates) -> SystolicScores:
         """Fold timing, loop-nest traffic, energy and fit of every candidate (`costing.systolic_scores`)."""
-        inverse, distinct, prepared = self._prepared(candidates)
+        return self.score_rows(candidates, np.arange(len(candidates)))
+
+    def score_rows(self, candidates: Candidates, rows: np.ndarray) -> SystolicScores:
+        """`score` of the candidates at `rows` of a batch. Each distinct candidate's prepared part is computed once
+        and kept with the batch (`PreparedRows`) while `work` has room, so other rows of it, or the same rows on
+        another design of this structure (a search keeps different rows of a batch at each capacity), are
+        prepared only where new; equal candidates (a third of a CP-SAT descent's merged neighbourhoods) are scored
+        once."""
+        kept = self.work.prepared_rows.get(id(candidates))
+        if kept is None or kept.candidates is not candidates:
+            kept = PreparedRows.of(candidates)
+        reps = kept.representative[rows]
+        new = np.unique(reps[kept.position[reps] < 0])
+        if len(new):
+            kept.extend(new, systolic_prepare(self.einsum, self.workload, self.arch, self.engine,
+                                              candidates.mappings.rows(new), candidates.group[new]))
+            self.work.keep_rows(id(candidates), kept, len(new))
+        at, inverse = np.unique(kept.position[reps], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        whole = len(at) == len(kept.rows)   # `at` is sorted: every prepared row, in order
+        distinct = candidates.rows(kept.rows[at])
         scores = systolic_scores(self.einsum, self.workload, self.arch, self.engine, distinct.mappings,
-                                 distinct.group, prepared)
-        return scores if inverse is None else scores.rows(inverse)
+                                 distinct.group, kept.prepared if whole else kept.prepared.rows(at))
+        return scores if len(at) == len(rows) and (inverse == np.arange(len(rows))).all() else scores.rows(inverse)
 
     def bounds(self, candidates: Candidates, objective: str) -> np.ndarray:
         """`objective` of each candidate's `costing.systolic_bounds`: its fold timing against compulsory traffic
-        (the parts the structure decides kept in `work` by the batch's identity, as `_prepared` keeps its own)."""
+        (the parts the structure decides kept in `work` by the batch's identity, as `score_rows` keeps its own)."""
         parts = self.work.for_batch("bounded", candidates, lambda: bound_parts(
             self.einsum, self.workload, self.engine, candidates.mappings, candidates.group))
         return objective_figure(*systolic_bounds(self.einsum, self.workload, self.arch, self.engine, parts),
                                 objective)
-
-    def _prepared(self, candidates: Candidates) -> tuple[np.ndarray | None, Candidates, PreparedBatch]:
-        """(inverse, distinct, prepared): the batch's distinct candidates, the loop nests and fold timing of those
-        (`costing.systolic_prepare`) and, when some repeat, the index of each candidate among them; kept in `work`
-        while it has room (`SharedWork.for_batch`)."""
-        return self.work.for_batch("prepared", candidates, lambda: self._prepare(candidates))
-
-    def _prepare(self, candidates: Candidates) -> tuple[np.ndarray | None, Candidates, PreparedBatch]:
-        """`_prepared`, computed."""
-        # a search's merged neighbourhoods repeat candidates (up to a third of a CP-SAT descent's): score each once,
-        # where enough repeat to pay for mapping every score back (a sweep re-scores a kept batch on each design)
-        first, inverse = distinct_rows(candidate_key(candidates.mappings, candidates.group))
-        distinct = candidates if len(first) > DISTINCT_SHARE * len(candidates) else candidates.rows(first)
-        return (None if distinct is candidates else inverse, distinct,
-                systolic_prepare(self.einsum, self.workload, self.arch, self.engine, distinct.mappings,
-                                 distinct.group))
 
     def cost_of(self, candidates: Candidates, scores: SystolicScores, i: int) -> Cost:
         """Candidate `i` as a Cost."""

@@ -455,11 +455,10 @@ def _offer_bounded(space: Mapspace, best: _Best, candidates: Candidates, bar: fl
         kept = np.flatnonzero(~(bounds > bar * (1 + BOUND_SLACK)))   # a bound that is not a number skips nothing
         best.considered += len(candidates) - len(kept)
         if len(kept):
-            subset = candidates.rows(kept)
-            values[kept] = best.offer(subset, score(space, subset))
+            values[kept] = best.offer(candidates.rows(kept), score_rows(space, candidates, kept))
         return values
     probe = np.argsort(bounds, kind="stable")[:PROBE]
-    probe_scores = score(space, candidates.rows(probe))
+    probe_scores = score_rows(space, candidates, probe)
     bar = min(best.score, float(probe_scores.objective(best.objective).min()))
     kept = np.flatnonzero(~(bounds > bar * (1 + BOUND_SLACK)))   # every candidate while nothing probed fits
     probed = np.zeros(len(candidates), dtype=bool)
@@ -468,7 +467,7 @@ def _offer_bounded(space: Mapspace, best: _Best, candidates: Candidates, bar: fl
     where = np.empty(len(candidates), dtype=np.int64)      # each kept row's place among the probe's and rest's scores
     where[probe] = np.arange(len(probe))
     where[rest] = len(probe) + np.arange(len(rest))
-    both = concat_scores([probe_scores, score(space, candidates.rows(rest))]) if len(rest) else probe_scores
+    both = concat_scores([probe_scores, score_rows(space, candidates, rest)]) if len(rest) else probe_scores
     values[kept] = best.offer(candidates.rows(kept), both.rows(where[kept]))
     best.scored += int(len(probe) - probed[kept].sum())   # the probe's rows above the bar were scored too
     best.considered += len(candidates) - len(kept)
@@ -522,6 +521,14 @@ def score(space: Mapspace, candidates: Candidates) -> Scores:
     if len(candidates) <= CHUNK:
         return space.score(candidates)
     return concat_scores([space.score(candidates.rows(slice(s, s + CHUNK))) for s in range(0, len(candidates), CHUNK)])
+
+
+def score_rows(space: Mapspace, candidates: Candidates, rows: np.ndarray) -> Scores:
+    """Exact scores of the candidates at `rows` (an index array) of a batch (`Mapspace.score_rows`, chunked as
+    `score`)."""
+    if len(rows) <= CHUNK:
+        return space.score_rows(candidates, rows)
+    return concat_scores([space.score_rows(candidates, rows[s:s + CHUNK]) for s in range(0, len(rows), CHUNK)])
 
 
 def _named(cached: _Cached, tensors: tuple[str, ...]) -> Candidates:

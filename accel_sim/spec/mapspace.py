@@ -246,6 +246,11 @@ class Mapspace(Protocol):
         """Exact scores of every candidate in one vectorized pass."""
         ...
 
+    def score_rows(self, candidates: Candidates, rows: np.ndarray) -> Scores:
+        """`score` of the candidates at `rows` (an index array) of a batch whose `bounds` kept only some: a
+        scorer may keep work per batch row for the other rows, or other designs, it scores later."""
+        ...
+
     def bounds(self, candidates: Candidates, objective: str) -> np.ndarray | None:
         """Per candidate, an `objective` value its exact score never falls below, far cheaper than the score (a
         search scores only the candidates whose bound could still win); None: the engine has none."""

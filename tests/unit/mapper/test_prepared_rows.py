@@ -1,0 +1,71 @@
+"""Scoring some rows of a batch (`SystolicMapspace.score_rows`): each distinct candidate's loop nests are prepared
+once and kept with the batch, for its other rows and for the designs of the same structure (a sweep's buffer
+capacities) that keep other rows of it; every score equals scoring those rows afresh (issue 20)."""
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+from builders import conv, gemm, three_level_arch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import accel_sim.engines.systolic_mapspace as systolic_mapspace_module
+from accel_sim.engines.systolic_mapspace import systolic_mapspace
+from accel_sim.mapper.search import Shelf
+
+
+def _space(w, buf: int, shelf: Shelf):
+    """The first einsum of `w` on a 4 x 4 array under a `buf`-byte buffer, its structure's work on `shelf`."""
+    arch = three_level_arch(buf, min(64, buf), ({"name": "sa", "kind": "systolic", "rows": 4, "cols": 4,
+                                                 "dataflow": "any"},))
+    return systolic_mapspace(w.einsums[0], w, arch, arch.engine("sa")).shared(shelf)
+
+
+def _same(a, b) -> bool:
+    """Every field of two SystolicScores equal, NaN where NaN."""
+    return all(np.array_equal(getattr(a, f.name), getattr(b, f.name), equal_nan=True) for f in fields(a))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.one_of(st.builds(gemm, st.integers(1, 64), st.integers(1, 64), st.integers(1, 64)),
+                 st.builds(conv, st.integers(1, 8), st.integers(1, 8), st.integers(5, 10), st.sampled_from([1, 3]),
+                           st.sampled_from([1, 2]))),
+       st.lists(st.integers(16, 4096), min_size=2, max_size=4), st.integers(0, 2 ** 16))
+def test_scoring_rows_equals_scoring_them_afresh(w, buffers: list[int], seed: int) -> None:
+    """Property over random einsums, buffer sizes (designs of one structure, sharing its work) and overlapping row
+    subsets of one sampled batch, repeated rows included: `score_rows` equals `score` of those rows."""
+    shelf = Shelf()
+    first = _space(w, buffers[0], shelf)
+    rng = np.random.default_rng(seed)
+    batch = first.candidates(*first.sample(rng, 300))
+    for buf in buffers:
+        space = _space(w, buf, shelf)
+        for _ in range(3):
+            rows = rng.choice(len(batch), size=int(rng.integers(1, len(batch) + 1)))
+            assert _same(space.score_rows(batch, rows), space.score(batch.rows(rows)))
+
+
+def test_a_row_is_prepared_once_across_designs(monkeypatch) -> None:
+    """Two designs of one structure (buffer capacities) score overlapping rows of a batch: the loop nests of each
+    distinct candidate are prepared once, the second design's only for the rows the first did not score."""
+    prepared: list[int] = []
+    real = systolic_mapspace_module.systolic_prepare
+
+    def counting(*args, **kwargs):
+        prepared.append(len(args[4]))   # the batch of mappings prepared
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(systolic_mapspace_module, "systolic_prepare", counting)
+    w, shelf = gemm(48, 40, 56), Shelf()
+    small, large = _space(w, 256, shelf), _space(w, 4096, shelf)
+    batch = small.candidates(*small.sample(np.random.default_rng(0), 400))
+    kept = small.work.prepared_rows
+    small.score_rows(batch, np.arange(0, 200))
+    (entry,) = kept.values()
+    distinct = lambda rows: len(np.unique(entry.representative[rows]))  # noqa: E731
+    assert prepared == [distinct(np.arange(0, 200))]
+    large.score_rows(batch, np.arange(100, 300))
+    assert sum(prepared) == distinct(np.arange(0, 300))
+    large.score_rows(batch, np.arange(50, 250))
+    assert sum(prepared) == distinct(np.arange(0, 300)) and len(prepared) == 2
