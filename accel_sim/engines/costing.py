@@ -279,6 +279,9 @@ class PreparedBatch:
     analyses: ArrayAnalyses
     timing: FoldTiming
 
+    def __len__(self) -> int:
+        return len(self.timing.folds)
+
     def rows(self, selection: np.ndarray) -> PreparedBatch:
         """The prepared part of the candidates at `selection` (an index array)."""
         return PreparedBatch(self.analyses.rows(selection), self.timing.rows(selection))

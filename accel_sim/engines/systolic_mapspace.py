@@ -41,29 +41,45 @@ SHARED_ROWS = {"built": 20_000, "bounded": 20_000, "prepared": 4096}
 
 @dataclass(eq=False)
 class PreparedRows:
-    """The prepared part (`costing.PreparedBatch`) of some rows of one batch, grown as more are scored: one
-    analysis per distinct candidate (equal candidates share their first row's)."""
+    """The prepared part (`costing.PreparedBatch`) of the rows of one batch scored so far, in the parts each
+    scoring added; equal candidates among the rows a part adds share one analysis."""
 
-    candidates: Candidates       # the batch (held, so its id stays its own)
-    representative: np.ndarray   # int (B,): the first row equal to each row
-    position: np.ndarray         # int (B,): where a representative row sits in `prepared` (-1: not yet prepared)
-    rows: np.ndarray             # int (P,): the batch rows `prepared` holds, in its order
-    prepared: PreparedBatch | None = None
+    candidates: Candidates   # the batch (held, so its id stays its own)
+    position: np.ndarray     # int (B,): where each row's analysis sits in the parts, in order (-1: not prepared)
+    rows: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # (P,): a batch row per analysis
+    parts: list[PreparedBatch] = field(default_factory=list)
 
     @staticmethod
     def of(candidates: Candidates) -> PreparedRows:
         """None of the batch's rows prepared yet."""
-        first, inverse = distinct_rows(candidate_key(candidates.mappings, candidates.group))
-        return PreparedRows(candidates, first[inverse], np.full(len(candidates), -1, dtype=np.int64),
-                            np.empty(0, dtype=np.int64))
+        return PreparedRows(candidates, np.full(len(candidates), -1, dtype=np.int64))
 
-    def extend(self, new: np.ndarray, prepared: PreparedBatch) -> None:
-        """Add the prepared part of the representative rows `new` (its residency ranking computed first, which
-        every design scoring them reads: the whole then hands each its rows')."""
-        prepared.analyses.ranking  # noqa: B018 - computed now, so that `concat` keeps it
-        self.position[new] = len(self.rows) + np.arange(len(new))
-        self.rows = np.concatenate([self.rows, new])
-        self.prepared = prepared if self.prepared is None else PreparedBatch.concat([self.prepared, prepared])
+    def add(self, rows: np.ndarray, prepare: Callable[[np.ndarray], PreparedBatch]) -> int:
+        """Prepare, as a new part, the distinct candidates among `rows` not prepared yet (`prepare` of batch rows);
+        returns how many analyses that added."""
+        missing = np.unique(rows[self.position[rows] < 0])
+        if not len(missing):
+            return 0
+        first, inverse = distinct_rows(candidate_key(self.candidates.mappings.rows(missing),
+                                                     self.candidates.group[missing]))
+        part = prepare(missing[first])
+        # the residency ranking every design scoring these rows reads: computed once, and then sliced for each
+        part.analyses.ranking  # noqa: B018
+        self.position[missing] = len(self.rows) + inverse
+        self.rows = np.concatenate([self.rows, missing[first]])
+        self.parts.append(part)
+        return len(first)
+
+    def prepared(self, at: np.ndarray) -> PreparedBatch:
+        """The prepared part of the analyses at positions `at` (sorted, distinct): one part's own rows where they
+        lie in one, else from the parts joined (into one part, which later slices share)."""
+        start = 0
+        for part in self.parts:
+            if start <= at[0] and at[-1] < start + len(part):
+                return part if len(at) == len(part) else part.rows(at - start)
+            start += len(part)
+        self.parts = [PreparedBatch.concat(self.parts)]
+        return self.parts[0].rows(at)
 
 
 @dataclass(eq=False)
@@ -289,18 +305,15 @@ class SystolicMapspace:
         kept = self.work.prepared_rows.get(id(candidates))
         if kept is None or kept.candidates is not candidates:
             kept = PreparedRows.of(candidates)
-        reps = kept.representative[rows]
-        new = np.unique(reps[kept.position[reps] < 0])
-        if len(new):
-            kept.extend(new, systolic_prepare(self.einsum, self.workload, self.arch, self.engine,
-                                              candidates.mappings.rows(new), candidates.group[new]))
-            self.work.keep_rows(id(candidates), kept, len(new))
-        at, inverse = np.unique(kept.position[reps], return_inverse=True)
+        added = kept.add(rows, lambda new: systolic_prepare(self.einsum, self.workload, self.arch, self.engine,
+                                                            candidates.mappings.rows(new), candidates.group[new]))
+        if added:
+            self.work.keep_rows(id(candidates), kept, added)
+        at, inverse = np.unique(kept.position[rows], return_inverse=True)
         inverse = inverse.reshape(-1)
-        whole = len(at) == len(kept.rows)   # `at` is sorted: every prepared row, in order
         distinct = candidates.rows(kept.rows[at])
         scores = systolic_scores(self.einsum, self.workload, self.arch, self.engine, distinct.mappings,
-                                 distinct.group, kept.prepared if whole else kept.prepared.rows(at))
+                                 distinct.group, kept.prepared(at))
         return scores if len(at) == len(rows) and (inverse == np.arange(len(rows))).all() else scores.rows(inverse)
 
     def bounds(self, candidates: Candidates, objective: str) -> np.ndarray:
