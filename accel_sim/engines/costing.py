@@ -294,13 +294,14 @@ class PreparedBatch:
 
 
 def systolic_prepare(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, batch: MappingBatch,
-                     dataflow: np.ndarray) -> PreparedBatch:
-    """The loop-nest analyses (`array_analyses`) and fold timing (`systolic_timing`) of a batch."""
-    roles = gemm_roles(einsum, workload.tensor_map)
+                     dataflow: np.ndarray, timing: FoldTiming | None = None) -> PreparedBatch:
+    """The loop-nest analyses (`array_analyses`) and fold timing (`systolic_timing`, unless given: a bound's) of a
+    batch."""
+    if timing is None:
+        timing = systolic_timing(einsum, engine, gemm_roles(einsum, workload.tensor_map), batch, dataflow,
+                                 engine.operand_passes(einsum, workload))
     return PreparedBatch(array_analyses(einsum, workload, arch, engine.rows, engine.cols, batch, dataflow,
-                                        engine.accumulator_width_bits),
-                         systolic_timing(einsum, engine, roles, batch, dataflow,
-                                         engine.operand_passes(einsum, workload)))
+                                        engine.accumulator_width_bits), timing)
 
 
 def prologue_cycles(einsum: Einsum, workload: Workload, arch: Arch, engine: EngineBase,
@@ -337,6 +338,7 @@ class BoundParts:
     """What `systolic_bounds` reads of a batch that only the candidates, the einsum, the engine and the arch's level
     layout decide (not capacities, bandwidths, clocks or energies), so designs that differ in those share it."""
 
+    timing: FoldTiming          # the batch's folds (which scoring the candidates kept reads again)
     engine_cycles: np.ndarray   # (B,) compute, fill and drain at the engine clock
     read_bytes: np.ndarray      # (B, L) compulsory bytes read at each level: the inputs', at their backing stores
     write_bytes: np.ndarray     # (B, L) likewise written: the output's
@@ -356,7 +358,7 @@ def bound_parts(einsum: Einsum, workload: Workload, engine: SystolicEngine, batc
     backing = kept.argmax(axis=1)                                                     # (B, T) level index
     # a tensor no level keeps (none in a legal mapping) is charged nowhere: a bound must not guess
     at_level = (backing[:, None, :] == np.arange(kept.shape[1])[None, :, None]) & kept.any(axis=1)[:, None, :]
-    return BoundParts(sum(_engine_cycles(engine, timing)), at_level @ reads, at_level @ writes)
+    return BoundParts(timing, sum(_engine_cycles(engine, timing)), at_level @ reads, at_level @ writes)
 
 
 def systolic_bounds(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, parts: BoundParts

@@ -305,8 +305,11 @@ class SystolicMapspace:
         kept = self.work.prepared_rows.get(id(candidates))
         if kept is None or kept.candidates is not candidates:
             kept = PreparedRows.of(candidates)
-        added = kept.add(rows, lambda new: systolic_prepare(self.einsum, self.workload, self.arch, self.engine,
-                                                            candidates.mappings.rows(new), candidates.group[new]))
+        bounded = self.work.bounded.get(id(candidates))   # its bounds' fold timing, if this batch was bounded
+        timing = bounded[1].timing if bounded is not None and bounded[0] is candidates else None
+        added = kept.add(rows, lambda new: systolic_prepare(
+            self.einsum, self.workload, self.arch, self.engine, candidates.mappings.rows(new), candidates.group[new],
+            None if timing is None else timing.rows(new)))
         if added:
             self.work.keep_rows(id(candidates), kept, added)
         at, inverse = np.unique(kept.position[rows], return_inverse=True)
