@@ -166,21 +166,23 @@ class SystolicSpace:
         """
         opts = subsets if subsets is not None else [np.arange(len(o)) for o in self.options[dataflow]]
         n_o = self.orders[dataflow].shape[1]
-        choices, orders = [], []
+        total = self.pair_count(dataflow, subsets)
+        # every move starts as the mapping itself; each block of rows then sets its two changed indices (filled in
+        # place: the blocks are many and small, and building each apart cost more than filling them)
+        choices = np.broadcast_to(choice, (total, len(choice))).copy()
+        orders = np.broadcast_to(order, (total, len(order))).copy()
+        start = 0
         for r, r2 in itertools.combinations(range(len(opts)), 2):
-            a, b = np.meshgrid(opts[r], opts[r2], indexing="ij")
-            c = np.tile(choice, (a.size, 1))
-            c[:, r], c[:, r2] = a.ravel(), b.ravel()
-            choices.append(c)
-            orders.append(np.tile(order, (a.size, 1)))
+            rows = slice(start, start + len(opts[r]) * len(opts[r2]))
+            choices[rows, r], choices[rows, r2] = np.repeat(opts[r], len(opts[r2])), np.tile(opts[r2], len(opts[r]))
+            start = rows.stop
+        levels = np.arange(n_o)
         for r in range(len(opts)):
             for level in range(len(self.level_names)):
-                a, b = np.meshgrid(opts[r], np.arange(n_o), indexing="ij")
-                c, o = np.tile(choice, (a.size, 1)), np.tile(order, (a.size, 1))
-                c[:, r], o[:, level] = a.ravel(), b.ravel()
-                choices.append(c)
-                orders.append(o)
-        return np.concatenate(choices), np.concatenate(orders)
+                rows = slice(start, start + len(opts[r]) * n_o)
+                choices[rows, r], orders[rows, level] = np.repeat(opts[r], n_o), np.tile(levels, len(opts[r]))
+                start = rows.stop
+        return choices, orders
 
     def streamed_splits(self, dataflow: int, choice: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The mapping `choice` with one streamed (time-role) rank's loops split at the outermost level, by each

@@ -270,3 +270,34 @@ def test_more_local_rounds_descend_from_the_first_rounds_best_moves(monkeypatch:
     three = search(space(), "edp", "local")
     assert three.score <= one.score and three.stats.candidates > one.stats.candidates
     assert three.score >= search(space(), "edp", "exhaustive", time_limit_s=60).score
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 24), st.integers(1, 24), st.integers(1, 24), st.integers(0, 2 ** 16), st.booleans())
+def test_two_step_moves_are_every_pair_of_single_changes(m: int, n: int, k: int, seed: int, near: bool) -> None:
+    """A mapping's two-step moves (`SystolicSpace.pair_neighbours`) are, by definition, every mapping with two
+    ranks' options changed to any (or to `near`) ones, or one rank's option and one level's loop order, each listed
+    once per such pair (the mapping itself among them): checked against that definition spelled out by brute force,
+    on a GEMM's space, and counted by `pair_count`."""
+    w = gemm(m, n, k)
+    arch = two_level_arch(rows=4, cols=4, sram="4 KiB", dataflow="any")
+    space = systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu")).space
+    d, choices, orders = space.sample(np.random.default_rng(seed), 1)
+    choice, order = choices[0], orders[0]
+    subsets = space.near(d, choice) if near else None
+    opts = subsets if near else [np.arange(len(o)) for o in space.options[d]]
+    expected = []
+    for r, r2 in itertools.combinations(range(len(opts)), 2):
+        for a, b in itertools.product(opts[r], opts[r2]):
+            c = choice.copy()
+            c[r], c[r2] = a, b
+            expected.append((*c, *order))
+    for r in range(len(opts)):
+        for level in range(len(space.level_names)):
+            for a, b in itertools.product(opts[r], range(space.orders[d].shape[1])):
+                c, o = choice.copy(), order.copy()
+                c[r], o[level] = a, b
+                expected.append((*c, *o))
+    got_c, got_o = space.pair_neighbours(d, choice, order, subsets)
+    assert [tuple(row) for row in np.concatenate([got_c, got_o], axis=1)] == expected
+    assert len(got_c) == space.pair_count(d, subsets)
