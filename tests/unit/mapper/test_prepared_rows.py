@@ -63,7 +63,11 @@ def test_a_row_is_prepared_once_across_designs(monkeypatch) -> None:
     w, shelf = gemm(48, 40, 56), Shelf()
     small, large = _space(w, 256, shelf), _space(w, 4096, shelf)
     batch = small.candidates(*small.sample(np.random.default_rng(0), 400))
-    distinct = lambda rows: len(distinct_rows(candidate_key(batch.mappings.rows(rows), batch.group[rows]))[0])  # noqa: E731
+
+    def distinct(rows: np.ndarray) -> int:
+        """Distinct candidates among `rows`."""
+        return len(distinct_rows(candidate_key(batch.mappings.rows(rows), batch.group[rows]))[0])
+
     small.score_rows(batch, np.arange(0, 200))
     assert prepared == [distinct(np.arange(0, 200))]
     large.score_rows(batch, np.arange(100, 300))
