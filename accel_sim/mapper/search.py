@@ -24,6 +24,9 @@ A design that differs in a capacity is a new problem and is searched again, but 
 legal candidates and the part of their scores that capacities, bandwidths, clocks and energies do not change
 (`Mapspace.shared`; for a systolic array, the loop-nest analyses and fold timing). The search then scores the same
 candidates with the same exact scorer, so its result is identical to an uncached one; only the work is shared.
+Bounds keep different candidates of a batch on each capacity, so a search scores the ones it keeps as rows of the
+batch (`Mapspace.score_rows`), and a scorer may keep its work per row: a systolic array's capacity variants then
+prepare only the rows no earlier design of the structure scored.
 
 Bounds. Where a mapspace gives each candidate a cheap lower bound on its score (`Mapspace.bounds`; a systolic
 array's: its fold timing against the compulsory traffic at each tensor's backing store), the 'local' method scores
