@@ -265,8 +265,26 @@ class SystolicScores:
 
 def candidate_key(batch: MappingBatch, group: np.ndarray) -> np.ndarray:
     """int (B, K): one row per candidate that equal candidates (factors, orders, bypasses, fan-out, group) share."""
+    return _key(batch, batch.order, group)
+
+
+def score_key(batch: MappingBatch, group: np.ndarray) -> np.ndarray:
+    """int (B, K): `candidate_key` with each level's loop order cut to its loops of factor above 1, in their order:
+    candidates that differ only in where their unit loops sit score alike (a loop of factor 1 is no loop to the
+    loop nests, `loopnest._changes` and `residency._collapsed_loops`; fold timing and residency read no order), so
+    one analysis serves them all."""
+    nonunit = np.take_along_axis(batch.temporal, batch.order, axis=2) > 1             # (B, L, R) in loop order
+    # each rank's place among its level's non-unit loops (-1 for a unit loop), by rank: the order those loops run in
+    places = np.where(nonunit, np.cumsum(nonunit, axis=2) - 1, -1)
+    by_rank = np.empty_like(places)
+    np.put_along_axis(by_rank, batch.order, places, axis=2)
+    return _key(batch, by_rank, group)
+
+
+def _key(batch: MappingBatch, order: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """int (B, K): a batch's factors, `order`, spatial factors, bypasses, fan-out and group, one row a candidate."""
     b = len(batch)
-    return np.concatenate([batch.temporal.reshape(b, -1), batch.order.reshape(b, -1), batch.spatial.reshape(b, -1),
+    return np.concatenate([batch.temporal.reshape(b, -1), order.reshape(b, -1), batch.spatial.reshape(b, -1),
                            batch.bypass.reshape(b, -1), batch.fanout[:, None], group[:, None]], axis=1)
 
 

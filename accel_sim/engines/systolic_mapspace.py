@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from accel_sim.engines.costing import (BoundParts, PreparedBatch, SystolicScores, array_batch, bound_parts,
-                                       candidate_key, implied_batch, systolic_bounds, systolic_cost_of,
+                                       candidate_key, implied_batch, score_key, systolic_bounds, systolic_cost_of,
                                        systolic_prepare, systolic_scores, unfit_error)
 from accel_sim.engines.fold_timing import DATAFLOW_CODES, axis_folds, role_masks
 from accel_sim.engines.rows import distinct_rows
@@ -43,7 +43,8 @@ SHARED_ROWS = {"built": 20_000, "bounded": 20_000, "prepared": 4096}
 @dataclass(eq=False)
 class PreparedRows:
     """The prepared part (`costing.PreparedBatch`) of the rows of one batch scored so far, in the parts each
-    scoring added; equal candidates among the rows a part adds share one analysis."""
+    scoring added; candidates that score alike (`costing.score_key`) among the rows a part adds share one
+    analysis."""
 
     candidates: Candidates   # the batch (held, so its id stays its own)
     position: np.ndarray     # int (B,): where each row's analysis sits in the parts, in order (-1: not prepared)
@@ -56,13 +57,13 @@ class PreparedRows:
         return PreparedRows(candidates, np.full(len(candidates), -1, dtype=np.int64))
 
     def add(self, rows: np.ndarray, prepare: Callable[[np.ndarray], PreparedBatch]) -> int:
-        """Prepare, as a new part, the distinct candidates among `rows` not prepared yet (`prepare` of batch rows);
-        returns how many analyses that added."""
+        """Prepare, as a new part, the candidates among `rows` not prepared yet, one of each kind that scores alike
+        (`prepare` of batch rows); returns how many analyses that added."""
         missing = np.unique(rows[self.position[rows] < 0])
         if not len(missing):
             return 0
-        first, inverse = distinct_rows(candidate_key(self.candidates.mappings.rows(missing),
-                                                     self.candidates.group[missing]))
+        first, inverse = distinct_rows(score_key(self.candidates.mappings.rows(missing),
+                                                 self.candidates.group[missing]))
         part = prepare(missing[first])
         # the residency ranking every design scoring these rows reads: computed once, and then sliced for each
         part.analyses.ranking  # noqa: B018

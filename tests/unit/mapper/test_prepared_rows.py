@@ -3,7 +3,7 @@ once and kept with the batch, for its other rows and for the designs of the same
 capacities) that keep other rows of it; every score equals scoring those rows afresh (issue 20)."""
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 from builders import conv, gemm, three_level_arch
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import accel_sim.engines.systolic_mapspace as systolic_mapspace_module
-from accel_sim.engines.costing import candidate_key
+from accel_sim.engines.costing import candidate_key, score_key, systolic_scores
 from accel_sim.engines.rows import distinct_rows
 from accel_sim.engines.systolic_mapspace import systolic_mapspace
 from accel_sim.mapper.search import Shelf
@@ -75,3 +75,47 @@ def test_a_row_is_prepared_once_across_designs(monkeypatch) -> None:
     large.score_rows(batch, np.arange(50, 250))
     small.score_rows(batch, np.arange(0, 300))
     assert len(prepared) == 2
+
+
+def _unit_loops_moved(batch, rng: np.random.Generator):
+    """`batch` with each level's loops of factor 1 moved to random places (the other loops keep their order)."""
+    order = batch.order.copy()
+    for b, level in np.ndindex(order.shape[:2]):
+        loops = order[b, level]
+        real = [r for r in loops if batch.temporal[b, level, r] > 1]
+        unit = [r for r in loops if batch.temporal[b, level, r] == 1]
+        rng.shuffle(unit)
+        at = set(rng.choice(len(loops), size=len(real), replace=False).tolist())
+        real_iter, unit_iter = iter(real), iter(unit)
+        order[b, level] = [next(real_iter) if i in at else next(unit_iter) for i in range(len(loops))]
+    return replace(batch, order=order)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.one_of(st.builds(gemm, st.integers(1, 64), st.integers(1, 64), st.integers(1, 64)),
+                 st.builds(conv, st.integers(1, 8), st.integers(1, 8), st.integers(5, 10), st.sampled_from([1, 3]),
+                           st.sampled_from([1, 2]))),
+       st.integers(16, 4096), st.integers(0, 2 ** 16))
+def test_candidates_that_differ_in_unit_loops_alone_score_alike(w, buf: int, seed: int) -> None:
+    """What lets candidates of one `score_key` share an analysis: moving a level's loops of factor 1 (no loop at
+    all) leaves every score field bit for bit the same, each batch scored on its own (no sharing), and their
+    `score_key`s equal; swapping two loops of factor above 1 changes the key."""
+    space = _space(w, buf, Shelf())
+    rng = np.random.default_rng(seed)
+    batch = space.candidates(*space.sample(rng, 64))
+    moved = _unit_loops_moved(batch.mappings, rng)
+    scored = [systolic_scores(space.einsum, space.workload, space.arch, space.engine, b, batch.group)
+              for b in (batch.mappings, moved)]
+    assert _same(*scored)
+    assert np.array_equal(score_key(batch.mappings, batch.group), score_key(moved, batch.group))
+    # and the key still tells apart what it must: two loops of factor above 1 swapped at a level is another nest
+    swapped = moved.order.copy()
+    for b, level in np.ndindex(swapped.shape[:2]):
+        real = [i for i, r in enumerate(swapped[b, level]) if moved.temporal[b, level, r] > 1]
+        if len(real) >= 2:
+            swapped[b, level, real[:2]] = swapped[b, level, real[1::-1][:2]]
+            break
+    else:
+        return
+    keys = score_key(moved, batch.group), score_key(replace(moved, order=swapped), batch.group)
+    assert (keys[0] != keys[1]).any(axis=1).sum() == 1
