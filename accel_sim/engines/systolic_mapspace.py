@@ -98,7 +98,7 @@ class SharedWork:
     built: dict[tuple, Candidates] = field(default_factory=dict)   # by (group, option and order indices)
     bounded: dict[int, tuple[Candidates, BoundParts]] = field(default_factory=dict)   # by id of the batch
     prepared_rows: dict[int, PreparedRows] = field(default_factory=dict)   # by id of the batch
-    rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SHARED_ROWS, 0))
+    rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(("built", "bounded"), 0))   # `keep`'s
 
     def keep(self, store: str, key: object, value: object, rows: int) -> None:
         """`value` under `key` in the dict named `store`, if that dict still has room for `rows` candidates."""
@@ -106,24 +106,27 @@ class SharedWork:
             getattr(self, store)[key] = value
             self.rows[store] += rows
 
-    def keep_rows(self, key: int, kept: PreparedRows, added: int) -> None:
-        """Keep `kept`, just grown by `added` prepared candidates, under `key` in `prepared_rows` while the
-        'prepared' rows have room; else let it go (its rows freed), so the store stays within SHARED_ROWS."""
-        held = self.prepared_rows.get(key) is kept
-        grown = self.rows["prepared"] + (added if held else len(kept.rows))
-        if grown <= SHARED_ROWS["prepared"]:
+    def keep_rows(self, kept: PreparedRows) -> None:
+        """Keep `kept` (just grown) with its batch while every batch's prepared rows fit SHARED_ROWS; else let it
+        go, so the store stays within it."""
+        key = id(kept.candidates)
+        others = sum(len(p.rows) for k, p in self.prepared_rows.items() if k != key)
+        if others + len(kept.rows) <= SHARED_ROWS["prepared"]:
             self.prepared_rows[key] = kept
-            self.rows["prepared"] = grown
-        elif held:
-            del self.prepared_rows[key]
-            self.rows["prepared"] -= len(kept.rows) - added
+        else:
+            self.prepared_rows.pop(key, None)
+
+    def held(self, store: str, candidates: Candidates) -> object | None:
+        """What the dict named `store` keeps for this very batch (by its identity: the entry holds the batch, so
+        its id stays its own), else None."""
+        found = getattr(self, store).get(id(candidates))
+        return found[1] if found is not None and found[0] is candidates else None
 
     def for_batch(self, store: str, candidates: Candidates, compute: Callable[[], T]) -> T:
-        """`compute()` of a batch, kept in the dict named `store` by the batch's identity while it has room (the
-        entry holds the batch, so its id stays its own)."""
-        found = getattr(self, store).get(id(candidates))
-        if found is not None and found[0] is candidates:
-            return found[1]
+        """`compute()` of a batch, kept in the dict named `store` by the batch's identity while it has room."""
+        found = self.held(store, candidates)
+        if found is not None:
+            return found
         value = compute()
         self.keep(store, id(candidates), (candidates, value), len(candidates))
         return value
@@ -307,13 +310,11 @@ class SystolicMapspace:
         kept = self.work.prepared_rows.get(id(candidates))
         if kept is None or kept.candidates is not candidates:
             kept = PreparedRows.of(candidates)
-        bounded = self.work.bounded.get(id(candidates))   # its bounds' fold timing, if this batch was bounded
-        timing = bounded[1].timing if bounded is not None and bounded[0] is candidates else None
-        added = kept.add(rows, lambda new: systolic_prepare(
-            self.einsum, self.workload, self.arch, self.engine, candidates.mappings.rows(new), candidates.group[new],
-            None if timing is None else timing.rows(new)))
-        if added:
-            self.work.keep_rows(id(candidates), kept, added)
+        bounded = self.work.held("bounded", candidates)   # its bounds' fold timing, if this batch was bounded
+        if kept.add(rows, lambda new: systolic_prepare(
+                self.einsum, self.workload, self.arch, self.engine, candidates.mappings.rows(new),
+                candidates.group[new], None if bounded is None else bounded.timing.rows(new))):
+            self.work.keep_rows(kept)
         at, inverse = np.unique(kept.position[rows], return_inverse=True)
         inverse = inverse.reshape(-1)
         distinct = candidates.rows(kept.rows[at])

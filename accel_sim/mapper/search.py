@@ -523,7 +523,7 @@ def score(space: Mapspace, candidates: Candidates) -> Scores:
     """Exact scores of a batch (chunked so that no call holds more than CHUNK candidates' arrays)."""
     if len(candidates) <= CHUNK:
         return space.score(candidates)
-    return concat_scores([space.score(candidates.rows(slice(s, s + CHUNK))) for s in range(0, len(candidates), CHUNK)])
+    return score_rows(space, candidates, np.arange(len(candidates)))
 
 
 def score_rows(space: Mapspace, candidates: Candidates, rows: np.ndarray) -> Scores:
