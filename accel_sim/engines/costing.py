@@ -26,6 +26,7 @@ from accel_sim.engines.loopnest import LoopnestAnalysis, gemm_operands, gemm_rol
 from accel_sim.engines.residency import (ArrayAnalyses, ArrayTraffic, array_analyses, array_traffic,
                                          levels_energy_per_bit, spilled_occupancy)
 from accel_sim.engines.roofline import compulsory_traffic
+from accel_sim.engines.rows import any_along
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import hidden_fold_cycles
 from accel_sim.spec.cost import Cost
@@ -373,10 +374,17 @@ def bound_parts(einsum: Einsum, workload: Workload, engine: SystolicEngine, batc
     reads = np.array([traffic.read_bytes.get(n, 0.0) for n in names])
     writes = np.array([traffic.write_bytes.get(n, 0.0) for n in names])
     kept = ~batch.bypass                                                              # (B, L, T)
-    backing = kept.argmax(axis=1)                                                     # (B, T) level index
-    # a tensor no level keeps (none in a legal mapping) is charged nowhere: a bound must not guess
-    at_level = (backing[:, None, :] == np.arange(kept.shape[1])[None, :, None]) & kept.any(axis=1)[:, None, :]
-    return BoundParts(timing, sum(_engine_cycles(engine, timing)), at_level @ reads, at_level @ writes)
+    count, levels = kept.shape[:2]
+    # each (candidate, tensor)'s bytes go to the flat (candidate, backing level) cell; a tensor no level keeps (none
+    # in a legal mapping) is charged nowhere: a bound must not guess
+    cell = kept.argmax(axis=1) + levels * np.arange(count)[:, None]                  # (B, T)
+    held = any_along(kept, 1)
+
+    def at_backing(per_tensor: np.ndarray) -> np.ndarray:
+        return np.bincount(cell[held], np.broadcast_to(per_tensor, held.shape)[held],
+                           minlength=count * levels).reshape(count, levels)
+
+    return BoundParts(timing, sum(_engine_cycles(engine, timing)), at_backing(reads), at_backing(writes))
 
 
 def systolic_bounds(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine, parts: BoundParts

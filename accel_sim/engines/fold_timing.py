@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from accel_sim.engines.loopnest import SYSTOLIC_ROLES, split_fold
+from accel_sim.engines.rows import any_along, product_along
 from accel_sim.folds import fold_count, fold_cycles
 from accel_sim.spec.mapping import MappingBatch
 
@@ -75,9 +76,9 @@ def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch:
     """
     flow_masks = role_masks(einsum, roles, batch.rank_names)                       # (3 dataflows, 3, R)
     masks = flow_masks[dataflow]                                                     # (B, 3, R)
-    per_rank = batch.temporal.prod(axis=1)                                           # (B, R)
-    streamed = np.where(masks[:, 2], batch.temporal[:, -1, :], 1).prod(axis=1)
-    folds = np.where(masks[:, 0] | masks[:, 1], 1, per_rank).prod(axis=1) // streamed
+    per_rank = product_along(batch.temporal, 1)                                      # (B, R)
+    streamed = product_along(np.where(masks[:, 2], batch.temporal[:, -1, :], 1), 1)
+    folds = product_along(np.where(masks[:, 0] | masks[:, 1], 1, per_rank), 1) // streamed
     t = streamed * passes
     nonunit = batch.temporal > 1
     for place in (0, 1):
@@ -100,13 +101,13 @@ def axis_folds(einsum: Einsum, engine: SystolicEngine, flow_masks: np.ndarray, d
     time 2 folds while its traffic and tiles stay those of 8, one mapping timed as another. `loops`: the batch's
     (per-rank temporal products (B, R), non-unit factors (B, L, R)) when the caller has them.
     """
-    per_rank, nonunit = loops if loops is not None else (batch.temporal.prod(axis=1), batch.temporal > 1)
+    per_rank, nonunit = loops if loops is not None else (product_along(batch.temporal, 1), batch.temporal > 1)
     sizes = np.array([einsum.sizes[r] for r in batch.rank_names], dtype=np.int64)
     kinds = flow_masks[:, place]                                                     # (3 dataflows, R)
     on_axis = kinds[dataflow]                                                        # (B, R)
     axis = (engine.rows, engine.cols)[place]
-    split = np.where(on_axis, per_rank, 1).prod(axis=1)
-    levels_used = (nonunit & on_axis[:, None, :]).any(axis=2).sum(axis=1)
+    split = product_along(np.where(on_axis, per_rank, 1), 1)
+    levels_used = any_along(nonunit & on_axis[:, None, :], 2).sum(axis=1)
     # the ranks on an axis are the dataflow's: one fused count and one least split per dataflow
     fused = fold_count(np.where(kinds, sizes, 1).prod(axis=1), axis)[dataflow]
     least = np.array([_least_split(tuple((r, einsum.sizes[r]) for r, on in zip(batch.rank_names, kind) if on), axis)

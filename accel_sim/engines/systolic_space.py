@@ -93,11 +93,20 @@ class SystolicSpace:
         return sum(math.prod(len(o) for o in self.options[d]) * self.orders[d].shape[1] ** len(self.level_names)
                    for d in flows)
 
+    @functools.cached_property
+    def _option_tables(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """[dataflow code] -> (its ranks' factor options stacked (sum of n, 1 + L), each rank's first row there): a
+        batch's factors are one lookup in it, where a lookup per rank and their stack took longer."""
+        width = 1 + len(self.level_names)
+        return tuple((np.concatenate([np.zeros((0, width), dtype=np.int64), *per_rank]),
+                      np.cumsum([0, *(len(o) for o in per_rank)])[:len(per_rank)]) for per_rank in self.options)
+
     def batch(self, dataflow: int, choice: np.ndarray, order: np.ndarray) -> MappingBatch:
         """Candidates from option indices `choice` (B, R) and per-level order indices `order` (B, L)."""
         b, n_r = choice.shape
         n_l = len(self.level_names)
-        factors = np.stack([self.options[dataflow][r][choice[:, r]] for r in range(n_r)], axis=1)  # (B, R, 1+L)
+        table, first = self._option_tables[dataflow]
+        factors = table[choice + first]                                                 # (B, R, 1+L)
         spatial = np.ones((b, 2, n_r), dtype=np.int64)
         place = self.places[dataflow]
         for axis in (ROWS, COLS):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from accel_sim.engines.costing import implied_batch, systolic_scores
 from accel_sim.engines.loopnest import analyze
 from accel_sim.engines.systolic_mapspace import systolic_mapspace
-from accel_sim.engines.rows import unique_rows
+from accel_sim.engines.rows import any_along, product_along, unique_rows
 from accel_sim.engines.systolic_space import ordered_factorizations, spatial_choices
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_plan
@@ -243,6 +243,19 @@ def test_unique_rows_equals_numpy_unique_along_rows():
     for _ in range(300):
         a = rng.integers(0, rng.integers(1, 6), (rng.integers(0, 40), rng.integers(1, 6)))
         np.testing.assert_array_equal(unique_rows(a), np.unique(a, axis=0))
+
+
+def test_short_axis_reductions_equal_numpys():
+    """`product_along` and `any_along` (the batch's short-axis reductions) give numpy's prod and any exactly, with
+    its dtypes, on random 1- to 3-D arrays along every axis, empty axes included."""
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        shape = tuple(int(n) for n in rng.integers(0, 5, rng.integers(1, 4)))
+        a = rng.integers(-3, 4, shape)
+        for axis in range(-a.ndim, a.ndim):
+            np.testing.assert_array_equal(product_along(a, axis), a.prod(axis=axis), strict=True)
+            np.testing.assert_array_equal(product_along(a > 0, axis), (a > 0).prod(axis=axis), strict=True)
+            np.testing.assert_array_equal(any_along(a > 0, axis), (a > 0).any(axis=axis), strict=True)
 
 
 def test_local_search_maps_on_an_arch_with_one_memory_level() -> None:
