@@ -222,6 +222,23 @@ class _Best:
             self.found = (candidates, scores, i)
         return values
 
+    def offer_rows(self, candidates: Candidates, rows: np.ndarray, scores: Scores, at: np.ndarray | None = None
+                   ) -> np.ndarray:
+        """`offer` of the candidates at `rows` of a batch, scored in `scores` at `at` (None: in order), without
+        gathering either: only the winner's row is taken (a search's scored rows are most of its batches')."""
+        values = scores.objective(self.objective)
+        second = _second(scores, self.objective)
+        if at is not None:
+            values, second = values[at], second[at]
+        self.scored += len(rows)
+        self.considered += len(rows)
+        i = int(np.lexsort((second, values))[0])   # as best_index
+        if values[i] < self.score or (values[i] == self.score and np.isfinite(values[i]) and second[i] < self.second):
+            self.score, self.second = float(values[i]), float(second[i])
+            row = slice(i, i + 1) if at is None else at[i:i + 1]
+            self.found = (candidates.rows(rows[i:i + 1]), scores.rows(row), 0)
+        return values
+
 
 def _second(scores: Scores, objective: str) -> np.ndarray:
     """The tie-break of each candidate under `objective` (spec.mapspace.tie_break)."""
@@ -458,9 +475,9 @@ def _offer_bounded(space: Mapspace, best: _Best, candidates: Candidates, bar: fl
         kept = np.flatnonzero(~(bounds > bar * (1 + BOUND_SLACK)))   # a bound that is not a number skips nothing
         best.considered += len(candidates) - len(kept)
         if len(kept):
-            values[kept] = best.offer(candidates.rows(kept), score_rows(space, candidates, kept))
+            values[kept] = best.offer_rows(candidates, kept, score_rows(space, candidates, kept))
         return values
-    probe = np.argsort(bounds, kind="stable")[:PROBE]
+    probe = np.sort(np.argsort(bounds, kind="stable")[:PROBE])   # in row order: scored rows in order need no gather
     probe_scores = score_rows(space, candidates, probe)
     bar = min(best.score, float(probe_scores.objective(best.objective).min()))
     kept = np.flatnonzero(~(bounds > bar * (1 + BOUND_SLACK)))   # every candidate while nothing probed fits
@@ -471,7 +488,7 @@ def _offer_bounded(space: Mapspace, best: _Best, candidates: Candidates, bar: fl
     where[probe] = np.arange(len(probe))
     where[rest] = len(probe) + np.arange(len(rest))
     both = concat_scores([probe_scores, score_rows(space, candidates, rest)]) if len(rest) else probe_scores
-    values[kept] = best.offer(candidates.rows(kept), both.rows(where[kept]))
+    values[kept] = best.offer_rows(candidates, kept, both, where[kept])
     best.scored += int(len(probe) - probed[kept].sum())   # the probe's rows above the bar were scored too
     best.considered += len(candidates) - len(kept)
     return values
