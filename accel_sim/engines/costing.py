@@ -14,7 +14,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -235,6 +235,33 @@ def systolic_resident_cost(einsum: Einsum, workload: Workload, arch: Arch, engin
 
 
 @dataclass(frozen=True)
+class ScoreDetail:
+    """The per-level counts and energies of the distinct candidates one scoring computed, which `SystolicScores`
+    reads by row: a search reads only its winner's, so equal candidates and gathered rows share these arrays."""
+
+    resident: np.ndarray          # bool (D, T): tensor kept whole on chip (else streamed tile by tile)
+    read: np.ndarray              # (D, L, T) elements, per the residency choice; likewise fill/update/write
+    fill: np.ndarray
+    update: np.ndarray
+    write: np.ndarray
+    widened_bits: np.ndarray      # (D, 4, L): bits the output's partial sums at the accumulator width add (loopnest)
+    level_energy_j: np.ndarray    # (D, L, 2): read and write joules per level
+
+    def __len__(self) -> int:
+        return int(self.resident.shape[0])
+
+    @staticmethod
+    def concat(parts: Sequence[ScoreDetail]) -> ScoreDetail:
+        """One detail of the rows of `parts`, in order."""
+        return ScoreDetail(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(ScoreDetail)))
+
+
+def _by_detail_row(name: str, doc: str) -> property:
+    """A `SystolicScores` property: its detail's array `name`, one row per candidate."""
+    return property(lambda scores: getattr(scores.detail, name)[scores.detail_row], doc=doc)
+
+
+@dataclass(frozen=True)
 class SystolicScores:
     """Exact costs of B systolic candidates (arrays of shape (B,) unless noted; cycles at the arch clock)."""
 
@@ -244,24 +271,44 @@ class SystolicScores:
     total_cycles: np.ndarray
     energy_j: np.ndarray
     fits: np.ndarray              # bool: some residency choice fits every on-chip level
-    resident: np.ndarray          # bool (B, T): tensor kept whole on chip (else streamed tile by tile)
-    read: np.ndarray              # (B, L, T) elements, per the residency choice; likewise fill/update/write
-    fill: np.ndarray
-    update: np.ndarray
-    write: np.ndarray
-    widened_bits: np.ndarray      # (B, 4, L): bits the output's partial sums at the accumulator width add (loopnest)
-    level_energy_j: np.ndarray    # (B, L, 2): read and write joules per level
+    detail: ScoreDetail           # per-level counts and energies, read through `detail_row`
+    detail_row: np.ndarray        # int (B,): each candidate's row in `detail`
+
+    # every per-candidate array, as `rows` and `concat` keep them aligned (the detail's read through detail_row)
+    ARRAYS: ClassVar[tuple[str, ...]] = ("compute_cycles", "fill_drain_cycles", "stall_cycles", "total_cycles",
+                                         "energy_j", "fits", *(f.name for f in fields(ScoreDetail)))
+    _PER_ROW: ClassVar[tuple[str, ...]] = ARRAYS[:6]
 
     def __len__(self) -> int:
         return int(self.total_cycles.shape[0])
+
+    # the detail's arrays of every candidate (gathered through detail_row on each access: a search reads its winner's)
+    resident = _by_detail_row("resident", "bool (B, T): tensor kept whole on chip (else streamed tile by tile).")
+    read = _by_detail_row("read", "(B, L, T) elements read, per the residency choice.")
+    fill = _by_detail_row("fill", "(B, L, T) elements filled, per the residency choice.")
+    update = _by_detail_row("update", "(B, L, T) elements updated, per the residency choice.")
+    write = _by_detail_row("write", "(B, L, T) elements written, per the residency choice.")
+    widened_bits = _by_detail_row("widened_bits", "(B, 4, L): bits the output's partial sums at the accumulator "
+                                  "width add.")
+    level_energy_j = _by_detail_row("level_energy_j", "(B, L, 2): read and write joules per level.")
 
     def objective(self, objective: str) -> np.ndarray:
         """Cycles, joules or their product per candidate (non-fitting candidates: +inf)."""
         return fitting_objective(self.total_cycles, self.energy_j, self.fits, objective)
 
     def rows(self, rows: slice | np.ndarray) -> SystolicScores:
-        """The scores of some of the candidates (a slice or an index array; every array alike)."""
-        return SystolicScores(*(getattr(self, f.name)[rows] for f in fields(self)))
+        """The scores of some of the candidates (a slice or an index array), sharing this one's detail."""
+        return SystolicScores(*(getattr(self, name)[rows] for name in self._PER_ROW), self.detail,
+                              self.detail_row[rows])
+
+    @staticmethod
+    def concat(parts: Sequence[SystolicScores]) -> SystolicScores:
+        """One Scores of the candidates of `parts`, in order (`spec.mapspace.concat_scores`)."""
+        details = list({id(p.detail): p.detail for p in parts}.values())
+        start = dict(zip((id(d) for d in details), np.cumsum([0, *(len(d) for d in details)])))
+        return SystolicScores(*(np.concatenate([getattr(p, name) for p in parts]) for name in SystolicScores._PER_ROW),
+                              details[0] if len(details) == 1 else ScoreDetail.concat(details),
+                              np.concatenate([p.detail_row + start[id(p.detail)] for p in parts]))
 
 
 def candidate_key(batch: MappingBatch, group: np.ndarray) -> np.ndarray:
@@ -413,20 +460,25 @@ def systolic_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: Syst
     `prepared`: `systolic_prepare` of this batch, possibly on another arch with the same level layout (only
     element counts, tile sizes and folds are read from it, which that layout alone decides with the candidates).
     """
-    prepared = prepared if prepared is not None else systolic_prepare(einsum, workload, arch, engine, batch,
-                                                                      dataflow)
+    return prepared_scores(einsum, workload, arch, engine, prepared if prepared is not None else
+                           systolic_prepare(einsum, workload, arch, engine, batch, dataflow))
+
+
+def prepared_scores(einsum: Einsum, workload: Workload, arch: Arch, engine: SystolicEngine,
+                    prepared: PreparedBatch) -> SystolicScores:
+    """`systolic_scores` of the candidates `prepared` holds (their analyses name them), on `arch`."""
     analyses = prepared.analyses
-    traffic = array_traffic(einsum, workload, arch, engine.rows, engine.cols, batch, analyses)
+    traffic = array_traffic(einsum, workload, arch, engine.rows, engine.cols, analyses)
     busiest = engine.levels_transfer_cycles(traffic.level_read_bytes, traffic.level_write_bytes, arch).max(axis=1)
 
     compute, fill_drain = array_cycles(arch, engine, prepared.timing)
     prologue = prologue_cycles(einsum, workload, arch, engine, analyses.streamed)
     total = np.maximum(compute + fill_drain + prologue, busiest)
     energy = sum(_per_mac_energy(einsum, workload, arch, engine).values()) + traffic.level_energy_j.sum(axis=(1, 2))
-    return SystolicScores(compute, fill_drain, total - compute - fill_drain, total, energy, traffic.fits,
-                          traffic.resident, traffic.read, traffic.fill, traffic.update, traffic.write,
-                          traffic.widened_bits,
-                          traffic.level_energy_j)
+    detail = ScoreDetail(traffic.resident, traffic.read, traffic.fill, traffic.update, traffic.write,
+                         traffic.widened_bits, traffic.level_energy_j)
+    return SystolicScores(compute, fill_drain, total - compute - fill_drain, total, energy, traffic.fits, detail,
+                          np.arange(len(total)))
 
 
 def vector_cost(einsum: Einsum, workload: Workload, arch: Arch, engine: VectorEngine) -> Cost:
@@ -524,7 +576,7 @@ def gemm_array_traffic(einsum: Einsum, workload: Workload, arch: Arch, engine: E
     """
     batch, codes = array_batch(einsum, workload, arch, rows, cols, (dataflow,))
     analyses = array_analyses(einsum, workload, arch, rows, cols, batch, codes)
-    traffic = array_traffic(einsum, workload, arch, rows, cols, batch, analyses)
+    traffic = array_traffic(einsum, workload, arch, rows, cols, analyses)
     if not traffic.fits[0]:
         # no choice fits, even staging every operand: the traffic of the choice left would assume tiles that the
         # levels cannot hold (a smaller buffer then looked faster than a larger one)

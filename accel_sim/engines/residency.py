@@ -238,7 +238,7 @@ class ArrayTraffic:
         return self.choice == RESIDENT
 
 
-def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int, batch: MappingBatch,
+def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, cols: int,
                   analyses: ArrayAnalyses) -> ArrayTraffic:
     """Per candidate, the choice per operand (streamed, resident, spilled) that fits with the fewest spilled
     operands, then the least outermost-level traffic, then the least total traffic, and its accesses, bytes and
@@ -257,7 +257,7 @@ def array_traffic(einsum: Einsum, workload: Workload, arch: Arch, rows: int, col
     key = (rows, cols, on_chip.tobytes(), need.tobytes(), fits.tobytes(), choice.tobytes())
     found = analyses.traffic_memo.get(key)
     if found is None:
-        found = _chosen_traffic(batch, analyses, rows, cols, need, spill, fits, choice)
+        found = _chosen_traffic(analyses, rows, cols, need, spill, fits, choice)
         if len(analyses.traffic_memo) < KEPT_CHOICES:
             for array in found:
                 array.flags.writeable = False   # shared by every later design that chooses alike
@@ -284,8 +284,8 @@ class SpillChoice:
     ranking: ResidencyRanking        # the combinations with a spill, best first
 
 
-def _chosen_traffic(batch: MappingBatch, analyses: ArrayAnalyses, rows: int, cols: int, need: np.ndarray,
-                    spill: SpillChoice | None, fits: np.ndarray, choice: np.ndarray) -> tuple[np.ndarray, ...]:
+def _chosen_traffic(analyses: ArrayAnalyses, rows: int, cols: int, need: np.ndarray, spill: SpillChoice | None,
+                    fits: np.ndarray, choice: np.ndarray) -> tuple[np.ndarray, ...]:
     """(fits, choice, read, fill, update, write, widened, read bits, write bits) of `array_traffic`'s choice,
     `spill` the spilled layout of the candidates at `need`."""
     bits = analyses.bits
@@ -303,7 +303,7 @@ def _chosen_traffic(batch: MappingBatch, analyses: ArrayAnalyses, rows: int, col
         picked_out = picked[:, :, out, None]
         widened[need] = np.where(picked_out == SPILLED, spill.staged_wide,
                                  np.where(picked_out == RESIDENT, wide_r[need], wide_s[need]))
-    fits = fits & (batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
+    fits = fits & (analyses.batch.spatial.prod(axis=2) <= np.array([rows, cols])).all(axis=1)   # PE count
     read_bits = (read * bits).sum(axis=2) + widened[:, READ]
     write_bits = ((fill + update + write) * bits).sum(axis=2) + widened[:, FILL] + widened[:, UPDATE] + widened[:, WRITE]
     return fits, choice, read, fill, update, write, widened, read_bits, write_bits

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from accel_sim.engines.costing import (BoundParts, PreparedBatch, SystolicScores, array_batch, bound_parts,
-                                       candidate_key, implied_batch, score_key, systolic_bounds, systolic_cost_of,
-                                       systolic_prepare, systolic_scores, unfit_error)
+                                       candidate_key, implied_batch, prepared_scores, score_key, systolic_bounds,
+                                       systolic_cost_of, systolic_prepare, unfit_error)
 from accel_sim.engines.fold_timing import DATAFLOW_CODES, axis_folds, role_masks
 from accel_sim.engines.rows import distinct_rows
 from accel_sim.engines.loopnest import gemm_roles
@@ -298,7 +298,8 @@ class SystolicMapspace:
         return choices.copy(), orders.copy()
 
     def score(self, candidates: Candidates) -> SystolicScores:
-        """Fold timing, loop-nest traffic, energy and fit of every candidate (`costing.systolic_scores`)."""
+        """Fold timing, loop-nest traffic, energy and fit of every candidate (`costing.systolic_scores`, by
+        `score_rows`)."""
         return self.score_rows(candidates, np.arange(len(candidates)))
 
     def score_rows(self, candidates: Candidates, rows: np.ndarray) -> SystolicScores:
@@ -317,9 +318,7 @@ class SystolicMapspace:
             self.work.keep_rows(kept)
         at, inverse = np.unique(kept.position[rows], return_inverse=True)
         inverse = inverse.reshape(-1)
-        distinct = candidates.rows(kept.rows[at])
-        scores = systolic_scores(self.einsum, self.workload, self.arch, self.engine, distinct.mappings,
-                                 distinct.group, kept.prepared(at))
+        scores = prepared_scores(self.einsum, self.workload, self.arch, self.engine, kept.prepared(at))
         return scores if len(at) == len(rows) and (inverse == np.arange(len(rows))).all() else scores.rows(inverse)
 
     def bounds(self, candidates: Candidates, objective: str) -> np.ndarray:

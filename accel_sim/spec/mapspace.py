@@ -131,8 +131,12 @@ def fitting_objective(total_cycles: np.ndarray, energy_j: np.ndarray, fits: np.n
 
 
 def concat_scores(parts: list[Scores]) -> Scores:
-    """One Scores from the scores of consecutive chunks (every field concatenated along the candidate axis)."""
+    """One Scores from the scores of consecutive chunks: the type's own `concat` where it has one (systolic scores
+    share their detail arrays), else every field concatenated along the candidate axis."""
     first = parts[0]
+    joined = getattr(type(first), "concat", None)
+    if joined is not None:
+        return joined(parts)
     return type(first)(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(first)))
 
 

@@ -88,7 +88,7 @@ def test_lazy_spills_and_shared_collapsed_analyses_choose_as_the_eager_definitio
     candidates = _sampled(engine.mapspace(einsum, work, arch), 700)
     batch = candidates.mappings
     analyses = array_analyses(einsum, work, arch, 4, 4, batch, candidates.group, accumulator_bits=32)
-    got = array_traffic(einsum, work, arch, 4, 4, batch, analyses)
+    got = array_traffic(einsum, work, arch, 4, 4, analyses)
 
     axes, folds = {"rows": 4, "cols": 4}, analyses.folds
     layouts = [analyze(einsum, work.tensor_map, arch, axes, view, pe_folds=folds, accumulator_bits=32)
@@ -160,8 +160,6 @@ def test_collapsed_keeps_the_nesting_of_each_ranks_outermost_non_unit_loop() -> 
 def test_a_batch_with_repeated_candidates_scores_each_as_on_its_own() -> None:
     """The mapspace scores each distinct candidate once and maps the scores back: every field bit-identical to
     scoring the whole batch as it is."""
-    from dataclasses import fields
-
     from accel_sim.engines.costing import systolic_scores
 
     arch, work = _arch(192, 96), gemm(12, 8, 16)
@@ -170,8 +168,8 @@ def test_a_batch_with_repeated_candidates_scores_each_as_on_its_own() -> None:
     candidates = sampled.rows(np.random.default_rng(1).integers(0, len(sampled), 500))   # repeats
     got = engine.mapspace(einsum, work, arch).score(candidates)
     whole = systolic_scores(einsum, work, arch, engine, candidates.mappings, candidates.group)
-    for f in fields(whole):
-        np.testing.assert_array_equal(getattr(got, f.name), getattr(whole, f.name))
+    for name in whole.ARRAYS:
+        np.testing.assert_array_equal(getattr(got, name), getattr(whole, name))
 
 
 def test_one_analysis_scored_at_several_capacities_equals_a_fresh_analysis_at_each() -> None:
@@ -186,8 +184,8 @@ def test_one_analysis_scored_at_several_capacities_equals_a_fresh_analysis_at_ea
     shared = array_analyses(einsum, work, first, 4, 4, batch, candidates.group, accumulator_bits=32)
     for act_bytes, weight_bytes in ((4096, 2048), (8192, 4096), (4096, 2048), (192, 96), (192, 96)):
         arch = _arch(act_bytes, weight_bytes)
-        got = array_traffic(einsum, work, arch, 4, 4, batch, shared)
-        fresh = array_traffic(einsum, work, arch, 4, 4, batch,
+        got = array_traffic(einsum, work, arch, 4, 4, shared)
+        fresh = array_traffic(einsum, work, arch, 4, 4,
                               array_analyses(einsum, work, arch, 4, 4, batch, candidates.group, accumulator_bits=32))
         for name in ("fits", "choice", "read", "fill", "update", "write", "widened_bits", "level_read_bytes",
                      "level_write_bytes", "level_energy_j"):
@@ -195,5 +193,5 @@ def test_one_analysis_scored_at_several_capacities_equals_a_fresh_analysis_at_ea
     # the first two sizes choose alike (one entry); 192/96 adds its spilled layout and its own choice
     assert sorted(type(v).__name__ for v in shared.traffic_memo.values()) == ["SpillChoice", "tuple", "tuple"]
     with pytest.raises(ValueError):
-        got_again = array_traffic(einsum, work, first, 4, 4, batch, shared)
+        got_again = array_traffic(einsum, work, first, 4, 4, shared)
         got_again.read[0, 0, 0] = -1

@@ -97,7 +97,7 @@ def _fits(arch: Arch, work, mapping) -> bool:  # noqa: ANN001 (test helper)
     batch = MappingBatch.from_mappings([mapping], einsum, arch, {"rows": engine.rows, "cols": engine.cols})
     codes = np.array([DATAFLOW_CODES.index(engine.dataflow)])
     analyses = array_analyses(einsum, work, arch, engine.rows, engine.cols, batch, codes)
-    return bool(array_traffic(einsum, work, arch, engine.rows, engine.cols, batch, analyses).fits[0])
+    return bool(array_traffic(einsum, work, arch, engine.rows, engine.cols, analyses).fits[0])
 
 
 @settings(max_examples=20, deadline=None)

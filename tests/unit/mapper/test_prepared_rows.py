@@ -3,7 +3,7 @@ once and kept with the batch, for its other rows and for the designs of the same
 capacities) that keep other rows of it; every score equals scoring those rows afresh (issue 20)."""
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import numpy as np
 from builders import conv, gemm, three_level_arch
@@ -15,6 +15,7 @@ from accel_sim.engines.costing import candidate_key, score_key, systolic_scores
 from accel_sim.engines.rows import distinct_rows
 from accel_sim.engines.systolic_mapspace import systolic_mapspace
 from accel_sim.mapper.search import Shelf
+from accel_sim.spec.mapspace import concat_scores
 
 
 def _space(w, buf: int, shelf: Shelf):
@@ -25,8 +26,8 @@ def _space(w, buf: int, shelf: Shelf):
 
 
 def _same(a, b) -> bool:
-    """Every field of two SystolicScores equal, NaN where NaN."""
-    return all(np.array_equal(getattr(a, f.name), getattr(b, f.name), equal_nan=True) for f in fields(a))
+    """Every per-candidate array of two SystolicScores equal, NaN where NaN."""
+    return all(np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True) for name in a.ARRAYS)
 
 
 @settings(max_examples=20, deadline=None)
@@ -46,6 +47,25 @@ def test_scoring_rows_equals_scoring_them_afresh(w, buffers: list[int], seed: in
         for _ in range(3):
             rows = rng.choice(len(batch), size=int(rng.integers(1, len(batch) + 1)))
             assert _same(space.score_rows(batch, rows), space.score(batch.rows(rows)))
+
+
+def test_gathered_and_joined_scores_keep_every_array_aligned() -> None:
+    """Scores share their per-level detail when rows are gathered (`SystolicScores.rows`) and joined
+    (`concat_scores`, as the search joins its probe's and the rest's): every array equals numpy's gather and join of
+    the scored arrays, for parts that share one detail and for parts of two scorings."""
+    shelf = Shelf()
+    space = _space(gemm(24, 16, 40), 512, shelf)
+    batch = space.candidates(*space.sample(np.random.default_rng(3), 200))
+    whole, other = space.score(batch), space.score(batch.rows(np.arange(50)))
+    rng = np.random.default_rng(4)
+    picks = [rng.integers(0, 200, 70), rng.integers(0, 200, 30), rng.integers(0, 50, 40)]
+    parts = [whole.rows(picks[0]), whole.rows(picks[1]), other.rows(picks[2])]
+    joined = concat_scores(parts)
+    assert len(joined.detail) == 250   # the two scorings' details, each once
+    for name in whole.ARRAYS:
+        expected = np.concatenate([getattr(whole, name)[picks[0]], getattr(whole, name)[picks[1]],
+                                   getattr(other, name)[picks[2]]])
+        np.testing.assert_array_equal(getattr(joined, name), expected, strict=True)
 
 
 def test_a_row_is_prepared_once_across_designs(monkeypatch) -> None:
