@@ -236,9 +236,10 @@ class SystolicMapspace:
                  for g, c, o in parts))
         found = self.work.built.get(key)
         if found is None:
-            found = Candidates.concat([*([] if lead is None else [lead]),
-                                       *(Candidates(self.space.batch(g, c, o), np.full(len(c), g, dtype=np.int64))
-                                         for g, c, o in parts)])
+            groups = np.concatenate([np.full(len(c), g, dtype=np.int64) for g, c, _ in parts])
+            found = Candidates(self.space.batch_of(parts), groups)
+            if lead is not None:
+                found = Candidates.concat([lead, found])
             self.work.keep("built", key, found, len(found))
         return found
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Iterator, Mapping as MappingType
+from collections.abc import Iterator, Mapping as MappingType, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -94,27 +94,35 @@ class SystolicSpace:
                    for d in flows)
 
     @functools.cached_property
-    def _option_tables(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-        """[dataflow code] -> (its ranks' factor options stacked (sum of n, 1 + L), each rank's first row there): a
-        batch's factors are one lookup in it, where a lookup per rank and their stack took longer."""
-        width = 1 + len(self.level_names)
-        return tuple((np.concatenate([np.zeros((0, width), dtype=np.int64), *per_rank]),
-                      np.cumsum([0, *(len(o) for o in per_rank)])[:len(per_rank)]) for per_rank in self.options)
+    def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(every dataflow's and rank's factor options stacked (N, 1 + L), each (dataflow, rank)'s first row there
+        (3, R), every dataflow's loop orders side by side (L, O, R), each dataflow's first order there (3,)): a
+        batch's factors and loop orders are one lookup each, whatever dataflows its rows have."""
+        per_rank = [options for per_flow in self.options for options in per_flow]
+        table = np.concatenate([np.zeros((0, 1 + len(self.level_names)), dtype=np.int64), *per_rank])
+        first = np.cumsum([0, *(len(o) for o in per_rank)])[:-1].reshape(len(self.options), len(self.rank_names))
+        order_first = np.cumsum([0, *(o.shape[1] for o in self.orders)])[:-1]
+        return table, first, np.concatenate(self.orders, axis=1), order_first
 
     def batch(self, dataflow: int, choice: np.ndarray, order: np.ndarray) -> MappingBatch:
         """Candidates from option indices `choice` (B, R) and per-level order indices `order` (B, L)."""
-        b, n_r = choice.shape
-        n_l = len(self.level_names)
-        table, first = self._option_tables[dataflow]
-        factors = table[choice + first]                                                 # (B, R, 1+L)
-        spatial = np.ones((b, 2, n_r), dtype=np.int64)
-        place = self.places[dataflow]
-        for axis in (ROWS, COLS):
-            spatial[:, axis, place == axis] = factors[:, place == axis, 0]
+        return self.batch_of([(dataflow, choice, order)])
+
+    def batch_of(self, parts: Sequence[tuple[int, np.ndarray, np.ndarray]]) -> MappingBatch:
+        """The candidates of several (dataflow, option indices (B, R), order indices (B, L)) parts, rows in order, built
+        as one batch (where a batch per part and their join copied every array twice)."""
+        flows = np.concatenate([np.full(len(c), d, dtype=np.int64) for d, c, _ in parts])
+        choice = np.concatenate([c for _, c, _ in parts])
+        order = np.concatenate([o for _, _, o in parts])
+        b, n_l = len(flows), len(self.level_names)
+        table, first, orders, order_first = self._tables
+        factors = table[choice + first[flows]]                                          # (B, R, 1+L)
+        place = self.places[flows]                                                      # (B, R)
+        spatial = np.stack([np.where(place == axis, factors[:, :, 0], 1) for axis in (ROWS, COLS)], axis=1)
         temporal = np.transpose(factors[:, :, 1:], (0, 2, 1)).copy()
-        orders = self.orders[dataflow][np.arange(n_l)[None, :], order]                  # (B, L, R)
+        loops = orders[np.arange(n_l)[None, :], order + order_first[flows][:, None]]   # (B, L, R)
         return MappingBatch(self.rank_names, self.level_names, ("rows", "cols"), self.tensor_names, temporal,
-                            orders, spatial, np.broadcast_to(self.bypass, (b, n_l, len(self.tensor_names))).copy(),
+                            loops, spatial, np.broadcast_to(self.bypass, (b, n_l, len(self.tensor_names))).copy(),
                             np.full(b, n_l - 1, dtype=np.int64))
 
     def enumerate(self, chunk: int) -> Iterator[tuple[MappingBatch, np.ndarray]]:

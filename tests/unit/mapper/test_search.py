@@ -314,3 +314,32 @@ def test_two_step_moves_are_every_pair_of_single_changes(m: int, n: int, k: int,
     got_c, got_o = space.pair_neighbours(d, choice, order, subsets)
     assert [tuple(row) for row in np.concatenate([got_c, got_o], axis=1)] == expected
     assert len(got_c) == space.pair_count(d, subsets)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 24), st.integers(1, 24), st.integers(1, 24), st.integers(0, 2 ** 16))
+def test_a_batch_of_several_dataflows_is_its_parts_by_definition(m: int, n: int, k: int, seed: int) -> None:
+    """`SystolicSpace.batch_of` (one lookup for parts of every dataflow) gives, row for row, each part's mappings by
+    definition: rank r's spatial factor on the axis its dataflow places it (1 on the other) and its temporal factors
+    from option choice[r] of that dataflow, level l's loop order order[l] of that dataflow's orders, every bypass
+    the space's, the fan-out below the innermost level."""
+    w = gemm(m, n, k)
+    arch = two_level_arch(rows=4, cols=4, sram="4 KiB", dataflow="any")
+    space = systolic_mapspace(w.einsums[0], w, arch, arch.engine("mxu")).space
+    rng = np.random.default_rng(seed)
+    parts = [space.sample(rng, int(rng.integers(1, 6))) for _ in range(4)]
+    got = space.batch_of(parts)
+    row = 0
+    for d, choices, orders in parts:
+        for choice, order in zip(choices, orders):
+            for r in range(len(space.rank_names)):
+                option = space.options[d][r][choice[r]]
+                for axis in (0, 1):
+                    assert got.spatial[row, axis, r] == (option[0] if space.places[d][r] == axis else 1)
+                np.testing.assert_array_equal(got.temporal[row, :, r], option[1:])
+            for level in range(len(space.level_names)):
+                np.testing.assert_array_equal(got.order[row, level], space.orders[d][level, order[level]])
+            np.testing.assert_array_equal(got.bypass[row], space.bypass)
+            assert got.fanout[row] == len(space.level_names) - 1
+            row += 1
+    assert len(got) == row
