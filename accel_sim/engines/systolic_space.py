@@ -62,6 +62,19 @@ def _option_index(options: np.ndarray, wanted: list, missing: int) -> int:
     return int(hit[0]) if len(hit) else missing
 
 
+@functools.lru_cache(maxsize=4096)
+def _factor_options(size: int, axis: int | None, levels: int) -> tuple[np.ndarray, frozenset[tuple[int, ...]]]:
+    """(every (spatial, temporal per level) factor option of a rank of `size`, in lexicographic order; the same as a
+    set of tuples) on an axis of `axis` PEs (None: the rank is not unrolled). Cached: ranks of one size recur across
+    a network's layers and a sweep's designs; do not modify."""
+    per_spatial = [(s, ordered_factorizations(fold_count(size, s), levels))
+                   for s in (spatial_choices(size, axis) if axis is not None else [1])]
+    options = unique_rows(np.concatenate([np.concatenate([np.full((len(t), 1), s), t], axis=1)
+                                          for s, t in per_spatial]))
+    options.flags.writeable = False
+    return options, frozenset(map(tuple, options.tolist()))
+
+
 def spatial_choices(size: int, axis: int) -> list[int]:
     """Spatial factors for a rank on an axis of `axis` PEs: divisors that fit plus the most even uneven split."""
     choices = [d for d in _divisors(size) if d <= axis]
@@ -284,15 +297,13 @@ def systolic_space(einsum: Einsum, workload: Workload, arch: Arch, engine: Systo
         per_rank = []
         for ri, (rank, size) in enumerate(zip(ranks, sizes)):
             place = places[d, ri]
-            axis = {ROWS: engine.rows, COLS: engine.cols}.get(int(place))
-            spatial = spatial_choices(size, axis) if axis is not None else [1]
-            rows_ = [np.concatenate([np.full((len(t), 1), s), t], axis=1)
-                     for s in spatial for t in [ordered_factorizations(fold_count(size, s), len(levels))]]
+            opts, listed = _factor_options(size, {ROWS: engine.rows, COLS: engine.cols}.get(int(place)), len(levels))
             if include is not None:
                 mine = include_flows == d
                 spatial_in = include.spatial[mine][:, :, ri].prod(axis=1)[:, None]
-                rows_.append(np.concatenate([spatial_in, include.temporal[mine][:, :, ri]], axis=1))
-            opts = unique_rows(np.concatenate(rows_, axis=0))
+                extra = np.concatenate([spatial_in, include.temporal[mine][:, :, ri]], axis=1)
+                if any(tuple(row) not in listed for row in extra.tolist()):
+                    opts = unique_rows(np.concatenate([opts, extra], axis=0))
             keep = np.ones(len(opts), dtype=bool)
             for slot, factor in pinned.get(rank, {}).items():
                 col = 0 if slot in ("rows", "cols") else 1 + levels.index(slot)

@@ -16,9 +16,9 @@ from accel_sim.engines.costing import implied_batch, systolic_scores
 from accel_sim.engines.loopnest import analyze
 from accel_sim.engines.systolic_mapspace import systolic_mapspace
 from accel_sim.engines.rows import any_along, product_along, unique_rows
-from accel_sim.engines.systolic_space import ordered_factorizations, spatial_choices
+from accel_sim.engines.systolic_space import COLS, ROWS, ordered_factorizations, spatial_choices, systolic_space
 from accel_sim.errors import InfeasibleError
-from accel_sim.folds import fold_plan
+from accel_sim.folds import fold_count, fold_plan
 from accel_sim.mapper.search import best_index, search
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.mapping import MappingBatch
@@ -343,3 +343,30 @@ def test_a_batch_of_several_dataflows_is_its_parts_by_definition(m: int, n: int,
             assert got.fanout[row] == len(space.level_names) - 1
             row += 1
     assert len(got) == row
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 40), st.integers(0, 2 ** 16))
+def test_factor_options_are_the_divisor_options_and_the_included_ones(m: int, n: int, k: int, seed: int) -> None:
+    """Each rank's factor options (cached per size, axis and level count) are, by definition, the distinct rows of
+    (spatial choice s, every ordered factorization of ceil(size / s)) and of the included mappings' own factors, in
+    lexicographic order: checked with included mappings drawn from the space, some with a factor changed so that
+    they are not options already."""
+    w = gemm(m, n, k)
+    arch = two_level_arch(rows=4, cols=8, sram="4 KiB", dataflow="any")
+    engine, einsum = arch.engine("mxu"), w.einsums[0]
+    plain = systolic_space(einsum, w, arch, engine)
+    rng = np.random.default_rng(seed)
+    d, choices, orders = plain.sample(rng, 6)
+    include = plain.batch(d, choices, orders)
+    include.temporal[::2, 0, int(rng.integers(0, len(plain.rank_names)))] += 1   # not an option of its rank
+    space = systolic_space(einsum, w, arch, engine, include=include, include_flows=np.full(6, d))
+    levels = len(space.level_names)
+    for flow in space.dataflows:
+        for r, size in enumerate(space.sizes):
+            axis = {ROWS: 4, COLS: 8}.get(int(space.places[flow, r]))
+            rows = [(s, *f) for s in (spatial_choices(size, axis) if axis else [1])
+                    for f in ordered_factorizations(fold_count(size, s), levels).tolist()]
+            if flow == d:
+                rows += [(int(include.spatial[i, :, r].prod()), *include.temporal[i, :, r].tolist()) for i in range(6)]
+            np.testing.assert_array_equal(space.options[flow][r], np.unique(np.array(rows), axis=0))
