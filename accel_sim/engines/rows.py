@@ -71,3 +71,11 @@ def any_along(a: np.ndarray, axis: int) -> np.ndarray:
     for part in slices:
         out |= part
     return out
+
+
+def distinct_indices(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(values, return_inverse=True)` of integers in [0, bound), by marking them in a table of `bound`
+    flags (linear, where np.unique sorts): (the distinct values ascending, each value's place among them)."""
+    present = np.zeros(bound, dtype=bool)
+    present[values] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[values]

@@ -17,7 +17,7 @@ from accel_sim.engines.costing import (BoundParts, PreparedBatch, SystolicScores
                                        candidate_key, implied_batch, prepared_scores, score_key, systolic_bounds,
                                        systolic_cost_of, systolic_prepare, unfit_error)
 from accel_sim.engines.fold_timing import DATAFLOW_CODES, axis_folds, role_masks
-from accel_sim.engines.rows import distinct_rows
+from accel_sim.engines.rows import distinct_indices, distinct_rows
 from accel_sim.engines.loopnest import gemm_roles
 from accel_sim.engines.systolic_space import SystolicSpace, systolic_space
 from accel_sim.errors import InfeasibleError
@@ -59,7 +59,7 @@ class PreparedRows:
     def add(self, rows: np.ndarray, prepare: Callable[[np.ndarray], PreparedBatch]) -> int:
         """Prepare, as a new part, the candidates among `rows` not prepared yet, one of each kind that scores alike
         (`prepare` of batch rows); returns how many analyses that added."""
-        missing = np.unique(rows[self.position[rows] < 0])
+        missing = distinct_indices(rows[self.position[rows] < 0], len(self.position))[0]
         if not len(missing):
             return 0
         first, inverse = distinct_rows(score_key(self.candidates.mappings.rows(missing),
@@ -317,8 +317,7 @@ class SystolicMapspace:
                 self.einsum, self.workload, self.arch, self.engine, candidates.mappings.rows(new),
                 candidates.group[new], None if bounded is None else bounded.timing.rows(new))):
             self.work.keep_rows(kept)
-        at, inverse = np.unique(kept.position[rows], return_inverse=True)
-        inverse = inverse.reshape(-1)
+        at, inverse = distinct_indices(kept.position[rows], len(kept.rows))
         scores = prepared_scores(self.einsum, self.workload, self.arch, self.engine, kept.prepared(at))
         return scores if len(at) == len(rows) and (inverse == np.arange(len(rows))).all() else scores.rows(inverse)
 

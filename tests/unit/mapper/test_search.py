@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from accel_sim.engines.costing import implied_batch, systolic_scores
 from accel_sim.engines.loopnest import analyze
 from accel_sim.engines.systolic_mapspace import systolic_mapspace
-from accel_sim.engines.rows import any_along, product_along, unique_rows
+from accel_sim.engines.rows import any_along, distinct_indices, product_along, unique_rows
 from accel_sim.engines.systolic_space import COLS, ROWS, ordered_factorizations, spatial_choices, systolic_space
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_count, fold_plan
@@ -243,6 +243,19 @@ def test_unique_rows_equals_numpy_unique_along_rows():
     for _ in range(300):
         a = rng.integers(0, rng.integers(1, 6), (rng.integers(0, 40), rng.integers(1, 6)))
         np.testing.assert_array_equal(unique_rows(a), np.unique(a, axis=0))
+
+
+def test_distinct_indices_equal_numpys_unique():
+    """`distinct_indices` (the prepared rows' lookups) gives np.unique's sorted values and inverse exactly, on random
+    index arrays with repeats, empty ones included."""
+    rng = np.random.default_rng(2)
+    for _ in range(300):
+        bound = int(rng.integers(1, 50))
+        values = rng.integers(0, bound, int(rng.integers(0, 80)))
+        expected, inverse = np.unique(values, return_inverse=True)
+        got, places = distinct_indices(values, bound)
+        np.testing.assert_array_equal(got, expected, strict=True)
+        np.testing.assert_array_equal(places, inverse.reshape(-1), strict=True)
 
 
 def test_short_axis_reductions_equal_numpys():
