@@ -211,33 +211,34 @@ class _Best:
 
     def offer(self, candidates: Candidates, scores: Scores) -> np.ndarray:
         """Keep the batch's best if it beats the running best; the batch's objective values."""
-        values = scores.objective(self.objective)
-        self.scored += len(candidates)
-        self.considered += len(candidates)
-        i = best_index(values, scores, self.objective)
-        if values[i] < self.score or (values[i] == self.score and np.isfinite(values[i])
-                                      and _second(scores, self.objective)[i] < self.second):
-            self.score = float(values[i])
-            self.second = float(_second(scores, self.objective)[i])
+        values, second = scores.objective(self.objective), _second(scores, self.objective)
+        i = self._counted(values, second)
+        if self._beats(values[i], second[i]):
             self.found = (candidates, scores, i)
         return values
 
-    def offer_rows(self, candidates: Candidates, rows: np.ndarray, scores: Scores, at: np.ndarray | None = None
-                   ) -> np.ndarray:
-        """`offer` of the candidates at `rows` of a batch, scored in `scores` at `at` (None: in order), without
-        gathering either: only the winner's row is taken (a search's scored rows are most of its batches')."""
-        values = scores.objective(self.objective)
-        second = _second(scores, self.objective)
-        if at is not None:
-            values, second = values[at], second[at]
-        self.scored += len(rows)
-        self.considered += len(rows)
-        i = int(np.lexsort((second, values))[0])   # as best_index
-        if values[i] < self.score or (values[i] == self.score and np.isfinite(values[i]) and second[i] < self.second):
-            self.score, self.second = float(values[i]), float(second[i])
-            row = slice(i, i + 1) if at is None else at[i:i + 1]
-            self.found = (candidates.rows(rows[i:i + 1]), scores.rows(row), 0)
+    def offer_rows(self, candidates: Candidates, rows: np.ndarray, scores: Scores, at: np.ndarray) -> np.ndarray:
+        """`offer` of the candidates at `rows` of a batch, scored in `scores` (which has `rows`, as a bounded
+        mapspace's do) at `at`, without gathering either: only the winner's row is kept (a search's scored rows
+        are most of its batches')."""
+        values, second = scores.objective(self.objective)[at], _second(scores, self.objective)[at]
+        i = self._counted(values, second)
+        if self._beats(values[i], second[i]):
+            self.found = (candidates.rows(rows[i:i + 1]), scores.rows(at[i:i + 1]), 0)
         return values
+
+    def _counted(self, values: np.ndarray, second: np.ndarray) -> int:
+        """Count a scored batch; the index of its best (`best_index`)."""
+        self.scored += len(values)
+        self.considered += len(values)
+        return best_index(values, second)
+
+    def _beats(self, value: float, second: float) -> bool:
+        """Whether a batch's best (`value`, tie-break `second`) beats the running best; if so it becomes it."""
+        if value < self.score or (value == self.score and np.isfinite(value) and second < self.second):
+            self.score, self.second = float(value), float(second)
+            return True
+        return False
 
 
 def _second(scores: Scores, objective: str) -> np.ndarray:
@@ -245,9 +246,9 @@ def _second(scores: Scores, objective: str) -> np.ndarray:
     return tie_break(scores.total_cycles, scores.energy_j, objective)
 
 
-def best_index(values: np.ndarray, scores: Scores, objective: str) -> int:
-    """The index of the least objective value, ties broken by `_second` (then the first)."""
-    return int(np.lexsort((_second(scores, objective), values))[0])
+def best_index(values: np.ndarray, second: np.ndarray) -> int:
+    """The index of the least objective value, ties broken by the least `second` (`_second`), then the first."""
+    return int(np.lexsort((second, values))[0])
 
 
 def best_cost(engine: EngineBase, einsum: Einsum, workload: Workload, arch: Arch, objective: str = "edp",
@@ -475,7 +476,8 @@ def _offer_bounded(space: Mapspace, best: _Best, candidates: Candidates, bar: fl
         kept = np.flatnonzero(~(bounds > bar * (1 + BOUND_SLACK)))   # a bound that is not a number skips nothing
         best.considered += len(candidates) - len(kept)
         if len(kept):
-            values[kept] = best.offer_rows(candidates, kept, score_rows(space, candidates, kept))
+            values[kept] = best.offer_rows(candidates, kept, score_rows(space, candidates, kept),
+                                           np.arange(len(kept)))
         return values
     probe = np.sort(np.argsort(bounds, kind="stable")[:PROBE])   # in row order: scored rows in order need no gather
     probe_scores = score_rows(space, candidates, probe)

@@ -5,7 +5,6 @@ import functools
 import itertools
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -22,6 +21,7 @@ from accel_sim.folds import fold_count, fold_plan
 from accel_sim.mapper.search import best_index, search
 from accel_sim.spec.arch import Arch
 from accel_sim.spec.mapping import MappingBatch
+from accel_sim.spec.mapspace import tie_break
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engines"))
 from builders import three_level_arch  # noqa: E402
@@ -229,11 +229,11 @@ def test_local_search_finds_a_mapping_wherever_one_exists(sizes: tuple[int, int,
 def test_ties_in_the_objective_go_to_the_other_metric() -> None:
     """Hand case: cycles (3, 2, 2) and joules (1, 5, 4): latency picks the 2-cycle candidate with 4 J (index 2),
     energy the 1 J one; cycles (2, 2) and joules (3, 3) tie on both: the first."""
-    scores = SimpleNamespace(total_cycles=np.array([3.0, 2.0, 2.0]), energy_j=np.array([1.0, 5.0, 4.0]))
-    assert best_index(scores.total_cycles, scores, "latency") == 2
-    assert best_index(scores.energy_j, scores, "energy") == 0
-    tied = SimpleNamespace(total_cycles=np.array([2.0, 2.0]), energy_j=np.array([3.0, 3.0]))
-    assert best_index(tied.total_cycles, tied, "latency") == 0
+    cycles, joules = np.array([3.0, 2.0, 2.0]), np.array([1.0, 5.0, 4.0])
+    assert best_index(cycles, tie_break(cycles, joules, "latency")) == 2
+    assert best_index(joules, tie_break(cycles, joules, "energy")) == 0
+    tied_cycles, tied_joules = np.array([2.0, 2.0]), np.array([3.0, 3.0])
+    assert best_index(tied_cycles, tie_break(tied_cycles, tied_joules, "latency")) == 0
 
 
 def test_unique_rows_equals_numpy_unique_along_rows():
