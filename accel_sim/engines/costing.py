@@ -32,7 +32,7 @@ from accel_sim.folds import hidden_fold_cycles
 from accel_sim.spec.cost import Cost
 from accel_sim.spec.fields import MemoryKind, memory_kind
 from accel_sim.spec.mapping import MappingBatch, tensor_names
-from accel_sim.spec.mapspace import fitting_objective
+from accel_sim.spec.mapspace import fitting_objective, joined_rows
 
 if TYPE_CHECKING:
     from accel_sim.engines.base import EngineBase
@@ -253,7 +253,7 @@ class ScoreDetail:
     @staticmethod
     def concat(parts: Sequence[ScoreDetail]) -> ScoreDetail:
         """One detail of the rows of `parts`, in order."""
-        return ScoreDetail(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(ScoreDetail)))
+        return joined_rows(parts)
 
 
 def _by_detail_row(name: str, doc: str) -> property:

@@ -17,6 +17,7 @@ from accel_sim.engines.loopnest import SYSTOLIC_ROLES, split_fold
 from accel_sim.engines.rows import any_along, product_along
 from accel_sim.folds import fold_count, fold_cycles
 from accel_sim.spec.mapping import MappingBatch
+from accel_sim.spec.mapspace import joined_rows, rows_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -55,13 +56,12 @@ class FoldTiming:
 
     def rows(self, selection: slice | np.ndarray) -> FoldTiming:
         """The timing of some of the candidates (a slice or an index array)."""
-        return FoldTiming(self.folds[selection], self.temporal[selection], self.cycles_per_fold[selection])
+        return rows_of(self, selection)
 
     @staticmethod
     def concat(parts: Sequence[FoldTiming]) -> FoldTiming:
         """One timing of the candidates of `parts`, rows in order."""
-        return FoldTiming(*(np.concatenate([getattr(p, name) for p in parts])
-                            for name in ("folds", "temporal", "cycles_per_fold")))
+        return joined_rows(parts)
 
 
 def systolic_timing(einsum: Einsum, engine: SystolicEngine, roles: tuple, batch: MappingBatch,

@@ -37,7 +37,7 @@ import functools
 import math
 from collections.abc import Collection, Sequence
 from collections.abc import Mapping as MappingType
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,6 +46,7 @@ from accel_sim.energy.components import level_energy_per_bit
 from accel_sim.errors import InfeasibleError
 from accel_sim.folds import fold_count
 from accel_sim.spec.mapping import Mapping, MappingBatch, rank_names, tensor_names
+from accel_sim.spec.mapspace import joined_rows, rows_of
 from accel_sim.spec.workload import Access, Einsum, Tensor
 
 if TYPE_CHECKING:
@@ -157,15 +158,12 @@ class LoopnestAnalysis:
 
     def rows(self, selection: slice | np.ndarray) -> LoopnestAnalysis:
         """The analysis of some of the candidates (a slice or an index array; every per-candidate array alike)."""
-        return replace(self, **{f.name: getattr(self, f.name)[selection] for f in fields(self)
-                                if isinstance(getattr(self, f.name), np.ndarray)})
+        return rows_of(self, selection)
 
     @staticmethod
     def concat(parts: Sequence[LoopnestAnalysis]) -> LoopnestAnalysis:
         """One analysis of the candidates of `parts` (analyses of one einsum on one arch), rows in order."""
-        first = parts[0]
-        return replace(first, **{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(first)
-                                 if isinstance(getattr(first, f.name), np.ndarray)})
+        return joined_rows(parts)
 
 
 def tile_footprint(tile: np.ndarray, access: Access, shape: Sequence[int], ranks: Sequence[str],

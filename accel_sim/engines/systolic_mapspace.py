@@ -319,7 +319,7 @@ class SystolicMapspace:
             self.work.keep_rows(kept)
         at, inverse = distinct_indices(kept.position[rows], len(kept.rows))
         scores = prepared_scores(self.einsum, self.workload, self.arch, self.engine, kept.prepared(at))
-        return scores if len(at) == len(rows) and (inverse == np.arange(len(rows))).all() else scores.rows(inverse)
+        return scores.rows(inverse)   # equal candidates share their detail: six (B,) arrays gathered
 
     def bounds(self, candidates: Candidates, objective: str) -> np.ndarray:
         """`objective` of each candidate's `costing.systolic_bounds`: its fold timing against compulsory traffic

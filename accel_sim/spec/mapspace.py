@@ -13,7 +13,7 @@ the factors it pins.
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 import numpy as np
@@ -132,12 +132,26 @@ def fitting_objective(total_cycles: np.ndarray, energy_j: np.ndarray, fits: np.n
 
 def concat_scores(parts: list[Scores]) -> Scores:
     """One Scores from the scores of consecutive chunks: the type's own `concat` where it has one (systolic scores
-    share their detail arrays), else every field concatenated along the candidate axis."""
+    share their detail arrays), else every array field concatenated along the candidate axis."""
+    joined = getattr(type(parts[0]), "concat", None)
+    return joined(parts) if joined is not None else joined_rows(parts)
+
+
+D = TypeVar("D")   # a dataclass whose array fields all have the candidate as their first axis
+
+
+def rows_of(arrays: D, selection: slice | np.ndarray) -> D:
+    """`arrays` (a dataclass whose array fields are all per candidate) for the candidates at `selection` (a slice or
+    an index array); its other fields kept."""
+    return replace(arrays, **{f.name: getattr(arrays, f.name)[selection] for f in fields(arrays)
+                              if isinstance(getattr(arrays, f.name), np.ndarray)})
+
+
+def joined_rows(parts: Sequence[D]) -> D:
+    """One such dataclass of the candidates of `parts`, rows in order (the other fields the first part's)."""
     first = parts[0]
-    joined = getattr(type(first), "concat", None)
-    if joined is not None:
-        return joined(parts)
-    return type(first)(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(first)))
+    return replace(first, **{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(first)
+                             if isinstance(getattr(first, f.name), np.ndarray)})
 
 
 @dataclass(frozen=True)
